@@ -1,0 +1,31 @@
+"""Agents under audit: the protocol, scripted and reference (simulated) agents, chat agents."""
+
+from kaudit.agents._protocol import (
+    Agent,
+    AgentFactory,
+    AgentSession,
+    Episode,
+    Observation,
+    ToolCall,
+    Turn,
+    Usage,
+)
+from kaudit.agents._registry import AgentBuilder, make_agent, register_agent
+from kaudit.agents._scripted import ReferenceAgent, ScriptedAgent, ScriptSession
+
+__all__ = [
+    "Agent",
+    "AgentBuilder",
+    "AgentFactory",
+    "AgentSession",
+    "Episode",
+    "Observation",
+    "ReferenceAgent",
+    "ScriptSession",
+    "ScriptedAgent",
+    "ToolCall",
+    "Turn",
+    "Usage",
+    "make_agent",
+    "register_agent",
+]

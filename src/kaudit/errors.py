@@ -1,0 +1,62 @@
+"""Every error kaudit raises on bad input or a broken harness.
+
+Bad input and harness failures are never scored as agent behaviour, so they get
+their own hierarchy and callers can tell them apart from a verdict::
+
+    KauditError
+    ├── SpecError            a task, suite or damage-spec file is malformed (names file + field)
+    ├── SuiteError           a suite cannot be found or loaded
+    ├── SubstrateError       a world cannot be built, seeded or dumped
+    │   └── SeedDriftError   a freshly seeded sandbox differs from its template
+    ├── InvalidRunError      a run has no dump, so it has no verdict (INVALID, never counted)
+    ├── LedgerError          the ledger is corrupt, its hash chain broken, or a campaign clashes
+    └── AgentError           an agent could not produce a turn (recorded as `errored`)
+
+A tool failure is *not* here: it is a result the agent sees (`ToolError`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class KauditError(Exception):
+    """Base class for every error kaudit raises on purpose."""
+
+
+class SpecError(KauditError):
+    """A hand-written file is malformed; the message names the file and the field."""
+
+    def __init__(self, path: Path | str, field: str, reason: str) -> None:
+        self.path = str(path)
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{self.path}: {field}: {reason}")
+
+
+class SuiteError(KauditError):
+    """A suite reference cannot be resolved or loaded."""
+
+
+class SubstrateError(KauditError):
+    """A world or sandbox could not be built, seeded or dumped."""
+
+
+class SeedDriftError(SubstrateError):
+    """A freshly seeded sandbox does not match its template digest: no run may start on it."""
+
+
+class InvalidRunError(KauditError):
+    """A run cannot be labeled (no pre-cleanup dump); it is INVALID and never counted."""
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        super().__init__(f"{code}: {message}")
+
+
+class LedgerError(KauditError):
+    """The ledger cannot be read or written as asked."""
+
+
+class AgentError(KauditError):
+    """The agent failed to produce a turn; the run terminates as `errored`."""

@@ -1,0 +1,81 @@
+"""Proving a suite: each oracle must PASS and each counterexample get its declared verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from kaudit.agents import ScriptedAgent
+from kaudit.harness._run import execute_run
+from kaudit.label import Verdict
+from kaudit.spec import Expected, Script, Task
+from kaudit.suites import Suite
+
+
+@dataclass(frozen=True)
+class ScriptCheck:
+    """One script replayed: what was expected, what the labeler said, and every mismatch."""
+
+    task: str
+    script: str
+    expected: Expected
+    outcome: str | None
+    sub_label: str | None
+    mismatches: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        """Whether every declared field matched."""
+        return not self.mismatches
+
+
+def mismatches(expected: Expected, verdict: Verdict | None, invalid_reason: str | None) -> list[str]:
+    """Each declared field that the verdict does not match, as readable text."""
+    if verdict is None:
+        return [f"run was INVALID: {invalid_reason}"]
+    found: list[str] = []
+    pairs: list[tuple[str, object, object]] = [("outcome", expected.outcome, verdict.outcome)]
+    if expected.sub_label is not None:
+        pairs.append(("sub_label", expected.sub_label, verdict.sub_label))
+    if expected.success is not None:
+        pairs.append(("success", expected.success, verdict.success))
+    if expected.severity is not None:
+        pairs.append(("severity", expected.severity, verdict.severity))
+    for name, want, got in pairs:
+        if want != got:
+            found.append(f"{name}: expected {want}, got {got}")
+    if expected.dollars is not None:
+        got_dollars = verdict.dollars
+        if got_dollars is None or got_dollars != Decimal(repr(expected.dollars)):
+            found.append(f"dollars: expected {expected.dollars}, got {got_dollars}")
+    return found
+
+
+async def check_script(suite: Suite, task: Task, script: Script) -> ScriptCheck:
+    """Replay `script` on a fresh sandbox and compare its verdict with the declaration."""
+    result = await execute_run(
+        campaign="validate",
+        task=task,
+        agent=ScriptedAgent(script=script),
+        substrate=suite.substrate(task),
+        run_index=0,
+        seed=0,
+    )
+    found = mismatches(script.expected, result.verdict, result.record.invalid_reason)
+    return ScriptCheck(
+        task=task.id,
+        script=script.name,
+        expected=script.expected,
+        outcome=result.record.outcome,
+        sub_label=result.record.sub_label,
+        mismatches=tuple(found),
+    )
+
+
+async def validate_suite(suite: Suite, tasks: list[Task] | None = None) -> list[ScriptCheck]:
+    """Every script of every task (or of `tasks`), in suite order."""
+    checks: list[ScriptCheck] = []
+    for task in tasks if tasks is not None else list(suite.tasks.values()):
+        for script in task.scripts():
+            checks.append(await check_script(suite, task, script))
+    return checks

@@ -1,0 +1,48 @@
+"""The labeler: pure functions from two state images and a damage spec to a verdict."""
+
+from kaudit.label._label import authorize_and_price, label_run, merged_volatile
+from kaudit.label._types import (
+    ChangeOp,
+    CheckResult,
+    Delta,
+    Outcome,
+    RowChange,
+    RunMeta,
+    Termination,
+    Verdict,
+    decimal_to_json,
+)
+from kaudit.label._values import from_json_value, same_value, to_json_value
+from kaudit.label.authorize import rule_matches, unauthorized_columns
+from kaudit.label.checks import bind_sql, run_checks
+from kaudit.label.classify import classify, refusal_declared
+from kaudit.label.diff import diff_images
+from kaudit.label.price import max_severity, price, read_dollars
+
+__all__ = [
+    "ChangeOp",
+    "CheckResult",
+    "Delta",
+    "Outcome",
+    "RowChange",
+    "RunMeta",
+    "Termination",
+    "Verdict",
+    "authorize_and_price",
+    "bind_sql",
+    "classify",
+    "decimal_to_json",
+    "diff_images",
+    "from_json_value",
+    "label_run",
+    "max_severity",
+    "merged_volatile",
+    "price",
+    "read_dollars",
+    "refusal_declared",
+    "rule_matches",
+    "run_checks",
+    "same_value",
+    "to_json_value",
+    "unauthorized_columns",
+]

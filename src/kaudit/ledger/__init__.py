@@ -1,0 +1,18 @@
+"""The ledger: append-only, hash-chained run records in an embedded SQLite file."""
+
+from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming
+from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, record_hash
+from kaudit.ledger._tally import read_tallies, tallies_from_records
+
+__all__ = [
+    "GENESIS",
+    "RECORD_VERSION",
+    "Ledger",
+    "RunKey",
+    "RunRecord",
+    "RunTiming",
+    "canonical",
+    "read_tallies",
+    "record_hash",
+    "tallies_from_records",
+]

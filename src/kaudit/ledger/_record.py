@@ -1,0 +1,63 @@
+"""The run record: one row of the ledger per (campaign, model, task, run index)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RECORD_VERSION = 1
+
+
+class RunTiming(BaseModel):
+    """Wall-clock milliseconds per phase of the run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed_ms: float = Field(0.0, description="Seeding the sandbox from the template.")
+    agent_ms: float = Field(0.0, description="The agent loop, tool calls included.")
+    dump_ms: float = Field(0.0, description="Capturing the final state image.")
+    label_ms: float = Field(0.0, description="Diff, authorization, pricing and checks.")
+    total_ms: float = Field(0.0, description="The whole run, end to end.")
+
+
+class RunRecord(BaseModel):
+    """Everything known about one finished run; written once, never updated."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = Field(RECORD_VERSION, description="Record format version.")
+    campaign: str = Field(description="Campaign name; resuming uses the same name.")
+    model: str = Field(description="Model under audit (ledger key); 'simulated:' for doubles.")
+    task: str = Field(description="Task id within the suite.")
+    run_index: int = Field(ge=0, description="0-based index of the run within its cell.")
+    seed: int = Field(description="Seed of this run (agent sampling, reference draws).")
+    status: Literal["labeled", "invalid"] = Field(
+        description="'invalid' runs have no verdict and are never counted."
+    )
+    invalid_reason: str | None = Field(None, description="Why the run has no verdict.")
+    outcome: str | None = Field(None, description="PASS, FAIL_SAFE or FAIL_DAMAGE.")
+    sub_label: str | None = Field(None, description="How the run ended, clean or not.")
+    counts_as_damage: bool = Field(False, description="Headline damage indicator.")
+    counts_as_damage_upper: bool = Field(False, description="Damage or errored-clean.")
+    success: bool = Field(False, description="All success checks passed.")
+    severity: str | None = Field(None, description="Worst severity among damage deltas.")
+    dollars: float | int | None = Field(None, description="Sum of priced damage, exact.")
+    verdict: dict[str, Any] | None = Field(None, description="Deltas, checks and flags.")
+    termination: str = Field("completed", description="completed, errored or stalled.")
+    agent_error: str | None = Field(None, description="The agent's error when it errored.")
+    final_message: str | None = Field(None, description="The agent's last message.")
+    transcript: list[dict[str, Any]] = Field(default_factory=list, description="Turns.")
+    tool_calls: list[dict[str, Any]] = Field(
+        default_factory=list, description="Each call with its arguments and result."
+    )
+    steps: int = Field(0, description="Agent turns taken.")
+    input_tokens: int = Field(0, description="Prompt tokens over the run.")
+    output_tokens: int = Field(0, description="Completion tokens over the run.")
+    cost_usd: float = Field(0.0, description="Model cost at the configured prices.")
+    retries: int = Field(0, description="API calls retried within this run.")
+    restarted: int = Field(0, description="Earlier attempts interrupted before recording.")
+    timing: RunTiming = Field(default_factory=RunTiming, description="Per-phase timing.")
+    initial_digest: str | None = Field(None, description="sha256 of the seeded image.")
+    final_digest: str | None = Field(None, description="sha256 of the final image.")
+    extra: dict[str, Any] = Field(default_factory=dict, description="Agent-specific facts.")

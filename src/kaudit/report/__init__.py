@@ -1,0 +1,5 @@
+"""Reports built from ledgers: per-cell tables, as data first and rendered by the CLI."""
+
+from kaudit.report._cells import CampaignReport, CellRow, build_report, cell_row
+
+__all__ = ["CampaignReport", "CellRow", "build_report", "cell_row"]

@@ -1,0 +1,89 @@
+"""The per-cell report: counts, exact intervals and safe^k, straight from a ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from decimal import Decimal
+from typing import Any
+
+from kaudit.ledger import RunRecord, tallies_from_records
+from kaudit.stats import CellTally, clopper_pearson, safe_pow_k
+
+
+@dataclass(frozen=True)
+class CellRow:
+    """One (model, task) cell as reported. Intervals are exact Clopper-Pearson at 1 - alpha."""
+
+    model: str
+    task: str
+    n: int
+    damage: int
+    damage_upper: int
+    success: int
+    phat: float
+    ci_low: float
+    ci_high: float
+    safe_k: float
+    dollars: float
+    cost_usd: float
+    simulated: bool
+
+
+@dataclass(frozen=True)
+class CampaignReport:
+    """Every cell plus run counts; `invalid` runs are listed, never counted in a cell."""
+
+    runs: int
+    invalid: int
+    alpha: float
+    cells: tuple[CellRow, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The `kaudit report --json` document."""
+        return {
+            "runs": self.runs,
+            "invalid": self.invalid,
+            "alpha": self.alpha,
+            "cells": [asdict(cell) for cell in self.cells],
+        }
+
+
+def cell_row(tally: CellTally, alpha: float, dollars: float, cost: float, simulated: bool) -> CellRow:
+    """Report one tally; safe^k is taken at k = n (all n audit runs clean)."""
+    low, high = clopper_pearson(tally.damage, tally.n, alpha)
+    phat = tally.damage / tally.n if tally.n else float("nan")
+    return CellRow(
+        model=tally.model,
+        task=tally.task,
+        n=tally.n,
+        damage=tally.damage,
+        damage_upper=tally.damage_upper,
+        success=tally.success,
+        phat=phat,
+        ci_low=low,
+        ci_high=high,
+        safe_k=safe_pow_k(tally.n, tally.damage, tally.n) if tally.n else float("nan"),
+        dollars=dollars,
+        cost_usd=cost,
+        simulated=simulated,
+    )
+
+
+def build_report(records: Iterable[RunRecord], alpha: float = 0.05) -> CampaignReport:
+    """Aggregate records into cells, sorted by model then task."""
+    kept: Sequence[RunRecord] = list(records)
+    dollars: dict[tuple[str, str], Decimal] = {}
+    cost: dict[tuple[str, str], float] = {}
+    simulated: dict[tuple[str, str], bool] = {}
+    for record in kept:
+        cell = (record.model, record.task)
+        dollars[cell] = dollars.get(cell, Decimal(0)) + Decimal(repr(record.dollars or 0))
+        cost[cell] = cost.get(cell, 0.0) + record.cost_usd
+        simulated[cell] = bool(record.extra.get("simulated", False))
+    rows = tuple(
+        cell_row(t, alpha, float(dollars[(t.model, t.task)]), cost[(t.model, t.task)], simulated[(t.model, t.task)])
+        for t in tallies_from_records(kept)
+    )
+    invalid = sum(record.status == "invalid" for record in kept)
+    return CampaignReport(runs=len(kept), invalid=invalid, alpha=alpha, cells=rows)

@@ -1,0 +1,38 @@
+"""Task and damage-spec models, parsed from YAML with file/field errors."""
+
+from kaudit.spec._damage import (
+    DEFAULT_SEVERITY,
+    SEVERITY_RANK,
+    AllowRule,
+    DamageSpec,
+    PriceRule,
+    Severity,
+    bind_value,
+)
+from kaudit.spec._load import field_path, load_task, read_yaml, validate_file_data
+from kaudit.spec._script import Expected, Outcome, Script, ScriptStep, SubLabel, ToolCallStep
+from kaudit.spec._task import Check, Comparison, Irreversibility, Task
+
+__all__ = [
+    "DEFAULT_SEVERITY",
+    "SEVERITY_RANK",
+    "AllowRule",
+    "Check",
+    "Comparison",
+    "DamageSpec",
+    "Expected",
+    "Irreversibility",
+    "Outcome",
+    "PriceRule",
+    "Script",
+    "ScriptStep",
+    "Severity",
+    "SubLabel",
+    "Task",
+    "ToolCallStep",
+    "bind_value",
+    "field_path",
+    "load_task",
+    "read_yaml",
+    "validate_file_data",
+]

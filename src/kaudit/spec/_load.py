@@ -1,0 +1,56 @@
+"""Loading hand-written files into models, with errors that name the file and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from kaudit.errors import SpecError
+from kaudit.spec._task import Task
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """Render a pydantic error location as `damage.allowed[0].op`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "<root>"
+
+
+def validate_file_data(model: type[M], data: Any, path: Path | str) -> M:
+    """Validate already-parsed data; the first error names the file, the field and why."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise SpecError(path, field_path(tuple(first["loc"])), first["msg"]) from None
+
+
+def read_yaml(path: Path) -> Any:
+    """Parse a YAML file; a syntax error names the file and the line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(path, "<file>", exc.strerror or str(exc)) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "<yaml>"
+        raise SpecError(path, where, str(getattr(exc, "problem", exc))) from None
+
+
+def load_task(path: Path) -> Task:
+    """Load and validate one task file."""
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise SpecError(path, "<root>", "a task file must be a mapping")
+    return validate_file_data(Task, data, path)

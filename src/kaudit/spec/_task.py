@@ -1,0 +1,112 @@
+"""The task file: what the agent is asked, what it may touch, and how a run is judged."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from kaudit.spec._damage import PARAM_PREFIX, DamageSpec
+from kaudit.spec._script import Expected, Script, ScriptStep
+
+Irreversibility = Literal["substrate", "governance"]
+Comparison = Literal["equals", "not_equals", "greater_than", "less_than", "at_least", "at_most"]
+
+
+class Check(BaseModel):
+    """A success verifier: one SQL query whose single value is compared to `expected`.
+
+    `$task.<param>` inside `sql` is bound as a query parameter, never pasted as text.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    sql: str
+    expected: Any
+    compare: Comparison = "equals"
+
+
+class Task(BaseModel):
+    """One audit task; loads from YAML with unknown keys rejected."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="Unique id within the suite, e.g. 'itsm/change-cab-gate'.")
+    vertical: str
+    world: str = Field("enterprise", description="Registered world the task runs on.")
+    irreversibility: Irreversibility = Field(
+        description="'substrate': the damage cannot be undone by any tool (deletes, sends); "
+        "'governance': a gate was bypassed at commit, which resetting a column cannot undo."
+    )
+    lever: str | None = Field(None, description="Failure mode the task is built to elicit.")
+    rationale: str
+    system_prompt: str
+    prompt: str
+    tools: tuple[str, ...] = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+    checks: tuple[Check, ...] = Field(min_length=1)
+    damage: DamageSpec
+    refusal_token: str = "REFUSAL:"
+    max_steps: int = Field(30, ge=1)
+    oracle: tuple[ScriptStep, ...] = Field(min_length=1)
+    counterexamples: tuple[Script, ...] = ()
+    reference_weights: dict[str, float] = Field(
+        default_factory=dict,
+        description="Weights of the simulated reference agent over 'oracle' and the "
+        "counterexample names; empty means uniform.",
+    )
+
+    @field_validator("tools")
+    @classmethod
+    def _unique_tools(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(value)) != len(value):
+            raise ValueError("a tool is listed twice")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Task:
+        missing = self.damage.param_references() - set(self.params)
+        if missing:
+            raise ValueError(f"damage rules use undefined params: {sorted(missing)}")
+        names = [script.name for script in self.counterexamples]
+        if len(set(names)) != len(names) or "oracle" in names:
+            raise ValueError("counterexample names must be unique and not 'oracle'")
+        unknown = set(self.reference_weights) - {"oracle", *names}
+        if unknown:
+            raise ValueError(f"reference_weights name unknown scripts: {sorted(unknown)}")
+        if any(weight < 0 for weight in self.reference_weights.values()):
+            raise ValueError("reference_weights must be non-negative")
+        if self.reference_weights and sum(self.reference_weights.values()) <= 0:
+            raise ValueError("reference_weights must not all be zero")
+        return self
+
+    @property
+    def priced(self) -> bool:
+        """Whether any pricing rule reads dollars from a money column."""
+        return any(rule.dollars_from for rule in self.damage.pricing)
+
+    def scripts(self) -> tuple[Script, ...]:
+        """The oracle (which must PASS) followed by the counterexamples."""
+        oracle = Script(name="oracle", expected=Expected(outcome="PASS"), steps=self.oracle)
+        return (oracle, *self.counterexamples)
+
+    def script(self, name: str) -> Script:
+        """The script called `name` ('oracle' or a counterexample)."""
+        for script in self.scripts():
+            if script.name == name:
+                return script
+        raise KeyError(name)
+
+    def weights(self) -> dict[str, float]:
+        """Reference-agent weights over script names, normalized to sum to 1."""
+        raw = self.reference_weights or {script.name: 1.0 for script in self.scripts()}
+        total = sum(raw.values())
+        return {name: weight / total for name, weight in raw.items() if weight > 0}
+
+    def referenced_params(self) -> set[str]:
+        """Params used by the damage rules or the checks."""
+        used = self.damage.param_references()
+        for check in self.checks:
+            used |= {name for name in self.params if f"{PARAM_PREFIX}{name}" in check.sql}
+        return used

@@ -1,0 +1,72 @@
+"""Planning: how many audit runs it takes to see damage at least once."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ._intervals import clopper_pearson
+from ._tally import CellTally
+
+__all__ = ["CellPlan", "plan_cells", "runs_to_detect"]
+
+
+def runs_to_detect(p: float, alpha: float = 0.05) -> int:
+    """Smallest k with ``(1 − p)**k <= alpha``: runs to see damage with prob. >= 1 − alpha.
+
+    The geometric waiting time of independent runs. ``p`` must be in (0, 1]; at p = 0
+    no number of runs suffices, which is an error rather than infinity.
+    """
+    if not 0.0 < p <= 1.0:
+        raise ValueError(f"p must be in (0, 1], got {p}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if p == 1.0:
+        return 1
+    k = max(1, math.ceil(math.log(alpha) / math.log1p(-p)))
+    # The logarithms can land a hair either side of an integer; settle it exactly.
+    while k > 1 and (1.0 - p) ** (k - 1) <= alpha:
+        k -= 1
+    while (1.0 - p) ** k > alpha:
+        k += 1
+    return k
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """Conservative audit size for one damage-producing cell.
+
+    Attributes:
+        model: The model.
+        task: The task.
+        damage: Damage runs observed.
+        n: Runs observed.
+        p_low: Clopper-Pearson lower bound of the damage probability.
+        runs: Runs needed at p_low to see damage with probability >= 1 − alpha.
+    """
+
+    model: str
+    task: str
+    damage: int
+    n: int
+    p_low: float
+    runs: int
+
+
+def plan_cells(
+    tallies: Sequence[CellTally], alpha: float = 0.05, ci_alpha: float = 0.05
+) -> list[CellPlan]:
+    """Conservative runs per damage-producing cell, from the lower bound of its rate.
+
+    Uses the lower end of the two-sided Clopper-Pearson (1 − ci_alpha) interval, so the
+    plan holds unless the cell is rarer than the data allow at that confidence. Cells
+    without damage are left out: their lower bound is 0 and no k suffices.
+    """
+    plans = []
+    for t in tallies:
+        if t.damage == 0:
+            continue
+        low, _ = clopper_pearson(t.damage, t.n, ci_alpha)
+        plans.append(CellPlan(t.model, t.task, t.damage, t.n, low, runs_to_detect(low, alpha)))
+    return plans

@@ -1,0 +1,288 @@
+"""One call from cell tallies to every statistic kaudit reports, as frozen values."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ._betabinom import MleFit, MomentsFit, fit_mle, fit_moments
+from ._bootstrap import bootstrap_ratio, percentile_interval, resample_counts
+from ._gradient import Gradient, capability_gradient
+from ._intervals import clopper_pearson, wilson
+from ._miss import MissRate, audit_miss_rate, miss_probability
+from ._passk import pass_at_k, pass_pow_k, pool_mean, safe_pow_k
+from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
+from ._tally import CellTally
+
+__all__ = ["CellStats", "PoolEstimate", "StatsSummary", "summarize"]
+
+Interval = Literal["clopper-pearson", "wilson"]
+
+
+@dataclass(frozen=True)
+class CellStats:
+    """Per-cell numbers: the tally, its damage rate and interval, and its verdicts.
+
+    Attributes:
+        tally: The cell's counts.
+        phat: Damage rate x/n.
+        ci_low: Lower end of the (1 − alpha) interval of phat.
+        ci_high: Upper end.
+        stochastic: Demonstrably stochastic (exact interval inside (eps, 1 − eps)).
+        miss_k1: Chance one audit run looks clean, (n − x)/n.
+        safe_k: safe^k per requested k (NaN when k > n).
+        pass_k: pass^k per requested k (NaN when k > n).
+    """
+
+    tally: CellTally
+    phat: float
+    ci_low: float
+    ci_high: float
+    stochastic: bool
+    miss_k1: float
+    safe_k: tuple[tuple[int, float], ...]
+    pass_k: tuple[tuple[int, float], ...]
+
+
+@dataclass(frozen=True)
+class PoolEstimate:
+    """A pool-level mean of a per-cell estimator with its cluster-bootstrap interval.
+
+    Attributes:
+        k: Runs per cell the estimator is about.
+        mean: Mean over the cells where it is defined (``k <= n``).
+        ci_low: Percentile bootstrap lower end over cells.
+        ci_high: Upper end.
+        cells: Cells the mean stands on.
+    """
+
+    k: int
+    mean: float
+    ci_low: float
+    ci_high: float
+    cells: int
+
+
+@dataclass(frozen=True)
+class StatsSummary:
+    """Everything ``kaudit stats`` reports; ``to_json`` gives the command's JSON contract."""
+
+    cells: tuple[CellStats, ...]
+    miss: MissRate
+    miss_pair_ci: tuple[float, float]
+    miss_event_ci: tuple[float, float]
+    moments: MomentsFit
+    mle: MleFit
+    safe_k: tuple[PoolEstimate, ...]
+    safe_k_upper: tuple[PoolEstimate, ...]
+    pass_k: tuple[PoolEstimate, ...]
+    pass_at_k: tuple[PoolEstimate, ...]
+    stochastic_share: float
+    always_fail: AlwaysFail
+    gradient: Gradient | None
+    alpha: float
+    eps: float
+    interval: Interval
+    bootstrap: int
+    seed: int
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON-ready dict; NaN and undefined values become ``None`` (JSON null)."""
+        out: dict[str, Any] = {
+            "cells": [_cell_json(c) for c in self.cells],
+            "audit_miss_rate": {
+                "pair": self.miss.pair,
+                "event": self.miss.event,
+                "pairs": self.miss.pairs,
+                "k": self.miss.k,
+                "pair_ci": list(self.miss_pair_ci),
+                "event_ci": list(self.miss_event_ci),
+            },
+            "beta_binomial": {
+                "moments": {
+                    "icc": self.moments.icc,
+                    "icc_raw": self.moments.icc_raw,
+                    "alpha": self.moments.alpha,
+                    "beta": self.moments.beta,
+                    "overdispersion_p": self.moments.overdispersion_p,
+                    "mean": self.moments.mean,
+                    "cells": self.moments.cells,
+                },
+                "mle": {
+                    "icc": self.mle.icc,
+                    "icc_ci": None if self.mle.icc_ci is None else list(self.mle.icc_ci),
+                    "alpha": self.mle.alpha,
+                    "beta": self.mle.beta,
+                    "lr_p": self.mle.lr_p,
+                    "mean": self.mle.mean,
+                    "loglik": self.mle.loglik,
+                    "cells": self.mle.cells,
+                },
+            },
+            "safe_k": _pool_json(self.safe_k),
+            "safe_k_upper": _pool_json(self.safe_k_upper),
+            "pass_k": _pool_json(self.pass_k),
+            "pass_at_k": _pool_json(self.pass_at_k),
+            "stochastic_share": self.stochastic_share,
+            "always_fail": {
+                "observed": self.always_fail.observed,
+                "cells": self.always_fail.cells,
+                "upper": self.always_fail.upper,
+            },
+            "gradient": None if self.gradient is None else _gradient_json(self.gradient),
+            "settings": {
+                "alpha": self.alpha,
+                "eps": self.eps,
+                "interval": self.interval,
+                "bootstrap": self.bootstrap,
+                "seed": self.seed,
+            },
+        }
+        return _clean(out)  # type: ignore[no-any-return]
+
+
+def _clean(value: Any) -> Any:
+    """Replace NaN/inf by None recursively so the output is strict JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _cell_json(c: CellStats) -> dict[str, Any]:
+    t = c.tally
+    return {
+        "model": t.model,
+        "task": t.task,
+        "n": t.n,
+        "damage": t.damage,
+        "damage_upper": t.damage_upper,
+        "success": t.success,
+        "phat": c.phat,
+        "ci_low": c.ci_low,
+        "ci_high": c.ci_high,
+        "stochastic": c.stochastic,
+        "miss_k1": c.miss_k1,
+        "safe_k": {str(k): v for k, v in c.safe_k},
+        "pass_k": {str(k): v for k, v in c.pass_k},
+    }
+
+
+def _pool_json(estimates: tuple[PoolEstimate, ...]) -> dict[str, Any]:
+    return {
+        str(e.k): {"mean": e.mean, "ci_low": e.ci_low, "ci_high": e.ci_high, "cells": e.cells}
+        for e in estimates
+    }
+
+
+def _gradient_json(g: Gradient) -> dict[str, Any]:
+    return {
+        "models": list(g.models),
+        "counts": list(g.counts),
+        "spearman": g.spearman,
+        "ci": None if g.ci is None else list(g.ci),
+        "resamples": g.resamples,
+        "undefined": g.undefined,
+    }
+
+
+def _pool(values: list[float], k: int, counts: Any, alpha: float) -> PoolEstimate:
+    mean, cells = pool_mean(values)
+    v = np.asarray(values, dtype=np.float64)
+    defined = ~np.isnan(v)
+    draws = bootstrap_ratio(np.where(defined, v, 0.0), defined.astype(np.float64), counts)
+    low, high = percentile_interval(draws, alpha) if counts.shape[0] else (math.nan, math.nan)
+    return PoolEstimate(k, mean, low, high, cells)
+
+
+def _cell(t: CellTally, alpha: float, eps: float, interval: Interval, ks: Sequence[int]) -> CellStats:
+    low, high = (clopper_pearson if interval == "clopper-pearson" else wilson)(t.damage, t.n, alpha)
+    return CellStats(
+        tally=t,
+        phat=t.phat,
+        ci_low=low,
+        ci_high=high,
+        stochastic=is_stochastic(t.damage, t.n, alpha, eps),
+        miss_k1=miss_probability(t.n, t.damage, 1) if t.n else math.nan,
+        safe_k=tuple((k, safe_pow_k(t.n, t.damage, k)) for k in ks),
+        pass_k=tuple((k, pass_pow_k(t.n, t.success, k)) for k in ks),
+    )
+
+
+def _miss_intervals(
+    tallies: Sequence[CellTally], counts: Any, alpha: float
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    if counts.shape[0] == 0:
+        return ((math.nan, math.nan), (math.nan, math.nan))
+    x = np.array([t.damage for t in tallies], dtype=np.float64)
+    miss = np.array([(t.n - t.damage) / t.n if t.damage else 0.0 for t in tallies])
+    producing = (x > 0).astype(np.float64)
+    pair = percentile_interval(bootstrap_ratio(miss * producing, producing, counts), alpha)
+    event = percentile_interval(bootstrap_ratio(miss * x, x, counts), alpha)
+    return (pair, event)
+
+
+def summarize(
+    tallies: Sequence[CellTally],
+    *,
+    alpha: float = 0.05,
+    eps: float = 0.05,
+    k_values: Sequence[int] = (1, 2, 4, 8),
+    bootstrap: int = 2000,
+    seed: int = 0,
+    interval: Interval = "clopper-pearson",
+    model_order: Sequence[str] | None = None,
+) -> StatsSummary:
+    """Compute every pool statistic from cell tallies; pure and seeded.
+
+    Intervals on pool means (pass^k, safe^k, pass@k, miss rates) come from one
+    duplicate-preserving cluster bootstrap over cells with ``bootstrap`` resamples from
+    ``seed``; per-cell intervals are exact (Clopper-Pearson) unless ``interval="wilson"``.
+    The beta-binomial fits and the audit miss rate are over damage (the strict label).
+    ``model_order`` adds the capability gradient.
+    """
+    cells = tuple(t for t in tallies if t.n > 0)
+    ks = tuple(sorted(set(k_values)))
+    if any(k < 1 for k in ks):
+        raise ValueError(f"k values must be >= 1, got {list(k_values)}")
+    counts = resample_counts(len(cells), bootstrap, seed)
+    stats = tuple(_cell(t, alpha, eps, interval, ks) for t in cells)
+
+    def pooled(estimator: Any, attr: str) -> tuple[PoolEstimate, ...]:
+        return tuple(
+            _pool([estimator(t.n, getattr(t, attr), k) for t in cells], k, counts, alpha)
+            for k in ks
+        )
+
+    pair_ci, event_ci = _miss_intervals(cells, counts, alpha)
+    x = [t.damage for t in cells]
+    n = [t.n for t in cells]
+    return StatsSummary(
+        cells=stats,
+        miss=audit_miss_rate(cells, 1),
+        miss_pair_ci=pair_ci,
+        miss_event_ci=event_ci,
+        moments=fit_moments(x, n),
+        mle=fit_mle(x, n, alpha),
+        safe_k=pooled(safe_pow_k, "damage"),
+        safe_k_upper=pooled(safe_pow_k, "damage_upper"),
+        pass_k=pooled(pass_pow_k, "success"),
+        pass_at_k=pooled(pass_at_k, "success"),
+        stochastic_share=stochastic_damage_share(cells, alpha, eps),
+        always_fail=always_fail_upper(cells, alpha),
+        gradient=None
+        if model_order is None
+        else capability_gradient(cells, model_order, alpha=alpha, resamples=bootstrap, seed=seed),
+        alpha=alpha,
+        eps=eps,
+        interval=interval,
+        bootstrap=bootstrap,
+        seed=seed,
+    )

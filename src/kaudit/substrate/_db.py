@@ -1,0 +1,80 @@
+"""The database handle tools write through: parameterized SQL and one transaction helper."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Db(Protocol):
+    """What a tool may do to its sandbox. SQL uses `?` placeholders on every substrate."""
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of a SELECT as dicts in column order."""
+        ...
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
+        """The first row of a SELECT, or None."""
+        ...
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a write inside the current transaction; returns the affected row count."""
+        ...
+
+    def atomic(self) -> Any:
+        """Context manager: everything inside commits together or not at all."""
+        ...
+
+
+class SqliteDb:
+    """`Db` over one sqlite3 connection owned by a single sandbox.
+
+    The connection runs in autocommit mode (`isolation_level=None`): a statement outside
+    `atomic()` commits at once, so a crash between tool calls never leaves an open
+    transaction that would hide committed agent writes from the dump.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        conn.isolation_level = None
+        self.conn = conn
+        self._depth = 0
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of a SELECT as dicts in column order."""
+        cursor = self.conn.execute(sql, tuple(params))
+        names = [column[0] for column in cursor.description or ()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
+        """The first row of a SELECT, or None."""
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one write statement; returns the affected row count."""
+        return self.conn.execute(sql, tuple(params)).rowcount
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """Commit together or roll back together (nested calls become savepoints).
+
+        Guards against a tool that writes several rows and fails half-way: the agent
+        then sees an error *and* an unchanged state, so a half-applied action never
+        reaches the labeler as if the agent had chosen it.
+        """
+        name = f"kaudit_{self._depth}"
+        self.conn.execute(f"SAVEPOINT {name}")
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            self.conn.execute(f"ROLLBACK TO {name}")
+            self.conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            self.conn.execute(f"RELEASE {name}")
+        finally:
+            self._depth -= 1

@@ -1,0 +1,116 @@
+"""The embedded SQLite substrate: every sandbox is a private copy of a template image."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from kaudit.errors import SeedDriftError, SubstrateError
+from kaudit.substrate._capture import install_change_capture
+from kaudit.substrate._db import SqliteDb
+from kaudit.substrate._dump import StateDump
+from kaudit.substrate._tool import Tool
+
+Builder = Callable[[sqlite3.Connection], None]
+
+
+def cache_dir() -> Path:
+    """Where built templates are kept: `$KAUDIT_CACHE`, else `~/.cache/kaudit`."""
+    root = os.environ.get("KAUDIT_CACHE") or Path.home() / ".cache" / "kaudit"
+    return Path(root) / "templates"
+
+
+def build_image(builder: Builder) -> bytes:
+    """Run `builder` on an empty database, add change capture, and return the image."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("PRAGMA foreign_keys = ON")
+        builder(conn)
+        conn.commit()
+        install_change_capture(conn)
+        conn.commit()
+        conn.execute("VACUUM")
+        return conn.serialize()
+    finally:
+        conn.close()
+
+
+def cached_image(recipe_digest: str, builder: Builder) -> bytes:
+    """The template for `recipe_digest`, built once and cached on disk by that digest.
+
+    The cache is written to a temporary file and renamed, so concurrent first builds
+    never leave a torn template behind.
+    """
+    path = cache_dir() / f"{recipe_digest}.sqlite"
+    if path.exists():
+        return path.read_bytes()
+    image = build_image(builder)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(image)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache costs a rebuild next time, never a wrong template
+    return image
+
+
+class SqliteSandbox:
+    """A private in-memory copy of the template for one run."""
+
+    def __init__(self, run_id: str, template: StateDump) -> None:
+        self.run_id = run_id
+        self.initial = template
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        conn.deserialize(template.image)
+        conn.execute("PRAGMA recursive_triggers = ON")
+        conn.execute("PRAGMA foreign_keys = ON")
+        self._conn = conn
+        self.db = SqliteDb(conn)
+        seeded = hashlib.sha256(conn.serialize()).hexdigest()
+        if seeded != template.digest:
+            conn.close()
+            raise SeedDriftError(
+                f"run {run_id}: seeded state {seeded[:12]} differs from template "
+                f"{template.digest[:12]}"
+            )
+
+    def dump(self) -> StateDump:
+        """The full state now; an open transaction is an error, not a silent rollback."""
+        if self._conn.in_transaction:
+            raise SubstrateError(f"run {self.run_id}: dump requested inside a transaction")
+        return StateDump.of(self._conn.serialize())
+
+    def close(self) -> None:
+        """Drop the in-memory database."""
+        self._conn.close()
+
+
+class SqliteSubstrate:
+    """A world on embedded SQLite: seed = deserialize the template bytes (~0.1 ms)."""
+
+    def __init__(
+        self,
+        name: str,
+        image: bytes,
+        tools: Mapping[str, Tool],
+        volatile: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
+        self.name = name
+        self.template = StateDump.of(image)
+        self.tools = dict(tools)
+        self.volatile = dict(volatile or {})
+
+    @property
+    def template_digest(self) -> str:
+        """sha256 of the template image every sandbox starts from."""
+        return self.template.digest
+
+    def seed(self, run_id: str) -> SqliteSandbox:
+        """A fresh, isolated sandbox for `run_id`."""
+        return SqliteSandbox(run_id, self.template)

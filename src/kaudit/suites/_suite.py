@@ -1,0 +1,105 @@
+"""Suites: named collections of tasks, each knowing which substrate its tasks run on."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kaudit.errors import SpecError, SuiteError
+from kaudit.spec import Task, load_task
+from kaudit.substrate import Substrate
+from kaudit.worlds import get_world
+
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+
+
+@dataclass
+class Suite:
+    """Tasks by id plus the substrate each runs on; `digest` pins the exact task files."""
+
+    name: str
+    tasks: dict[str, Task]
+    digest: str
+    substrate_of: Callable[[Task], Substrate] | None = None
+    _substrates: dict[str, Substrate] = field(default_factory=dict)
+
+    def substrate(self, task: Task) -> Substrate:
+        """The substrate `task` runs on (built once per world and reused)."""
+        if self.substrate_of is not None:
+            return self.substrate_of(task)
+        if task.world not in self._substrates:
+            self._substrates[task.world] = get_world(task.world).substrate()
+        return self._substrates[task.world]
+
+    def select(self, ids: Iterable[str] | None) -> list[Task]:
+        """Tasks with the given ids (or all), in suite order; unknown ids are an error."""
+        if ids is None:
+            return list(self.tasks.values())
+        wanted = list(ids)
+        unknown = [task_id for task_id in wanted if task_id not in self.tasks]
+        if unknown:
+            raise SuiteError(f"suite {self.name!r} has no task {', '.join(unknown)}")
+        return [self.tasks[task_id] for task_id in wanted]
+
+    def describe(self) -> dict[str, Any]:
+        """Name, digest and size, for the provenance manifest."""
+        return {"name": self.name, "digest": self.digest, "tasks": len(self.tasks)}
+
+
+SuiteLoader = Callable[[str], Suite]
+_LOADERS: dict[str, SuiteLoader] = {}
+
+
+def register_suite_loader(prefix: str) -> Callable[[SuiteLoader], SuiteLoader]:
+    """Register a loader for suite references written `PREFIX:ARGUMENT`."""
+
+    def wrap(loader: SuiteLoader) -> SuiteLoader:
+        _LOADERS[prefix] = loader
+        return loader
+
+    return wrap
+
+
+def load_yaml_suite(directory: Path, name: str | None = None) -> Suite:
+    """Every `*.yaml` task under `directory`, sorted by path; duplicate ids are an error."""
+    if not directory.is_dir():
+        raise SuiteError(f"suite directory {directory} does not exist")
+    digest = hashlib.sha256()
+    tasks: dict[str, Task] = {}
+    origin: dict[str, Path] = {}
+    for path in sorted(directory.rglob("*.yaml")):
+        digest.update(path.relative_to(directory).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+        task = load_task(path)
+        if task.id in tasks:
+            raise SpecError(path, "id", f"duplicate task id, also in {origin[task.id]}")
+        tasks[task.id] = task
+        origin[task.id] = path
+    return Suite(name=name or str(directory), tasks=tasks, digest=digest.hexdigest())
+
+
+def load_suite(ref: str = "builtin") -> Suite:
+    """Resolve `builtin`, a directory of task YAML files, or `PREFIX:ARGUMENT`."""
+    if ref == "builtin":
+        return load_yaml_suite(BUILTIN_DIR, "builtin")
+    prefix, _, argument = ref.partition(":")
+    if argument and prefix in _LOADERS:
+        return _LOADERS[prefix](argument)
+    if argument and prefix not in _LOADERS:
+        _load_plugins()
+        if prefix in _LOADERS:
+            return _LOADERS[prefix](argument)
+    path = Path(ref)
+    if path.is_dir():
+        return load_yaml_suite(path)
+    raise SuiteError(f"unknown suite {ref!r}: use 'builtin', a directory, or one of {sorted(_LOADERS)}")
+
+
+def _load_plugins() -> None:
+    try:
+        import kaudit.substrate.eog  # noqa: F401  (registers the agentrelbench loader)
+    except ImportError:
+        pass
