@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from kaudit.spec._damage import PARAM_PREFIX, DamageSpec
+from kaudit.spec._damage import DamageSpec
 from kaudit.spec._script import Expected, Script, ScriptStep
+
+_CHECK_PARAM = re.compile(r"\$task\.([A-Za-z_][A-Za-z0-9_]*)")
 
 Irreversibility = Literal["substrate", "governance"]
 Comparison = Literal["equals", "not_equals", "greater_than", "less_than", "at_least", "at_most"]
@@ -69,6 +72,10 @@ class Task(BaseModel):
         missing = self.damage.param_references() - set(self.params)
         if missing:
             raise ValueError(f"damage rules use undefined params: {sorted(missing)}")
+        for check in self.checks:
+            undefined = set(_CHECK_PARAM.findall(check.sql)) - set(self.params)
+            if undefined:
+                raise ValueError(f"check {check.name!r} uses undefined params: {sorted(undefined)}")
         names = [script.name for script in self.counterexamples]
         if len(set(names)) != len(names) or "oracle" in names:
             raise ValueError("counterexample names must be unique and not 'oracle'")
@@ -108,5 +115,5 @@ class Task(BaseModel):
         """Params used by the damage rules or the checks."""
         used = self.damage.param_references()
         for check in self.checks:
-            used |= {name for name in self.params if f"{PARAM_PREFIX}{name}" in check.sql}
+            used |= set(_CHECK_PARAM.findall(check.sql))
         return used

@@ -1,0 +1,69 @@
+"""Statistics over per-cell run tallies: intervals, pass^k / safe^k, miss rates, overdispersion.
+
+Every function here is pure: plain values in, frozen values out, no I/O, and no
+randomness without an explicit seed. Each cites its source in its docstring and
+returns NaN or ``None`` where the data cannot identify it.
+"""
+
+from ._betabinom import MleFit, MomentsFit, fit_mle, fit_moments
+from ._bootstrap import bootstrap_mean, bootstrap_ratio, percentile_interval, resample_counts
+from ._gradient import Gradient, capability_gradient, spearman_rows
+from ._intervals import clopper_pearson, prevalence_upper, wilson
+from ._miss import MissRate, audit_miss_rate, miss_probability
+from ._passk import choose_ratio, pass_at_k, pass_pow_k, pool_mean, safe_pow_k
+from ._plan import CellPlan, plan_cells, runs_to_detect
+from ._prereg import (
+    ClaimResult,
+    Prereg,
+    analyze,
+    load_prereg,
+    prereg_digest,
+    select_pool,
+)
+from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
+from ._summary import CellStats, PoolEstimate, StatsSummary, summarize
+from ._tally import CellTally, merge_tallies
+
+__all__ = [
+    "AlwaysFail",
+    "CellPlan",
+    "CellStats",
+    "CellTally",
+    "ClaimResult",
+    "Gradient",
+    "MissRate",
+    "MleFit",
+    "MomentsFit",
+    "PoolEstimate",
+    "Prereg",
+    "StatsSummary",
+    "always_fail_upper",
+    "analyze",
+    "audit_miss_rate",
+    "bootstrap_mean",
+    "bootstrap_ratio",
+    "capability_gradient",
+    "choose_ratio",
+    "clopper_pearson",
+    "fit_mle",
+    "fit_moments",
+    "is_stochastic",
+    "load_prereg",
+    "merge_tallies",
+    "miss_probability",
+    "pass_at_k",
+    "pass_pow_k",
+    "percentile_interval",
+    "plan_cells",
+    "pool_mean",
+    "prereg_digest",
+    "prevalence_upper",
+    "resample_counts",
+    "runs_to_detect",
+    "safe_pow_k",
+    "select_pool",
+    "spearman_rows",
+    "stochastic_damage_share",
+    "summarize",
+    "wilson",
+]

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as _sps
 
 from ._bootstrap import percentile_interval, resample_counts
 from ._tally import CellTally
@@ -46,7 +45,10 @@ def spearman_rows(values: npt.ArrayLike) -> FloatArray:
     no variance gives NaN instead of a warning.
     """
     v = np.atleast_2d(np.asarray(values, dtype=np.float64))
-    ranks = _sps.rankdata(v, axis=1)
+    # Mid-ranks by pairwise comparison: O(M²) per row, and M is a handful of models.
+    below = (v[:, :, None] > v[:, None, :]).sum(axis=2)
+    ties = (v[:, :, None] == v[:, None, :]).sum(axis=2)
+    ranks = below + (ties + 1) / 2.0
     order = np.arange(1, v.shape[1] + 1, dtype=np.float64)
     rc = ranks - ranks.mean(axis=1, keepdims=True)
     oc = order - order.mean()

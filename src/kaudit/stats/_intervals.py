@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats as _sps
+from scipy import special as _sp
 
 __all__ = [
     "clopper_pearson",
@@ -25,14 +25,16 @@ def clopper_pearson(x: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
 
     Clopper & Pearson (1934): the bounds are beta quantiles,
     ``Beta(alpha/2; x, n−x+1)`` and ``Beta(1−alpha/2; x+1, n−x)``, with 0 and 1 at x = 0
-    and x = n. Coverage is at least 1 − alpha for every true p, which is why kaudit uses it
-    for claims that must hold in review. ``n == 0`` has no information: ``(nan, nan)``.
+    and x = n (computed with ``scipy.special.betaincinv``, the inverse that
+    ``scipy.stats.beta.ppf`` evaluates). Coverage is at least 1 − alpha for every
+    true p, which is why kaudit uses it for claims that must hold in review.
+    ``n == 0`` has no information: ``(nan, nan)``.
     """
     _check(x, n, alpha)
     if n == 0:
         return (math.nan, math.nan)
-    low = 0.0 if x == 0 else float(_sps.beta.ppf(alpha / 2, x, n - x + 1))
-    high = 1.0 if x == n else float(_sps.beta.ppf(1 - alpha / 2, x + 1, n - x))
+    low = 0.0 if x == 0 else float(_sp.betaincinv(x, n - x + 1, alpha / 2))
+    high = 1.0 if x == n else float(_sp.betaincinv(x + 1, n - x, 1 - alpha / 2))
     return (low, high)
 
 
@@ -45,7 +47,7 @@ def wilson(x: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     _check(x, n, alpha)
     if n == 0:
         return (math.nan, math.nan)
-    z = float(_sps.norm.ppf(1 - alpha / 2))
+    z = float(_sp.ndtri(1 - alpha / 2))
     p = x / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
@@ -70,4 +72,4 @@ def prevalence_upper(observed: int, total: int, alpha: float = 0.05) -> float:
         return 1.0
     if observed == 0:
         return float(1.0 - alpha ** (1.0 / total))
-    return float(_sps.beta.ppf(1 - alpha, observed + 1, total - observed))
+    return float(_sp.betaincinv(observed + 1, total - observed, 1 - alpha))

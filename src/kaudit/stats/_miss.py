@@ -47,9 +47,7 @@ def audit_miss_rate(tallies: Sequence[CellTally], k: int = 1) -> MissRate:
     rarely-damaging cells are many, which is the usual case. Both are NaN with no
     damage-producing cell.
     """
-    per_cell = [
-        (t.damage, miss_probability(t.n, t.damage, k)) for t in tallies if t.damage > 0
-    ]
+    per_cell = [(t.damage, miss_probability(t.n, t.damage, k)) for t in tallies if t.damage > 0]
     defined = [(x, m) for x, m in per_cell if not math.isnan(m)]
     if not defined:
         return MissRate(math.nan, math.nan, 0, k)

@@ -25,6 +25,7 @@ from ._betabinom import fit_mle
 from ._bootstrap import bootstrap_ratio, percentile_interval, resample_counts
 from ._gradient import capability_gradient
 from ._intervals import clopper_pearson
+from ._passk import safe_pow_k
 from ._stochastic import is_stochastic
 from ._tally import CellTally
 
@@ -274,8 +275,6 @@ def _judge_share(claim: StochasticShareClaim, cells: Sequence[CellTally], p: Pre
 
 
 def _judge_miss(claim: MissRateClaim, cells: Sequence[CellTally], p: Prereg) -> _Outcome:
-    from ._passk import safe_pow_k
-
     num: list[float] = []
     den: list[float] = []
     for t in cells:
@@ -330,14 +329,13 @@ def _judge_gradient(claim: GradientClaim, cells: Sequence[CellTally], p: Prereg)
     g = capability_gradient(cells, order, alpha=p.alpha, resamples=p.bootstrap, seed=p.seed)
     if g.spearman is None or g.ci is None:
         return _Outcome("underpowered", f"Spearman rho undefined: counts {list(g.counts)} all tie")
-    name = f"Spearman rho of damage-producing tasks {list(g.counts)}"
-    if claim.direction == "increasing":
-        out = _interval_verdict(name, g.spearman, g.ci, 0.0, True)
-    else:
-        out = _interval_verdict(name, g.spearman, g.ci, 0.0, False)
-    # The bound itself (rho exactly 0) is not a gradient.
-    strict = (g.ci[0] > 0.0) if claim.direction == "increasing" else (g.ci[1] < 0.0)
-    return out if strict or out.verdict != "confirmed" else replace(out, verdict="not_confirmed")
+    up = claim.direction == "increasing"
+    ok = g.ci[0] > 0.0 if up else g.ci[1] < 0.0
+    reason = (
+        f"Spearman rho {g.spearman:.3f} over counts {list(g.counts)}, interval "
+        f"({g.ci[0]:.3f}, {g.ci[1]:.3f}) {'is' if ok else 'is not'} {'above' if up else 'below'} 0"
+    )
+    return _Outcome("confirmed" if ok else "not_confirmed", reason, g.spearman, g.ci)
 
 
 def _judge(claim: Claim, cells: Sequence[CellTally], p: Prereg) -> _Outcome:
@@ -388,7 +386,9 @@ def _decide(claim: Claim, pools: Mapping[str, Sequence[CellTally]], p: Prereg) -
     if rep.verdict == "underpowered" and not p.demote.underpowered_replication:
         return result("underpowered", f"{main.reason}; {where} underpowered: {rep.reason}")
     if rep.verdict == "not_confirmed" and not p.demote.failed_replication:
-        return result("confirmed", f"{main.reason}; {where} failed (not a demote rule): {rep.reason}")
+        return result(
+            "confirmed", f"{main.reason}; {where} failed (not a demote rule): {rep.reason}"
+        )
     return result("demoted", f"{where} failed: {rep.reason}")
 
 

@@ -202,7 +202,9 @@ def _pool(values: list[float], k: int, counts: Any, alpha: float) -> PoolEstimat
     return PoolEstimate(k, mean, low, high, cells)
 
 
-def _cell(t: CellTally, alpha: float, eps: float, interval: Interval, ks: Sequence[int]) -> CellStats:
+def _cell(
+    t: CellTally, alpha: float, eps: float, interval: Interval, ks: Sequence[int]
+) -> CellStats:
     low, high = (clopper_pearson if interval == "clopper-pearson" else wilson)(t.damage, t.n, alpha)
     return CellStats(
         tally=t,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["CellTally"]
+__all__ = ["CellTally", "merge_tallies"]
 
 
 @dataclass(frozen=True)
@@ -47,3 +48,19 @@ class CellTally:
     def phat(self) -> float:
         """Observed damage rate x/n; NaN for an empty cell."""
         return self.damage / self.n if self.n else float("nan")
+
+
+def merge_tallies(tallies: Iterable[CellTally]) -> list[CellTally]:
+    """Pool tallies that share a (model, task) into one cell, in first-seen order.
+
+    Runs of one cell read from several files (batches) are more runs of the same cell,
+    so their counts add.
+    """
+    merged: dict[tuple[str, str], list[int]] = {}
+    for t in tallies:
+        counts = merged.setdefault((t.model, t.task), [0, 0, 0, 0])
+        counts[0] += t.n
+        counts[1] += t.damage
+        counts[2] += t.damage_upper
+        counts[3] += t.success
+    return [CellTally(m, task, n, x, xu, s) for (m, task), (n, x, xu, s) in merged.items()]

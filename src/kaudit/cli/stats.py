@@ -1,0 +1,349 @@
+"""`kaudit stats`, `plan`, `prereg freeze` and `analyze`: statistics over ledgers."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kaudit.cli._common import guarded, print_json, split_csv
+from kaudit.errors import KauditError, SpecError
+from kaudit.stats import (
+    CellTally,
+    ClaimResult,
+    StatsSummary,
+    analyze,
+    load_prereg,
+    merge_tallies,
+    plan_cells,
+    prereg_digest,
+    runs_to_detect,
+    summarize,
+)
+
+Format = Literal["kaudit", "agentrelbench"]
+_LOCK_SUFFIX = ".lock"
+
+FormatOpt = Annotated[str, typer.Option("--format", help="Ledger format: kaudit or agentrelbench.")]
+ModelFileOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model-file",
+        help="An AgentRelBench verdicts.jsonl as MODEL=PATH (repeatable; one model a file).",
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def _split_assignment(text: str, what: str) -> tuple[str, str]:
+    name, sep, rest = text.partition("=")
+    if not sep or not name or not rest:
+        raise KauditError(f"{what} must look like NAME=PATH, got {text!r}")
+    return name, rest
+
+
+def _read_agentrelbench(spec: str) -> list[CellTally]:
+    from kaudit.ledger._agentrelbench import read_agentrelbench_verdicts, tallies_from_runs
+
+    model, path = _split_assignment(spec, "--model-file")
+    return tallies_from_runs(read_agentrelbench_verdicts(Path(path), model))
+
+
+def _read_kaudit(path: str) -> list[CellTally]:
+    from kaudit.ledger import read_tallies
+
+    if not Path(path).is_file():
+        raise KauditError(f"{path}: no such ledger file")
+    return read_tallies(Path(path))
+
+
+def load_cells(ledgers: Sequence[str], model_files: Sequence[str], fmt: str) -> list[CellTally]:
+    """Read every source into one list of cells, merging cells that share (model, task)."""
+    if fmt not in ("kaudit", "agentrelbench"):
+        raise KauditError(f"--format must be kaudit or agentrelbench, got {fmt!r}")
+    cells: list[CellTally] = []
+    for source in ledgers:
+        cells += _read_agentrelbench(source) if fmt == "agentrelbench" else _read_kaudit(source)
+    for spec in model_files:
+        cells += _read_agentrelbench(spec)
+    if not cells:
+        raise KauditError("no cells: give a LEDGER or --model-file MODEL=PATH")
+    return merge_tallies(cells)
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None or value != value else f"{value:.{digits}f}"
+
+
+def render_summary(summary: StatsSummary) -> list[Table]:
+    """The summary as rich tables: cells, pool estimates, overdispersion."""
+    level = round((1 - summary.alpha) * 100)
+    cells = Table(title=f"{len(summary.cells)} cells")
+    for col in (
+        "model",
+        "task",
+        "n",
+        "damage",
+        "upper",
+        "success",
+        "p̂",
+        f"{level}% CI",
+        "stoch.",
+        "miss k=1",
+    ):
+        cells.add_column(col, justify="left" if col in ("model", "task") else "right")
+    for c in summary.cells:
+        t = c.tally
+        cells.add_row(
+            t.model, t.task, str(t.n), str(t.damage), str(t.damage_upper), str(t.success),
+            _num(c.phat), f"[{_num(c.ci_low, 4)}, {_num(c.ci_high, 4)}]",
+            "yes" if c.stochastic else "", _num(c.miss_k1),
+        )  # fmt: skip
+    pool = Table(title="pool estimates (cluster bootstrap over cells)")
+    for col in ("estimator", "k", "mean", f"{level}% CI", "cells"):
+        pool.add_column(col, justify="left" if col == "estimator" else "right")
+    groups = (
+        ("safe^k", summary.safe_k),
+        ("safe^k (upper labels)", summary.safe_k_upper),
+        ("pass^k", summary.pass_k),
+        ("pass@k", summary.pass_at_k),
+    )
+    for name, estimates in groups:
+        for e in estimates:
+            interval = f"[{_num(e.ci_low)}, {_num(e.ci_high)}]"
+            pool.add_row(name, str(e.k), _num(e.mean), interval, str(e.cells))
+    return [cells, pool, _render_dispersion(summary)]
+
+
+def _render_dispersion(summary: StatsSummary) -> Table:
+    m, mle, miss = summary.moments, summary.mle, summary.miss
+    fails = summary.always_fail
+    table = Table(title="audit miss rate and overdispersion", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    ci = mle.icc_ci
+    rows = (
+        ("damage-producing pairs", str(miss.pairs)),
+        ("k=1 miss rate, pair-weighted", _num(miss.pair)),
+        ("k=1 miss rate, event-weighted", _num(miss.event)),
+        ("share of damage in stochastic cells", _num(summary.stochastic_share)),
+        ("ICC, method of moments (raw)", f"{_num(m.icc)} ({_num(m.icc_raw)})"),
+        ("homogeneity chi-square p", _num(m.overdispersion_p, 4)),
+        ("ICC, maximum likelihood", _num(mle.icc)),
+        ("ICC profile interval", "—" if ci is None else f"[{_num(ci[0])}, {_num(ci[1])}]"),
+        ("LR test p (rho = 0)", _num(mle.lr_p, 4)),
+        ("always-fail cells (upper limit)", f"{fails.observed} ({_num(fails.upper)})"),
+    )
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def render_claims(results: Sequence[ClaimResult]) -> Table:
+    """Claim outcomes as a rich table."""
+    table = Table(title="pre-registered claims")
+    for col in ("claim", "pool", "status", "reason"):
+        table.add_column(col)
+    colour = {"confirmed": "green", "underpowered": "yellow", "demoted": "red"}
+    for r in results:
+        table.add_row(r.id, r.pool, f"[{colour[r.status]}]{r.status}[/]", r.reason)
+    return table
+
+
+def _lock_path(path: Path) -> Path:
+    return path.with_name(path.name + _LOCK_SUFFIX)
+
+
+def freeze_prereg(path: Path, force: bool) -> dict[str, Any]:
+    """Validate the prereg file and write its lock; refuse to overwrite a different lock."""
+    data = path.read_bytes()
+    prereg = load_prereg(data.decode("utf-8"), str(path))
+    digest = prereg_digest(data)
+    lock = _lock_path(path)
+    if lock.exists() and not force:
+        old = json.loads(lock.read_text(encoding="utf-8")).get("sha256")
+        if old != digest:
+            raise SpecError(path, "sha256", f"already frozen as {old}; the file has changed since")
+    record = {
+        "file": path.name,
+        "sha256": digest,
+        "frozen_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "criteria": prereg.model_dump(mode="json"),
+    }
+    lock.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def _check_frozen(path: Path) -> bytes:
+    data = path.read_bytes()
+    lock = _lock_path(path)
+    if not lock.exists():
+        raise SpecError(path, "sha256", f"not frozen: run `kaudit prereg freeze {path}` first")
+    frozen = json.loads(lock.read_text(encoding="utf-8")).get("sha256")
+    if frozen != prereg_digest(data):
+        raise SpecError(path, "sha256", f"changed since it was frozen ({frozen}); refusing")
+    return data
+
+
+def _pool_sources(
+    ledgers: Sequence[str], model_files: Sequence[str], fmt: str, pools: Sequence[str]
+) -> dict[str, list[CellTally]]:
+    """Sources as ``[POOL=]PATH`` / ``[POOL:]MODEL=PATH``; unprefixed ones feed every pool."""
+    found: dict[str, list[CellTally]] = {name: [] for name in pools}
+    for source in ledgers:
+        pool, sep, rest = source.partition("=")
+        targets, path = ([pool], rest) if sep and pool in found else (list(found), source)
+        for name in targets:
+            found[name] += load_cells([path], [], fmt)
+    for spec in model_files:
+        pool, sep, rest = spec.partition(":")
+        targets, model_spec = ([pool], rest) if sep and pool in found else (list(found), spec)
+        for name in targets:
+            found[name] += load_cells([], [model_spec], "agentrelbench")
+    return {name: merge_tallies(cells) for name, cells in found.items()}
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `stats`, `plan`, `prereg freeze` and `analyze` commands."""
+    app.command("stats")(guarded(stats))
+    app.command("plan")(guarded(plan))
+    prereg_app = typer.Typer(
+        help="Pre-register claims before the data are in.", no_args_is_help=True
+    )
+    prereg_app.command("freeze")(guarded(freeze))
+    app.add_typer(prereg_app, name="prereg")
+    app.command("analyze")(guarded(analyze_cmd))
+
+
+def stats(
+    ledgers: Annotated[
+        list[str] | None, typer.Argument(help="Ledger files.", show_default=False)
+    ] = None,
+    fmt: FormatOpt = "kaudit",
+    model_file: ModelFileOpt = None,
+    alpha: Annotated[float, typer.Option(help="Intervals are at 1 - alpha.")] = 0.05,
+    eps: Annotated[float, typer.Option(help="Stochastic: interval in (eps, 1-eps).")] = 0.05,
+    k: Annotated[str, typer.Option(help="k values for pass^k, safe^k, pass@k.")] = "1,2,4,8",
+    bootstrap: Annotated[int, typer.Option(help="Cluster-bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    wilson: Annotated[
+        bool, typer.Option("--wilson", help="Wilson instead of Clopper-Pearson per cell.")
+    ] = False,
+    model_order: Annotated[
+        str | None, typer.Option(help="Model order a,b,c: adds the capability gradient.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Per-cell intervals, audit miss rate, overdispersion, pass^k and safe^k of a pool.
+
+    Example: kaudit stats --format agentrelbench --model-file llama-3.1-8b=verdicts.jsonl --json
+    """
+    cells = load_cells(ledgers or [], model_file or [], fmt)
+    ks = [int(v) for v in split_csv(k) or []]
+    summary = summarize(
+        cells, alpha=alpha, eps=eps, k_values=ks, bootstrap=bootstrap, seed=seed,
+        interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
+    )  # fmt: skip
+    if as_json:
+        print_json(summary.to_json())
+        return
+    console = Console()
+    for table in render_summary(summary):
+        console.print(table)
+
+
+def plan(
+    p: Annotated[float | None, typer.Option("--p", help="Damage probability per run.")] = None,
+    detect: Annotated[
+        float, typer.Option(help="Wanted chance to see damage at least once.")
+    ] = 0.95,
+    ledger: Annotated[
+        list[str] | None, typer.Option("--ledger", help="Plan each damaging cell of it.")
+    ] = None,
+    fmt: FormatOpt = "kaudit",
+    model_file: ModelFileOpt = None,
+    ci_alpha: Annotated[
+        float, typer.Option(help="Cells use the 1 - ci_alpha exact lower bound.")
+    ] = 0.05,
+    as_json: JsonOpt = False,
+) -> None:
+    """Audit runs needed to see damage at least once with probability DETECT.
+
+    Example: kaudit plan --p 0.125 --detect 0.95 --json
+    """
+    if not 0.0 < detect < 1.0:
+        raise KauditError(f"--detect must be in (0, 1), got {detect}")
+    if p is not None:
+        runs = runs_to_detect(p, 1.0 - detect)
+        if as_json:
+            print_json({"runs": runs, "p": p, "detect": detect})
+        else:
+            Console().print(
+                f"{runs} runs see damage of probability {p} with probability ≥ {detect}"
+            )
+        return
+    cells = load_cells(ledger or [], model_file or [], fmt)
+    plans = plan_cells(cells, 1.0 - detect, ci_alpha)
+    if as_json:
+        print_json({"detect": detect, "ci_alpha": ci_alpha, "cells": [vars(c) for c in plans]})
+        return
+    table = Table(title=f"runs to see damage with probability ≥ {detect} (conservative)")
+    for col in ("model", "task", "damage", "n", "p lower", "runs"):
+        table.add_column(col, justify="left" if col in ("model", "task") else "right")
+    for c in plans:
+        table.add_row(c.model, c.task, str(c.damage), str(c.n), _num(c.p_low, 4), str(c.runs))
+    Console().print(table)
+
+
+def freeze(
+    file: Annotated[Path, typer.Argument(help="Prereg YAML file.", exists=True, dir_okay=False)],
+    force: Annotated[
+        bool, typer.Option(help="Overwrite a lock that records a different file.")
+    ] = False,
+) -> None:
+    """Validate a pre-registration file and record its sha256 in FILE.lock.
+
+    Example: kaudit prereg freeze prereg.yaml
+    """
+    record = freeze_prereg(file, force)
+    Console().print(f"frozen {file} sha256 {record['sha256']} → {_lock_path(file)}")
+
+
+def analyze_cmd(
+    ledgers: Annotated[
+        list[str] | None, typer.Argument(help="Ledger files as [POOL=]PATH.", show_default=False)
+    ] = None,
+    prereg: Annotated[
+        Path, typer.Option("--prereg", help="Frozen prereg YAML.", exists=True, dir_okay=False)
+    ] = Path("prereg.yaml"),
+    fmt: FormatOpt = "kaudit",
+    model_file: ModelFileOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Judge each pre-registered claim: confirmed, underpowered or demoted, with the reason.
+
+    Refuses a prereg file changed since `kaudit prereg freeze`. A source prefixed POOL=
+    (POOL: for --model-file) feeds only that pool; unprefixed ones feed every pool.
+
+    Example: kaudit analyze --prereg prereg.yaml dev=audit.sqlite confirm=rerun.sqlite
+    """
+    data = _check_frozen(prereg)
+    spec = load_prereg(data.decode("utf-8"), str(prereg))
+    pools = _pool_sources(ledgers or [], model_file or [], fmt, list(spec.pools))
+    results = analyze(spec, pools)
+    if as_json:
+        print_json(
+            {
+                "prereg": str(prereg),
+                "sha256": prereg_digest(data),
+                "claims": [vars(r) for r in results],
+            }
+        )
+        return
+    Console().print(render_claims(results))

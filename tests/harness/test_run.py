@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from kaudit.agents import Episode, Observation, ToolCall, Turn
+from kaudit.harness import execute_run
+from kaudit.suites import Suite
+
+
+class Recorder:
+    """An agent that sends fixed turns and keeps the observations it got back."""
+
+    simulated = True
+
+    def __init__(self, turns: list[Turn]) -> None:
+        self.name = "test:recorder"
+        self.turns = turns
+        self.seen: list[list[Observation]] = []
+
+    def start(self, episode: Episode) -> Recorder:
+        return self
+
+    async def next_turn(self, observations: Any) -> Turn:
+        self.seen.append(list(observations))
+        return self.turns.pop(0)
+
+    async def aclose(self) -> None:
+        pass
+
+    def describe(self) -> dict[str, Any]:
+        return {}
+
+
+def run(suite: Suite, agent: Recorder) -> Any:
+    task = suite.tasks["demo/close-account"]
+    return asyncio.run(
+        execute_run(campaign="c", task=task, agent=agent, substrate=suite.substrate(task), run_index=0, seed=1)
+    )
+
+
+def test_malformed_arguments_and_unknown_tools_go_back_to_the_agent(mini_suite: Suite) -> None:
+    agent = Recorder(
+        [
+            Turn(tool_calls=(ToolCall("1", "update_account", "{not json"), ToolCall("2", "drop_db", {}))),
+            Turn(content="giving up"),
+        ]
+    )
+    result = run(mini_suite, agent)
+    first, second = agent.seen[1]
+    assert not first.ok and "not valid JSON" in first.text
+    assert not second.ok and "unknown tool 'drop_db'" in second.text
+    assert result.record.outcome == "FAIL_SAFE" and result.record.termination == "completed"
+
+
+def test_tools_outside_the_task_selection_are_not_offered(mini_suite: Suite) -> None:
+    agent = Recorder([Turn(tool_calls=(ToolCall("1", "set_link", {"account_id": "ACC_001", "tag": "t", "note": "n"}),)), Turn(content="x")])
+    result = run(mini_suite, agent)
+    assert "unknown tool 'set_link'" in agent.seen[1][0].text
+    assert result.record.counts_as_damage is False
+
+
+def test_record_carries_transcript_tool_calls_timing_and_digests(mini_suite: Suite) -> None:
+    agent = Recorder([Turn(tool_calls=(ToolCall("1", "get_account", {"account_id": "ACC_004"}),)), Turn(content="REFUSAL: held")])
+    record = run(mini_suite, agent).record
+    assert record.tool_calls[0]["name"] == "get_account"
+    assert record.tool_calls[0]["tag"] == "read"
+    assert record.tool_calls[0]["result"]["content"]["status"] == "open"
+    assert record.final_message == "REFUSAL: held"
+    assert record.sub_label == "refused_clean"
+    assert record.steps == 2 and len(record.transcript) == 2
+    assert record.initial_digest == record.final_digest or record.final_digest is not None
+    assert record.timing.total_ms >= record.timing.label_ms > 0

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from kaudit.errors import LedgerError
+from kaudit.ledger import Ledger, RunRecord, read_tallies
+
+
+def record(i: int, *, damage: bool = False, task: str = "t", status: str = "labeled") -> RunRecord:
+    return RunRecord(
+        campaign="c",
+        model="m",
+        task=task,
+        run_index=i,
+        seed=i,
+        status=status,  # type: ignore[arg-type]
+        outcome=None if status == "invalid" else ("FAIL_DAMAGE" if damage else "PASS"),
+        counts_as_damage=damage,
+        counts_as_damage_upper=damage,
+        success=not damage and status == "labeled",
+    )
+
+
+def test_records_chain_and_verify(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        hashes = [ledger.append(record(i)) for i in range(5)]
+        assert len(set(hashes)) == 5
+        assert ledger.verify() == 5
+
+
+def test_a_rewritten_record_breaks_the_chain(tmp_path: Path) -> None:
+    path = tmp_path / "l.sqlite"
+    with Ledger(path) as ledger:
+        for i in range(3):
+            ledger.append(record(i, damage=i == 1))
+    conn = sqlite3.connect(path)
+    body = conn.execute("SELECT record FROM runs WHERE seq = 2").fetchone()[0]
+    conn.execute("UPDATE runs SET record = ? WHERE seq = 2", (body.replace('"counts_as_damage":true', '"counts_as_damage":false'),))
+    conn.commit()
+    conn.close()
+    with Ledger(path) as ledger, pytest.raises(LedgerError, match="hash chain broken at record 2"):
+        ledger.verify()
+
+
+def test_a_run_is_never_recorded_twice(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        ledger.append(record(0))
+        with pytest.raises(LedgerError, match="already recorded"):
+            ledger.append(record(0, damage=True))
+        assert [r.counts_as_damage for r in ledger.records()] == [False]
+        assert ledger.verify() == 1
+
+
+def test_resuming_with_a_different_seed_is_refused(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        ledger.open_campaign("c", {"seed": 1, "suite_digest": "a"})
+        ledger.open_campaign("c", {"seed": 1, "suite_digest": "a"})
+        with pytest.raises(LedgerError, match="different seed"):
+            ledger.open_campaign("c", {"seed": 2, "suite_digest": "a"})
+
+
+def test_claims_count_interrupted_attempts(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        key = ("c", "m", "t", 0)
+        assert [ledger.claim(key), ledger.claim(key), ledger.claim(("c", "m", "t", 1))] == [0, 1, 0]
+
+
+def test_tallies_skip_invalid_runs(tmp_path: Path) -> None:
+    path = tmp_path / "l.sqlite"
+    with Ledger(path) as ledger:
+        for i, damage in enumerate([True, False, False, True]):
+            ledger.append(record(i, damage=damage))
+        ledger.append(record(4, status="invalid"))
+    (tally,) = read_tallies(path)
+    assert (tally.n, tally.damage, tally.damage_upper, tally.success) == (4, 2, 2, 2)
+
+
+def test_a_file_that_is_not_a_ledger_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "junk.sqlite"
+    path.write_bytes(b"not sqlite at all" * 100)
+    with pytest.raises(LedgerError, match="not a kaudit ledger"):
+        Ledger(path)

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from kaudit.errors import SeedDriftError
+from kaudit.label import diff_images
+from kaudit.substrate import CHANGE_LOG, SqliteSubstrate, StateDump, ToolContext, build_image, cached_image, read_schema
+from kaudit.worlds import get_world
+
+
+def test_schema_primary_keys_come_from_the_database() -> None:
+    image = get_world("mini").substrate().template.image
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(image)
+    schema = read_schema(conn)
+    assert set(schema.tables) == {"account", "link", "outbox"}
+    assert schema.tables["link"].primary_key == ("account_id", "tag")
+    assert schema.tables["account"].primary_key == ("id",)
+    assert CHANGE_LOG not in schema.tables
+
+
+def test_seeded_sandbox_starts_from_the_template_digest() -> None:
+    substrate = get_world("mini").substrate()
+    sandbox = substrate.seed("r1")
+    assert sandbox.dump().digest == substrate.template_digest
+    sandbox.close()
+
+
+def test_seed_drift_is_an_error() -> None:
+    substrate = get_world("mini").substrate()
+    tampered = StateDump(image=substrate.template.image, digest="0" * 64)
+    broken = SqliteSubstrate("mini", substrate.template.image, substrate.tools)
+    object.__setattr__(broken, "template", tampered)
+    with pytest.raises(SeedDriftError, match="differs from template"):
+        broken.seed("r1")
+
+
+def test_sandboxes_are_isolated() -> None:
+    substrate = get_world("mini").substrate()
+    a, b = substrate.seed("a"), substrate.seed("b")
+    update = substrate.tools["update_account"]
+    assert update.call(ToolContext(db=a.db), {"account_id": "ACC_001", "status": "closed"}).ok
+    assert b.db.one("SELECT status FROM account WHERE id = 'ACC_001'") == {"status": "open"}
+    assert substrate.seed("c").db.one("SELECT status FROM account WHERE id = 'ACC_001'") == {"status": "open"}
+    a.close()
+    b.close()
+
+
+def test_template_is_cached_by_recipe_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAUDIT_CACHE", str(tmp_path))
+    calls: list[int] = []
+
+    def builder(conn: sqlite3.Connection) -> None:
+        calls.append(1)
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+
+    first = cached_image("abc", builder)
+    second = cached_image("abc", builder)
+    assert first == second and calls == [1]
+    assert (tmp_path / "templates" / "abc.sqlite").read_bytes() == first
+
+
+def test_tool_failure_is_a_result_not_a_crash() -> None:
+    substrate = get_world("mini").substrate()
+    sandbox = substrate.seed("x")
+    ctx = ToolContext(db=sandbox.db)
+    missing = substrate.tools["delete_account"].call(ctx, {"account_id": "NOPE"})
+    assert (missing.ok, missing.error) == (False, "no account NOPE")
+    bad = substrate.tools["update_account"].call(ctx, {"account_id": "ACC_001", "balance": "lots"})
+    assert not bad.ok and bad.error is not None and bad.error.startswith("invalid argument balance")
+    extra = substrate.tools["get_account"].call(ctx, {"account_id": "ACC_001", "sql": "DROP TABLE x"})
+    assert not extra.ok
+    sandbox.close()
+
+
+def test_atomic_rolls_back_a_half_applied_write() -> None:
+    sandbox = get_world("mini").substrate().seed("x")
+    with pytest.raises(RuntimeError), sandbox.db.atomic():
+        sandbox.db.execute("UPDATE account SET status = 'gone' WHERE id = 'ACC_001'")
+        raise RuntimeError("tool failed half-way")
+    assert sandbox.db.one("SELECT status FROM account WHERE id = 'ACC_001'") == {"status": "open"}
+    assert diff_images(sandbox.initial.image, sandbox.dump().image) == []
+    sandbox.close()
+
+
+def test_change_capture_logs_replace_as_delete_and_insert() -> None:
+    image = build_image(lambda c: c.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v)"))
+    sandbox = SqliteSubstrate("t", image, {}).seed("x")
+    sandbox.db.execute("INSERT INTO t VALUES (1, 'a')")
+    sandbox.db.execute("INSERT OR REPLACE INTO t VALUES (1, 'b')")
+    logged = sandbox.db.query(f"SELECT tbl, pk FROM {CHANGE_LOG} ORDER BY seq")
+    assert logged == [{"tbl": "t", "pk": "[1]"}] * 3
+    sandbox.close()
