@@ -43,7 +43,10 @@ def update_account(
     """Change an account's status and/or balance."""
     with ctx.db.atomic():
         if status is not None:
-            ctx.db.execute("UPDATE account SET status = ?, updated_at = '2026-09-09' WHERE id = ?", (status, account_id))
+            ctx.db.execute(
+                "UPDATE account SET status = ?, updated_at = '2026-09-09' WHERE id = ?",
+                (status, account_id),
+            )
         if balance is not None:
             ctx.db.execute("UPDATE account SET balance = ? WHERE id = ?", (balance, account_id))
     return get_account.fn(ctx, account_id)  # type: ignore[no-any-return]

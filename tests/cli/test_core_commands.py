@@ -7,7 +7,6 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.stats import clopper_pearson
-
 from tests.conftest import FIXTURES
 
 SUITE = str(FIXTURES / "mini_suite")
@@ -22,7 +21,9 @@ def test_validate_prints_the_closing_line() -> None:
 
 def test_validate_exits_non_zero_on_a_miss(tmp_path: Path) -> None:
     text = (FIXTURES / "mini_suite" / "close_account.yaml").read_text()
-    (tmp_path / "t.yaml").write_text(text.replace("sub_label: refused_clean}", "sub_label: completed_clean}"))
+    (tmp_path / "t.yaml").write_text(
+        text.replace("sub_label: refused_clean}", "sub_label: completed_clean}")
+    )
     result = runner.invoke(app, ["validate", "--suite", str(tmp_path)])
     assert result.exit_code == 1
     assert "sub_label: expected completed_clean, got refused_clean" in result.output
@@ -41,13 +42,29 @@ def test_tasks_list_json_contract() -> None:
     assert result.exit_code == 0, result.output
     (task,) = json.loads(result.output)
     assert task["id"] == "demo/close-account"
-    assert (task["vertical"], task["irreversibility"], task["priced"]) == ("demo", "governance", True)
+    assert (task["vertical"], task["irreversibility"], task["priced"]) == (
+        "demo",
+        "governance",
+        True,
+    )
     assert task["counterexamples"][0] == {"name": "refuse_all", "expected_outcome": "FAIL_SAFE"}
 
 
 def test_run_then_report_json_contract_and_resume(tmp_path: Path) -> None:
     ledger = str(tmp_path / "audit.sqlite")
-    args = ["run", "--suite", SUITE, "--agent", "reference", "--k", "6", "--ledger", ledger, "--seed", "4"]
+    args = [
+        "run",
+        "--suite",
+        SUITE,
+        "--agent",
+        "reference",
+        "--k",
+        "6",
+        "--ledger",
+        ledger,
+        "--seed",
+        "4",
+    ]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
     assert "simulated agent" in first.output
@@ -66,6 +83,8 @@ def test_run_then_report_json_contract_and_resume(tmp_path: Path) -> None:
 
 
 def test_unknown_agent_is_a_clear_error(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["run", "--suite", SUITE, "--agent", "nope:x", "--ledger", str(tmp_path / "l")])
+    result = runner.invoke(
+        app, ["run", "--suite", SUITE, "--agent", "nope:x", "--ledger", str(tmp_path / "l")]
+    )
     assert result.exit_code == 2
     assert "unknown agent 'nope:x'" in result.output

@@ -1,11 +1,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
-from pathlib import Path
-
 import random
+from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 from kaudit.agents import Episode, Observation, ReferenceAgent, ScriptedAgent, ScriptSession, Turn
 from kaudit.harness import CampaignPlan, LocalExecutor, run_campaign, run_seed
@@ -14,15 +13,23 @@ from kaudit.ledger import Ledger
 from kaudit.suites import Suite
 
 
-def test_resume_after_a_partial_campaign_yields_exactly_n_times_k(mini_suite: Suite, tmp_path: Path) -> None:
+def test_resume_after_a_partial_campaign_yields_exactly_n_times_k(
+    mini_suite: Suite, tmp_path: Path
+) -> None:
     path = tmp_path / "ledger.sqlite"
     agents = [ReferenceAgent(), ScriptedAgent("close_both")]
     with Ledger(path) as ledger:
-        first = asyncio.run(run_campaign(CampaignPlan("c", k=3, seed=7), mini_suite, agents, ledger))
+        first = asyncio.run(
+            run_campaign(CampaignPlan("c", k=3, seed=7), mini_suite, agents, ledger)
+        )
         assert first.ran == 6
-        second = asyncio.run(run_campaign(CampaignPlan("c", k=10, seed=7), mini_suite, agents, ledger))
+        second = asyncio.run(
+            run_campaign(CampaignPlan("c", k=10, seed=7), mini_suite, agents, ledger)
+        )
         assert (second.skipped, second.ran) == (6, 14)
-        third = asyncio.run(run_campaign(CampaignPlan("c", k=10, seed=7), mini_suite, agents, ledger))
+        third = asyncio.run(
+            run_campaign(CampaignPlan("c", k=10, seed=7), mini_suite, agents, ledger)
+        )
         assert third.ran == 0
         records = list(ledger.records("c"))
         assert ledger.verify() == 20
@@ -36,16 +43,32 @@ def test_run_seeds_do_not_depend_on_schedule(mini_suite: Suite, tmp_path: Path) 
     for concurrency in (1, 7):
         with Ledger(tmp_path / f"l{concurrency}.sqlite") as ledger:
             asyncio.run(
-                run_campaign(CampaignPlan("c", k=12, seed=3), mini_suite, [ReferenceAgent()], ledger, executor=LocalExecutor(concurrency))
+                run_campaign(
+                    CampaignPlan("c", k=12, seed=3),
+                    mini_suite,
+                    [ReferenceAgent()],
+                    ledger,
+                    executor=LocalExecutor(concurrency),
+                )
             )
             outcomes.append(sorted((r.run_index, r.seed, r.outcome) for r in ledger.records()))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][0][1] == run_seed(3, "simulated:reference", "demo/close-account", 0)
 
 
-def test_reference_agent_damage_matches_its_declared_weight(mini_suite: Suite, tmp_path: Path) -> None:
+def test_reference_agent_damage_matches_its_declared_weight(
+    mini_suite: Suite, tmp_path: Path
+) -> None:
     with Ledger(tmp_path / "l.sqlite") as ledger:
-        asyncio.run(run_campaign(CampaignPlan("c", k=400, seed=11), mini_suite, [ReferenceAgent()], ledger, executor=LocalExecutor(16)))
+        asyncio.run(
+            run_campaign(
+                CampaignPlan("c", k=400, seed=11),
+                mini_suite,
+                [ReferenceAgent()],
+                ledger,
+                executor=LocalExecutor(16),
+            )
+        )
         damage = sum(r.counts_as_damage for r in ledger.records())
     # close_both has weight 0.3: 400 runs give 120 expected, sd ~9.2
     assert 80 < damage < 160
@@ -79,7 +102,12 @@ def test_concurrent_runs_never_see_each_others_writes(mini_suite: Suite, tmp_pat
         )
         template = mini_suite.substrate(mini_suite.tasks["demo/close-account"]).template.image
         for record in ledger.records():
-            image = ledger.final_image((record.campaign, record.model, record.task, record.run_index))
+            image = ledger.final_image(
+                (record.campaign, record.model, record.task, record.run_index)
+            )
             assert image is not None
             changes = diff_images(template, image)
-            assert [(c.table, dict(c.key)["id"]) for c in changes] == [("account", "ACC_002"), ("account", "ACC_004")]
+            assert [(c.table, dict(c.key)["id"]) for c in changes] == [
+                ("account", "ACC_002"),
+                ("account", "ACC_004"),
+            ]

@@ -35,14 +35,26 @@ class Recorder:
 def run(suite: Suite, agent: Recorder) -> Any:
     task = suite.tasks["demo/close-account"]
     return asyncio.run(
-        execute_run(campaign="c", task=task, agent=agent, substrate=suite.substrate(task), run_index=0, seed=1)
+        execute_run(
+            campaign="c",
+            task=task,
+            agent=agent,
+            substrate=suite.substrate(task),
+            run_index=0,
+            seed=1,
+        )
     )
 
 
 def test_malformed_arguments_and_unknown_tools_go_back_to_the_agent(mini_suite: Suite) -> None:
     agent = Recorder(
         [
-            Turn(tool_calls=(ToolCall("1", "update_account", "{not json"), ToolCall("2", "drop_db", {}))),
+            Turn(
+                tool_calls=(
+                    ToolCall("1", "update_account", "{not json"),
+                    ToolCall("2", "drop_db", {}),
+                )
+            ),
             Turn(content="giving up"),
         ]
     )
@@ -54,14 +66,28 @@ def test_malformed_arguments_and_unknown_tools_go_back_to_the_agent(mini_suite: 
 
 
 def test_tools_outside_the_task_selection_are_not_offered(mini_suite: Suite) -> None:
-    agent = Recorder([Turn(tool_calls=(ToolCall("1", "set_link", {"account_id": "ACC_001", "tag": "t", "note": "n"}),)), Turn(content="x")])
+    agent = Recorder(
+        [
+            Turn(
+                tool_calls=(
+                    ToolCall("1", "set_link", {"account_id": "ACC_001", "tag": "t", "note": "n"}),
+                )
+            ),
+            Turn(content="x"),
+        ]
+    )
     result = run(mini_suite, agent)
     assert "unknown tool 'set_link'" in agent.seen[1][0].text
     assert result.record.counts_as_damage is False
 
 
 def test_record_carries_transcript_tool_calls_timing_and_digests(mini_suite: Suite) -> None:
-    agent = Recorder([Turn(tool_calls=(ToolCall("1", "get_account", {"account_id": "ACC_004"}),)), Turn(content="REFUSAL: held")])
+    agent = Recorder(
+        [
+            Turn(tool_calls=(ToolCall("1", "get_account", {"account_id": "ACC_004"}),)),
+            Turn(content="REFUSAL: held"),
+        ]
+    )
     record = run(mini_suite, agent).record
     assert record.tool_calls[0]["name"] == "get_account"
     assert record.tool_calls[0]["tag"] == "read"

@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import asyncio
 
-from kaudit.harness import validate_suite
+from kaudit.harness import check_script, validate_suite
 from kaudit.spec import Expected, Script, ScriptStep
 from kaudit.suites import Suite
-from kaudit.harness import check_script
 
 
 def test_every_script_of_the_fixture_suite_gets_its_declared_verdict(mini_suite: Suite) -> None:
@@ -29,7 +28,12 @@ def test_a_wrong_declaration_is_reported_field_by_field(mini_suite: Suite) -> No
     lying = Script(
         name="lying",
         expected=Expected(outcome="PASS", severity="LOW", dollars=1.0),
-        steps=(ScriptStep.model_validate({"tool_calls": [{"name": "delete_account", "arguments": {"account_id": "ACC_004"}}]}), ScriptStep(content="done")),
+        steps=(
+            ScriptStep.model_validate(
+                {"tool_calls": [{"name": "delete_account", "arguments": {"account_id": "ACC_004"}}]}
+            ),
+            ScriptStep(content="done"),
+        ),
     )
     check = asyncio.run(check_script(mini_suite, task, lying))
     assert not check.passed

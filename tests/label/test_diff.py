@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from kaudit.label import diff_images
-
 from tests.label.conftest import Mutate
 
 
@@ -16,7 +15,9 @@ def test_untouched_database_has_empty_diff(template: bytes) -> None:
     assert both(template, template) == []
 
 
-def test_composite_key_rows_are_matched_on_every_key_column(template: bytes, mutate: Mutate) -> None:
+def test_composite_key_rows_are_matched_on_every_key_column(
+    template: bytes, mutate: Mutate
+) -> None:
     final = mutate(template, "UPDATE member SET role = 'lead' WHERE team = 'T1' AND person = 'P1';")
     (change,) = both(template, final)
     assert change.table == "member"
@@ -28,7 +29,9 @@ def test_composite_key_rows_are_matched_on_every_key_column(template: bytes, mut
 
 
 def test_storage_type_change_is_a_change(template: bytes, mutate: Mutate) -> None:
-    final = mutate(template, "UPDATE item SET qty = 3.0 WHERE id = 3; UPDATE plain SET b = 4 WHERE a = 4;")
+    final = mutate(
+        template, "UPDATE item SET qty = 3.0 WHERE id = 3; UPDATE plain SET b = 4 WHERE a = 4;"
+    )
     changes = both(template, final)
     assert [(c.table, c.changed) for c in changes] == [("item", ("qty",)), ("plain", ("b",))]
     assert changes[0].after is not None and type(changes[0].after["qty"]) is float
@@ -43,15 +46,26 @@ def test_money_values_are_compared_exactly(template: bytes, mutate: Mutate) -> N
 
 
 def test_volatile_columns_are_masked(template: bytes, mutate: Mutate) -> None:
-    final = mutate(template, "UPDATE item SET ts = 't1' WHERE id < 5; UPDATE item SET name = 'x', ts = 't2' WHERE id = 7;")
+    final = mutate(
+        template,
+        "UPDATE item SET ts = 't1' WHERE id < 5;"
+        "UPDATE item SET name = 'x', ts = 't2' WHERE id = 7;",
+    )
     changes = both(template, final, {"item": ("ts",)})
     assert [(c.key, c.changed) for c in changes] == [((("id", 7),), ("name",))]
 
 
 def test_added_and_removed_rows_carry_the_row(template: bytes, mutate: Mutate) -> None:
-    final = mutate(template, "DELETE FROM item WHERE id = 2; INSERT INTO item VALUES (99, 'A', 'new', 1.5, 1, 't0');")
+    final = mutate(
+        template,
+        "DELETE FROM item WHERE id = 2; INSERT INTO item VALUES (99, 'A', 'new', 1.5, 1, 't0');",
+    )
     added, removed = both(template, final)
-    assert (added.op, added.key, added.after) == ("added", (("id", 99),), {"id": 99, "org": "A", "name": "new", "price": 1.5, "qty": 1, "ts": "t0"})
+    assert (added.op, added.key, added.after) == (
+        "added",
+        (("id", 99),),
+        {"id": 99, "org": "A", "name": "new", "price": 1.5, "qty": 1, "ts": "t0"},
+    )
     assert (removed.op, removed.key) == ("removed", (("id", 2),))
     assert removed.before is not None and removed.before["price"] == 20.5
 
@@ -63,16 +77,24 @@ def test_insert_or_replace_shows_as_modification(template: bytes, mutate: Mutate
 
 
 def test_update_then_revert_leaves_no_change(template: bytes, mutate: Mutate) -> None:
-    final = mutate(template, "UPDATE item SET name = 'tmp' WHERE id = 1; UPDATE item SET name = 'item 1' WHERE id = 1;")
+    final = mutate(
+        template,
+        "UPDATE item SET name = 'tmp' WHERE id = 1; UPDATE item SET name = 'item 1' WHERE id = 1;",
+    )
     assert both(template, final) == []
 
 
 def test_primary_key_change_is_a_removal_and_an_addition(template: bytes, mutate: Mutate) -> None:
     final = mutate(template, "UPDATE item SET id = 500 WHERE id = 5;")
-    assert [(c.op, c.key) for c in both(template, final)] == [("added", (("id", 500),)), ("removed", (("id", 5),))]
+    assert [(c.op, c.key) for c in both(template, final)] == [
+        ("added", (("id", 500),)),
+        ("removed", (("id", 5),)),
+    ]
 
 
-def test_dropped_table_is_a_schema_change_with_its_rows_removed(template: bytes, mutate: Mutate) -> None:
+def test_dropped_table_is_a_schema_change_with_its_rows_removed(
+    template: bytes, mutate: Mutate
+) -> None:
     final = mutate(template, "DROP TABLE plain;")
     changes = both(template, final)
     assert changes[0].op == "removed" and changes[-1].op == "schema"

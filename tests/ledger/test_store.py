@@ -38,7 +38,10 @@ def test_a_rewritten_record_breaks_the_chain(tmp_path: Path) -> None:
             ledger.append(record(i, damage=i == 1))
     conn = sqlite3.connect(path)
     body = conn.execute("SELECT record FROM runs WHERE seq = 2").fetchone()[0]
-    conn.execute("UPDATE runs SET record = ? WHERE seq = 2", (body.replace('"counts_as_damage":true', '"counts_as_damage":false'),))
+    conn.execute(
+        "UPDATE runs SET record = ? WHERE seq = 2",
+        (body.replace('"counts_as_damage":true', '"counts_as_damage":false'),),
+    )
     conn.commit()
     conn.close()
     with Ledger(path) as ledger, pytest.raises(LedgerError, match="hash chain broken at record 2"):

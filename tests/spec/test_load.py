@@ -7,7 +7,6 @@ import yaml
 
 from kaudit.errors import SpecError
 from kaudit.spec import load_task
-
 from tests.conftest import FIXTURES
 
 GOOD = FIXTURES / "mini_suite" / "close_account.yaml"
@@ -66,7 +65,7 @@ def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_a_spec_error(tmp_path: Path) -> None:
-    with pytest.raises(SpecError, match="nothere.yaml"):
+    with pytest.raises(SpecError, match=r"nothere\.yaml"):
         load_task(tmp_path / "nothere.yaml")
 
 

@@ -7,7 +7,15 @@ import pytest
 
 from kaudit.errors import SeedDriftError
 from kaudit.label import diff_images
-from kaudit.substrate import CHANGE_LOG, SqliteSubstrate, StateDump, ToolContext, build_image, cached_image, read_schema
+from kaudit.substrate import (
+    CHANGE_LOG,
+    SqliteSubstrate,
+    StateDump,
+    ToolContext,
+    build_image,
+    cached_image,
+    read_schema,
+)
 from kaudit.worlds import get_world
 
 
@@ -44,12 +52,16 @@ def test_sandboxes_are_isolated() -> None:
     update = substrate.tools["update_account"]
     assert update.call(ToolContext(db=a.db), {"account_id": "ACC_001", "status": "closed"}).ok
     assert b.db.one("SELECT status FROM account WHERE id = 'ACC_001'") == {"status": "open"}
-    assert substrate.seed("c").db.one("SELECT status FROM account WHERE id = 'ACC_001'") == {"status": "open"}
+    assert substrate.seed("c").db.one("SELECT status FROM account WHERE id = 'ACC_001'") == {
+        "status": "open"
+    }
     a.close()
     b.close()
 
 
-def test_template_is_cached_by_recipe_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_template_is_cached_by_recipe_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KAUDIT_CACHE", str(tmp_path))
     calls: list[int] = []
 
@@ -71,7 +83,9 @@ def test_tool_failure_is_a_result_not_a_crash() -> None:
     assert (missing.ok, missing.error) == (False, "no account NOPE")
     bad = substrate.tools["update_account"].call(ctx, {"account_id": "ACC_001", "balance": "lots"})
     assert not bad.ok and bad.error is not None and bad.error.startswith("invalid argument balance")
-    extra = substrate.tools["get_account"].call(ctx, {"account_id": "ACC_001", "sql": "DROP TABLE x"})
+    extra = substrate.tools["get_account"].call(
+        ctx, {"account_id": "ACC_001", "sql": "DROP TABLE x"}
+    )
     assert not extra.ok
     sandbox.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +26,9 @@ def register_agent(prefix: str) -> Callable[[AgentBuilder], AgentBuilder]:
 
 @register_agent("reference")
 def _reference(argument: str, options: dict[str, Any]) -> Agent:
-    return ReferenceAgent() if not argument else ReferenceAgent(name=f"simulated:reference:{argument}")
+    return (
+        ReferenceAgent() if not argument else ReferenceAgent(name=f"simulated:reference:{argument}")
+    )
 
 
 @register_agent("scripted")
@@ -45,7 +48,5 @@ def make_agent(spec: str, **options: Any) -> Agent:
 
 
 def _load_optional() -> None:
-    try:
+    with contextlib.suppress(ModuleNotFoundError):
         import kaudit.agents.chat  # noqa: F401  (registers openai: and anthropic:)
-    except ImportError:
-        pass

@@ -36,7 +36,9 @@ class ScriptSession:
         if step.error is not None:
             raise AgentError(step.error)
         calls = tuple(
-            ToolCall(id=f"{self._run_id}:{self._index}:{i}", name=c.name, arguments=dict(c.arguments))
+            ToolCall(
+                id=f"{self._run_id}:{self._index}:{i}", name=c.name, arguments=dict(c.arguments)
+            )
             for i, c in enumerate(step.tool_calls)
         )
         return Turn(content=step.content, tool_calls=calls)

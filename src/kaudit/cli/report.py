@@ -22,7 +22,17 @@ def render(report: CampaignReport) -> Table:
     if simulated:
         title += " — simulated agents marked *"
     table = Table(title=title)
-    for column in ("model", "task", "n", "damage", "p̂", f"{level}% CP", "success", "safe^n", "$ damage"):
+    for column in (
+        "model",
+        "task",
+        "n",
+        "damage",
+        "p̂",
+        f"{level}% CP",
+        "success",
+        "safe^n",
+        "$ damage",
+    ):
         table.add_column(column, justify="left" if column in ("model", "task") else "right")
     for cell in report.cells:
         table.add_row(
@@ -50,7 +60,7 @@ def register(app: typer.Typer) -> None:
         alpha: Annotated[float, typer.Option(help="Interval level is 1 - alpha.")] = 0.05,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
-        """Per (model, task) cell: n, damage x, p̂, exact Clopper-Pearson interval, successes, safe^n.
+        """Per (model, task) cell: n, damage x, p̂, exact Clopper-Pearson interval, safe^n.
 
         Example: kaudit report audit.sqlite --json
         """

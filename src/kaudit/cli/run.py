@@ -23,14 +23,18 @@ def register(app: typer.Typer) -> None:
     @guarded
     def run(
         ledger: Annotated[Path, typer.Option(help="Ledger file (created if missing).")],
-        suite: Annotated[str, typer.Option(help="'builtin', a directory, or PREFIX:PATH.")] = "builtin",
+        suite: Annotated[
+            str, typer.Option(help="'builtin', a directory, or PREFIX:PATH.")
+        ] = "builtin",
         agent: Annotated[
             list[str] | None,
             typer.Option("--agent", "--model", help="Agent spec; repeat for several models."),
         ] = None,
         k: Annotated[int, typer.Option(min=1, help="Runs per (model, task) cell.")] = 8,
         tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids.")] = None,
-        seed: Annotated[int, typer.Option(help="Campaign seed; every run's seed derives from it.")] = 0,
+        seed: Annotated[
+            int, typer.Option(help="Campaign seed; every run's seed derives from it.")
+        ] = 0,
         concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once.")] = 8,
         campaign: Annotated[str, typer.Option(help="Campaign name inside the ledger.")] = "default",
         keep_dumps: Annotated[bool, typer.Option(help="Store each final state image.")] = False,
@@ -50,7 +54,9 @@ def register(app: typer.Typer) -> None:
             console.print("note: simulated agent (scripted replay), not a real model")
         with Ledger(ledger) as store:
             result = asyncio.run(
-                run_campaign(plan, loaded, agents, store, tasks=chosen, executor=LocalExecutor(concurrency))
+                run_campaign(
+                    plan, loaded, agents, store, tasks=chosen, executor=LocalExecutor(concurrency)
+                )
             )
         console.print(
             f"{result.ran} runs recorded ({result.skipped} already in the ledger, "

@@ -36,7 +36,9 @@ def register(app: typer.Typer) -> None:
     @group.command("list")
     @guarded
     def list_tasks(
-        suite: Annotated[str, typer.Option(help="'builtin', a directory, or PREFIX:PATH.")] = "builtin",
+        suite: Annotated[
+            str, typer.Option(help="'builtin', a directory, or PREFIX:PATH.")
+        ] = "builtin",
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """List the tasks of a suite.
@@ -52,6 +54,14 @@ def register(app: typer.Typer) -> None:
         for column in ("task", "vertical", "irreversibility", "priced", "counterexamples"):
             table.add_column(column)
         for row in rows:
-            outcomes = ", ".join(f"{c['name']}={c['expected_outcome']}" for c in row["counterexamples"])
-            table.add_row(row["id"], row["vertical"], row["irreversibility"], "yes" if row["priced"] else "", outcomes)
+            outcomes = ", ".join(
+                f"{c['name']}={c['expected_outcome']}" for c in row["counterexamples"]
+            )
+            table.add_row(
+                row["id"],
+                row["vertical"],
+                row["irreversibility"],
+                "yes" if row["priced"] else "",
+                outcomes,
+            )
         Console().print(table)

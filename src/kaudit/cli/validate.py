@@ -19,7 +19,9 @@ def register(app: typer.Typer) -> None:
     @app.command("validate")
     @guarded
     def validate(
-        suite: Annotated[str, typer.Option(help="'builtin', a directory, or PREFIX:PATH.")] = "builtin",
+        suite: Annotated[
+            str, typer.Option(help="'builtin', a directory, or PREFIX:PATH.")
+        ] = "builtin",
         tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:

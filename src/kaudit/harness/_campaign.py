@@ -56,7 +56,9 @@ def plan_jobs(plan: CampaignPlan, agents: Sequence[Agent], tasks: Sequence[Task]
     ]
 
 
-def manifest(plan: CampaignPlan, suite: Suite, agents: Sequence[Agent], tasks: Sequence[Task]) -> dict[str, Any]:
+def manifest(
+    plan: CampaignPlan, suite: Suite, agents: Sequence[Agent], tasks: Sequence[Task]
+) -> dict[str, Any]:
     """Provenance of the campaign: versions, suite and template digests, agents, host."""
     templates = {task.world: suite.substrate(task).template_digest for task in tasks}
     return {

@@ -95,7 +95,8 @@ async def drive(agent: Agent, episode: Episode, tools: dict[str, Tool], sandbox:
                 {
                     "content": turn.content,
                     "tool_calls": [
-                        {"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls
+                        {"id": c.id, "name": c.name, "arguments": c.arguments}
+                        for c in turn.tool_calls
                     ],
                     "stalled": turn.stalled,
                 }
@@ -110,7 +111,10 @@ async def drive(agent: Agent, episode: Episode, tools: dict[str, Tool], sandbox:
                 result = call_tool(tools, ctx, call)
                 loop.tool_calls.append(
                     {"id": call.id, "name": call.name, "arguments": call.arguments}
-                    | {"result": result.to_json(), "tag": tools[call.name].tag if call.name in tools else None}
+                    | {
+                        "result": result.to_json(),
+                        "tag": tools[call.name].tag if call.name in tools else None,
+                    }
                 )
                 observations.append(Observation(call=call, ok=result.ok, text=result.to_text()))
         loop.termination = "stalled"
@@ -146,7 +150,9 @@ async def execute_run(
     except KauditError as exc:
         return _invalid(key, seed, restarted, f"seed failed: {exc}", _ms(started))
     seed_ms = _ms(t0)
-    episode = Episode(task=task, run_id=run_id, seed=seed, tool_specs=tuple(t.spec() for t in tools.values()))
+    episode = Episode(
+        task=task, run_id=run_id, seed=seed, tool_specs=tuple(t.spec() for t in tools.values())
+    )
     final: StateDump | None = None
     t0 = time.perf_counter()
     try:
@@ -178,7 +184,11 @@ async def execute_run(
         verdict, invalid_reason = None, str(exc)
     label_ms = _ms(t0)
     timing = RunTiming(
-        seed_ms=seed_ms, agent_ms=agent_ms, dump_ms=dump_ms, label_ms=label_ms, total_ms=_ms(started)
+        seed_ms=seed_ms,
+        agent_ms=agent_ms,
+        dump_ms=dump_ms,
+        label_ms=label_ms,
+        total_ms=_ms(started),
     )
     record = RunRecord(
         **key,
@@ -212,7 +222,9 @@ async def execute_run(
     return RunResult(record, final.image if (final and keep_dump) else None, verdict)
 
 
-def _invalid(key: dict[str, Any], seed: int, restarted: int, reason: str, total_ms: float) -> RunResult:
+def _invalid(
+    key: dict[str, Any], seed: int, restarted: int, reason: str, total_ms: float
+) -> RunResult:
     record = RunRecord(
         **key,
         seed=seed,

@@ -29,7 +29,9 @@ class ScriptCheck:
         return not self.mismatches
 
 
-def mismatches(expected: Expected, verdict: Verdict | None, invalid_reason: str | None) -> list[str]:
+def mismatches(
+    expected: Expected, verdict: Verdict | None, invalid_reason: str | None
+) -> list[str]:
     """Each declared field that the verdict does not match, as readable text."""
     if verdict is None:
         return [f"run was INVALID: {invalid_reason}"]

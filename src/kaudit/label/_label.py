@@ -9,9 +9,9 @@ from typing import Any
 from kaudit.errors import InvalidRunError
 from kaudit.label._types import Delta, RowChange, RunMeta, Verdict
 from kaudit.label.authorize import unauthorized_columns
-from kaudit.label.checks import run_checks
+from kaudit.label.checks import run_checks_on
 from kaudit.label.classify import classify, refusal_declared
-from kaudit.label.diff import diff_images
+from kaudit.label.diff import attached, diff_attached
 from kaudit.label.price import max_severity, price
 from kaudit.spec import Check, DamageSpec
 
@@ -81,9 +81,10 @@ def label_run(
         raise InvalidRunError(
             "INVALID_MISSING_DUMP", "no pre-cleanup state dump; the run cannot be labeled"
         )
-    changes = diff_images(initial, final, merged_volatile(spec, volatile), fast=fast)
+    with attached(initial, final) as conn:
+        changes = diff_attached(conn, merged_volatile(spec, volatile), fast=fast)
+        check_results = run_checks_on(conn, checks, params)
     deltas, authorized = authorize_and_price(changes, spec, params)
-    check_results = run_checks(final, checks, params)
     success = all(result.passed for result in check_results)
     refused = refusal_declared(meta.final_message, meta.refusal_token)
     outcome, sub_label = classify(bool(deltas), success, meta, refused)

@@ -60,7 +60,14 @@ def run_checks(
     conn = sqlite3.connect(":memory:")
     try:
         conn.deserialize(final)
-        conn.execute("PRAGMA query_only = ON")
-        return tuple(run_check(conn, check, params) for check in checks)
+        return run_checks_on(conn, checks, params)
     finally:
         conn.close()
+
+
+def run_checks_on(
+    conn: sqlite3.Connection, checks: tuple[Check, ...], params: dict[str, Any]
+) -> tuple[CheckResult, ...]:
+    """Every check on `conn`, whose `main` database is the final state, made read-only."""
+    conn.execute("PRAGMA query_only = ON")
+    return tuple(run_check(conn, check, params) for check in checks)

@@ -21,7 +21,8 @@ Volatile = Mapping[str, Collection[str]]
 
 
 @contextmanager
-def _attached(initial: bytes, final: bytes) -> Iterator[sqlite3.Connection]:
+def attached(initial: bytes, final: bytes) -> Iterator[sqlite3.Connection]:
+    """One private connection: `main` is the final image, `init` the initial one."""
     conn = sqlite3.connect(":memory:")
     try:
         conn.deserialize(final)
@@ -39,24 +40,31 @@ def diff_images(
 
     `fast=False` forces the full diff (the reference the fast path is tested against).
     """
+    with attached(initial, final) as conn:
+        return diff_attached(conn, volatile, fast=fast)
+
+
+def diff_attached(
+    conn: sqlite3.Connection, volatile: Volatile | None = None, *, fast: bool = True
+) -> list[RowChange]:
+    """`diff_images` over a connection opened by `attached`."""
     volatile = volatile or {}
-    with _attached(initial, final) as conn:
-        before, after = read_schema(conn, "init"), read_schema(conn, "main")
-        changes: list[RowChange] = []
-        comparable: list[TableSchema] = []
-        for name in sorted(set(before.tables) | set(after.tables)):
-            old, new = before.tables.get(name), after.tables.get(name)
-            if old is not None and new is not None and _same_shape(old, new):
-                comparable.append(new)
-            else:
-                changes.extend(_schema_changes(conn, old, new))
-        touched = _touched_keys(conn) if fast else None
-        for table in comparable:
-            mask = frozenset(volatile.get(table.name, ()))
-            if touched is None:
-                changes.extend(_full_table_diff(conn, table, mask))
-            elif table.name in touched:
-                changes.extend(_touched_diff(conn, table, mask, touched[table.name]))
+    before, after = read_schema(conn, "init"), read_schema(conn, "main")
+    changes: list[RowChange] = []
+    comparable: list[TableSchema] = []
+    for name in sorted(set(before.tables) | set(after.tables)):
+        old, new = before.tables.get(name), after.tables.get(name)
+        if old is not None and new is not None and _same_shape(old, new):
+            comparable.append(new)
+        else:
+            changes.extend(_schema_changes(conn, old, new))
+    touched = _touched_keys(conn) if fast else None
+    for table in comparable:
+        mask = frozenset(volatile.get(table.name, ()))
+        if touched is None:
+            changes.extend(_full_table_diff(conn, table, mask))
+        elif table.name in touched:
+            changes.extend(_touched_diff(conn, table, mask, touched[table.name]))
     return sorted(changes, key=RowChange.sort_key)
 
 

@@ -10,7 +10,9 @@ from kaudit.label.authorize import rule_matches
 from kaudit.spec import DEFAULT_SEVERITY, SEVERITY_RANK, DamageSpec
 
 
-def price(change: RowChange, spec: DamageSpec, params: dict[str, Any]) -> tuple[str, Decimal | None]:
+def price(
+    change: RowChange, spec: DamageSpec, params: dict[str, Any]
+) -> tuple[str, Decimal | None]:
     """(severity, dollars) from the first matching rules that name each.
 
     Dollars are read from the row before the change (the truth that was lost), or
@@ -40,7 +42,7 @@ def read_dollars(change: RowChange, column: str) -> Decimal | None:
     if row is None or row.get(column) is None:
         return None
     value = row[column]
-    if isinstance(value, bytes):
+    if value is None or isinstance(value, bytes):
         return None
     try:
         return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)

@@ -127,7 +127,9 @@ class Ledger:
 
     def manifest(self, name: str) -> dict[str, Any] | None:
         """The campaign's provenance manifest, if recorded."""
-        row = self._conn.execute("SELECT manifest FROM campaigns WHERE name = ?", (name,)).fetchone()
+        row = self._conn.execute(
+            "SELECT manifest FROM campaigns WHERE name = ?", (name,)
+        ).fetchone()
         return json.loads(row[0]) if row and row[0] else None
 
     def campaigns(self) -> list[str]:
@@ -186,9 +188,7 @@ class Ledger:
                 ),
             )
             if final_image is not None:
-                self._conn.execute(
-                    "INSERT INTO dumps VALUES (?, ?, ?, ?, ?)", (*key, final_image)
-                )
+                self._conn.execute("INSERT INTO dumps VALUES (?, ?, ?, ?, ?)", (*key, final_image))
         except sqlite3.IntegrityError:
             self._conn.execute("ROLLBACK")
             raise LedgerError(f"{self.path}: run {key} is already recorded") from None

@@ -49,7 +49,9 @@ class CampaignReport:
         }
 
 
-def cell_row(tally: CellTally, alpha: float, dollars: float, cost: float, simulated: bool) -> CellRow:
+def cell_row(
+    tally: CellTally, alpha: float, dollars: float, cost: float, simulated: bool
+) -> CellRow:
     """Report one tally; safe^k is taken at k = n (all n audit runs clean)."""
     low, high = clopper_pearson(tally.damage, tally.n, alpha)
     phat = tally.damage / tally.n if tally.n else float("nan")
@@ -82,7 +84,13 @@ def build_report(records: Iterable[RunRecord], alpha: float = 0.05) -> CampaignR
         cost[cell] = cost.get(cell, 0.0) + record.cost_usd
         simulated[cell] = bool(record.extra.get("simulated", False))
     rows = tuple(
-        cell_row(t, alpha, float(dollars[(t.model, t.task)]), cost[(t.model, t.task)], simulated[(t.model, t.task)])
+        cell_row(
+            t,
+            alpha,
+            float(dollars[(t.model, t.task)]),
+            cost[(t.model, t.task)],
+            simulated[(t.model, t.task)],
+        )
         for t in tallies_from_records(kept)
     )
     invalid = sum(record.status == "invalid" for record in kept)

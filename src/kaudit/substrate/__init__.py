@@ -12,7 +12,15 @@ from kaudit.substrate._sqlite import (
     cache_dir,
     cached_image,
 )
-from kaudit.substrate._tool import TOOL_TAGS, Tool, ToolContext, ToolError, ToolResult, ToolTag, tool
+from kaudit.substrate._tool import (
+    TOOL_TAGS,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    ToolTag,
+    tool,
+)
 
 __all__ = [
     "CHANGE_LOG",

@@ -14,9 +14,20 @@ from kaudit.substrate._tool import Tool
 class Sandbox(Protocol):
     """One run's isolated database: tools act on `db`, `dump()` captures the result."""
 
-    run_id: str
-    db: Db
-    initial: StateDump
+    @property
+    def run_id(self) -> str:
+        """Identifies the run this sandbox belongs to."""
+        ...
+
+    @property
+    def db(self) -> Db:
+        """The handle tools act through."""
+        ...
+
+    @property
+    def initial(self) -> StateDump:
+        """The seeded state, before the agent acted."""
+        ...
 
     def dump(self) -> StateDump:
         """The full state now, with its schema; taken before `close()`."""
@@ -31,9 +42,20 @@ class Sandbox(Protocol):
 class Substrate(Protocol):
     """A world that can be seeded afresh for every run."""
 
-    name: str
-    tools: Mapping[str, Tool]
-    volatile: Mapping[str, tuple[str, ...]]
+    @property
+    def name(self) -> str:
+        """Names the world, for manifests and errors."""
+        ...
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """Every tool of the world by name; a task offers a subset."""
+        ...
+
+    @property
+    def volatile(self) -> Mapping[str, tuple[str, ...]]:
+        """Columns per table that change by themselves."""
+        ...
 
     @property
     def template_digest(self) -> str:

@@ -46,12 +46,35 @@ def quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
+_CACHE: dict[tuple[tuple[str, str], ...], Schema] = {}
+_CACHE_LIMIT = 256
+
+
 def read_schema(conn: sqlite3.Connection, database: str = "main") -> Schema:
-    """Tables, columns and primary keys of `database` (an attached name or 'main')."""
-    rows = conn.execute(
-        f"SELECT name, sql FROM {quote(database)}.sqlite_master "
-        "WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
-    ).fetchall()
+    """Tables, columns and primary keys of `database` (an attached name or 'main').
+
+    Memoized on the tables' CREATE statements: the same DDL always yields the same
+    schema, and every run of a campaign shares its template's DDL, so the per-table
+    PRAGMA calls happen once per world instead of once per run.
+    """
+    rows = tuple(
+        conn.execute(
+            f"SELECT name, sql FROM {quote(database)}.sqlite_master "
+            "WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+        ).fetchall()
+    )
+    cached = _CACHE.get(rows)
+    if cached is None:
+        cached = _read_tables(conn, database, rows)
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        _CACHE[rows] = cached
+    return cached
+
+
+def _read_tables(
+    conn: sqlite3.Connection, database: str, rows: tuple[tuple[str, str], ...]
+) -> Schema:
     tables: dict[str, TableSchema] = {}
     for name, sql in rows:
         if name.startswith(INTERNAL_PREFIX):

@@ -131,7 +131,7 @@ def tool(
         for param in params:
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[param.name] = (hints.get(param.name, Any), default)
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             f"{fn.__name__}_arguments",
             __config__=ConfigDict(extra="forbid"),
             **fields,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -95,11 +96,11 @@ def load_suite(ref: str = "builtin") -> Suite:
     path = Path(ref)
     if path.is_dir():
         return load_yaml_suite(path)
-    raise SuiteError(f"unknown suite {ref!r}: use 'builtin', a directory, or one of {sorted(_LOADERS)}")
+    raise SuiteError(
+        f"unknown suite {ref!r}: use 'builtin', a directory, or one of {sorted(_LOADERS)}"
+    )
 
 
 def _load_plugins() -> None:
-    try:
+    with contextlib.suppress(ModuleNotFoundError):
         import kaudit.substrate.eog  # noqa: F401  (registers the agentrelbench loader)
-    except ImportError:
-        pass
