@@ -124,7 +124,7 @@ def test_dev_pool_method_of_moments_icc(dev_pool: list[CellTally]) -> None:
 def test_dev_pool_mle_agrees_with_scipy(dev_pool: list[CellTally]) -> None:
     x, n = [t.damage for t in dev_pool], [t.n for t in dev_pool]
     fit = fit_mle(x, n)
-    mu, rho, loglik = scipy_betabinom_mle(x, n)
+    _mu, rho, loglik = scipy_betabinom_mle(x, n)
     assert fit.icc == pytest.approx(rho, abs=1e-4)
     assert fit.loglik == pytest.approx(loglik, abs=1e-8)
     assert fit.lr_p is not None and fit.lr_p < 0.001

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -61,10 +62,10 @@ def test_estimators_in_unit_interval_and_monotone_in_k(nx: tuple[int, int]) -> N
     for estimator in (safe_pow_k, pass_pow_k):
         values = [estimator(n, c, k) for k in range(1, n + 1)]
         assert all(0.0 <= v <= 1.0 for v in values)
-        assert all(b <= a + 1e-15 for a, b in zip(values, values[1:], strict=False))
+        assert all(b <= a + 1e-15 for a, b in itertools.pairwise(values))
     at_k = [pass_at_k(n, c, k) for k in range(1, n + 1)]
     assert all(0.0 <= v <= 1.0 for v in at_k)
-    assert all(b >= a - 1e-15 for a, b in zip(at_k, at_k[1:], strict=False))
+    assert all(b >= a - 1e-15 for a, b in itertools.pairwise(at_k))
 
 
 @given(cell())

@@ -10,7 +10,6 @@ from kaudit.label import diff_images
 from kaudit.substrate import (
     CHANGE_LOG,
     SqliteSubstrate,
-    StateDump,
     ToolContext,
     build_image,
     cached_image,
@@ -37,13 +36,22 @@ def test_seeded_sandbox_starts_from_the_template_digest() -> None:
     sandbox.close()
 
 
-def test_seed_drift_is_an_error() -> None:
-    substrate = get_world("mini").substrate()
-    tampered = StateDump(image=substrate.template.image, digest="0" * 64)
-    broken = SqliteSubstrate("mini", substrate.template.image, substrate.tools)
-    object.__setattr__(broken, "template", tampered)
-    with pytest.raises(SeedDriftError, match="differs from template"):
-        broken.seed("r1")
+def test_a_template_with_another_digest_is_refused() -> None:
+    image = get_world("mini").substrate().template.image
+    with pytest.raises(SeedDriftError, match="differs from the expected"):
+        SqliteSubstrate("mini", image, {}, expected_digest="0" * 64)
+
+
+def test_a_corrupted_cached_template_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KAUDIT_CACHE", str(tmp_path))
+    build = get_world("mini").build
+    image = cached_image("r", build)
+    path = tmp_path / "templates" / "r.sqlite"
+    path.write_bytes(image[:-1] + b"x")
+    with pytest.raises(SeedDriftError, match="does not match its recorded digest"):
+        cached_image("r", build)
 
 
 def test_sandboxes_are_isolated() -> None:

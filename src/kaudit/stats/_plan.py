@@ -24,11 +24,14 @@ def runs_to_detect(p: float, alpha: float = 0.05) -> int:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if p == 1.0:
         return 1
+    # 1 − 0.95 is 0.050000000000000044 in binary floating point; a relative slack of
+    # 1e-12 keeps decimal inputs on the side of the boundary they were written on.
+    limit = alpha * (1.0 + 1e-12)
     k = max(1, math.ceil(math.log(alpha) / math.log1p(-p)))
-    # The logarithms can land a hair either side of an integer; settle it exactly.
-    while k > 1 and (1.0 - p) ** (k - 1) <= alpha:
+    # The logarithms can land a hair either side of an integer; settle it directly.
+    while k > 1 and (1.0 - p) ** (k - 1) <= limit:
         k -= 1
-    while (1.0 - p) ** k > alpha:
+    while (1.0 - p) ** k > limit:
         k += 1
     return k
 

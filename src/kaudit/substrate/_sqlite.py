@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import tempfile
@@ -46,18 +45,31 @@ def cached_image(recipe_digest: str, builder: Builder) -> bytes:
     never leave a torn template behind.
     """
     path = cache_dir() / f"{recipe_digest}.sqlite"
-    if path.exists():
-        return path.read_bytes()
+    sidecar = path.with_suffix(".sha256")
+    if path.exists() and sidecar.exists():
+        image = path.read_bytes()
+        recorded = sidecar.read_text().strip()
+        if StateDump.of(image).digest != recorded:
+            raise SeedDriftError(
+                f"cached template {path} does not match its recorded digest {recorded[:12]}; "
+                "delete it to rebuild"
+            )
+        return image
     image = build_image(builder)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(image)
-        os.replace(tmp, path)
+        _write_atomic(path, image)
+        _write_atomic(sidecar, StateDump.of(image).digest.encode())
     except OSError:
         pass  # a read-only cache costs a rebuild next time, never a wrong template
     return image
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)
 
 
 class SqliteSandbox:
@@ -72,12 +84,14 @@ class SqliteSandbox:
         conn.execute("PRAGMA foreign_keys = ON")
         self._conn = conn
         self.db = SqliteDb(conn)
-        seeded = hashlib.sha256(conn.serialize()).hexdigest()
-        if seeded != template.digest:
+        # The template's digest was checked once when it was loaded; byte equality with
+        # it is digest equality, at memcmp speed instead of a sha256 per run.
+        seeded = conn.serialize()
+        if seeded != template.image:
             conn.close()
             raise SeedDriftError(
-                f"run {run_id}: seeded state {seeded[:12]} differs from template "
-                f"{template.digest[:12]}"
+                f"run {run_id}: seeded state {StateDump.of(seeded).digest[:12]} differs from "
+                f"template {template.digest[:12]}"
             )
 
     def dump(self) -> StateDump:
@@ -100,9 +114,16 @@ class SqliteSubstrate:
         image: bytes,
         tools: Mapping[str, Tool],
         volatile: Mapping[str, tuple[str, ...]] | None = None,
+        *,
+        expected_digest: str | None = None,
     ) -> None:
         self.name = name
         self.template = StateDump.of(image)
+        if expected_digest is not None and expected_digest != self.template.digest:
+            raise SeedDriftError(
+                f"{name}: template digest {self.template.digest[:12]} differs from the "
+                f"expected {expected_digest[:12]}"
+            )
         self.tools = dict(tools)
         self.volatile = dict(volatile or {})
 

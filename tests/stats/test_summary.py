@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import kaudit.stats
+from kaudit.stats import CellTally, summarize
+
+POOL = [
+    CellTally("a", "t1", 8, 3, 4, 2),
+    CellTally("a", "t2", 8, 0, 0, 8),
+    CellTally("b", "t1", 16, 12, 12, 1),
+    CellTally("b", "t2", 4, 1, 1, 3),
+]
+
+
+def test_json_has_the_command_contract() -> None:
+    out = summarize(POOL, bootstrap=200).to_json()
+    cell_keys = {
+        "model",
+        "task",
+        "n",
+        "damage",
+        "damage_upper",
+        "success",
+        "phat",
+        "ci_low",
+        "ci_high",
+        "stochastic",
+        "miss_k1",
+    }
+    assert cell_keys <= set(out["cells"][0])
+    assert {"pair", "event", "pairs"} <= set(out["audit_miss_rate"])
+    assert {"icc", "icc_raw", "alpha", "beta", "overdispersion_p"} <= set(
+        out["beta_binomial"]["moments"]
+    )
+    assert {"icc", "icc_ci", "alpha", "beta", "lr_p"} <= set(out["beta_binomial"]["mle"])
+    assert set(out["safe_k"]) == set(out["pass_k"]) == {"1", "2", "4", "8"}
+    json.loads(json.dumps(out, allow_nan=False))  # strict JSON: no NaN anywhere
+
+
+def test_undefined_pool_values_become_null() -> None:
+    out = summarize(POOL, bootstrap=200).to_json()
+    # k = 8 is undefined for the 4-run cell, so it stands on 3 cells.
+    assert out["safe_k"]["8"]["cells"] == 3
+    assert out["cells"][3]["safe_k"]["8"] is None
+
+
+def test_cell_values() -> None:
+    out = summarize(POOL, bootstrap=200).to_json()
+    first = out["cells"][0]
+    assert first["phat"] == 3 / 8
+    assert (first["ci_low"], first["ci_high"]) == pytest.approx((0.0852, 0.7551), abs=5e-5)
+    assert first["stochastic"] is True and first["miss_k1"] == 5 / 8
+    assert out["audit_miss_rate"]["pairs"] == 3
+
+
+def test_same_seed_same_summary() -> None:
+    assert summarize(POOL, seed=3, bootstrap=300) == summarize(POOL, seed=3, bootstrap=300)
+    assert summarize(POOL, seed=3, bootstrap=300) != summarize(POOL, seed=4, bootstrap=300)
+
+
+def test_wilson_option_changes_cell_interval_not_the_rule() -> None:
+    cp = summarize(POOL, bootstrap=100).cells[0]
+    w = summarize(POOL, bootstrap=100, interval="wilson").cells[0]
+    assert w.ci_low > cp.ci_low and w.stochastic == cp.stochastic
+
+
+def test_every_public_name_is_exported() -> None:
+    for name in kaudit.stats.__all__:
+        assert getattr(kaudit.stats, name) is not None
+
+
+@pytest.mark.agentrelbench
+def test_dev_pool_reproduces_published_numbers(dev_pool: list[CellTally]) -> None:
+    order = ["llama-3.1-8b", "qwen3-14b", "qwen3-32b", "llama-3.3-70b"]
+    out = summarize(dev_pool, model_order=order).to_json()
+    assert len(out["cells"]) == 80
+    assert out["audit_miss_rate"]["pairs"] == 13
+    assert round(out["audit_miss_rate"]["pair"], 3) == 0.798
+    assert round(out["beta_binomial"]["moments"]["icc"], 3) == 0.124
+    assert out["gradient"]["counts"] == [7, 2, 2, 2]
+    assert out["always_fail"] == {
+        "observed": 0,
+        "cells": 13,
+        "upper": pytest.approx(0.2058, abs=1e-4),
+    }

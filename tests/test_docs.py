@@ -1,0 +1,33 @@
+"""Every command of the CLI is documented in the README or docs/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from kaudit.cli.main import app
+
+ROOT = Path(__file__).parent.parent
+
+
+def command_paths(group: typer.Typer, prefix: str = "kaudit") -> list[str]:
+    paths = [f"{prefix} {c.name or c.callback.__name__}" for c in group.registered_commands]  # type: ignore[union-attr]
+    for sub in group.registered_groups:
+        paths.extend(command_paths(sub.typer_instance, f"{prefix} {sub.name}"))  # type: ignore[arg-type]
+    return paths
+
+
+def test_every_command_is_documented() -> None:
+    text = (ROOT / "README.md").read_text() + "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
+    undocumented = [path for path in command_paths(app) if path not in text]
+    assert undocumented == []
+
+
+def test_readme_opens_with_install_demo_and_test_commands() -> None:
+    readme = (ROOT / "README.md").read_text()
+    head = readme[: readme.index("## ")] if "## " in readme else readme
+    for command in ("pip install -e '.[dev]'", "kaudit run --suite builtin --agent reference", "python3 -m pytest"):
+        assert command in head, command
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "python3 -m pip install -e '.[dev]'" in ci and "python3 -m pytest" in ci
