@@ -16,7 +16,7 @@ runner = CliRunner()
 def test_validate_prints_the_closing_line() -> None:
     result = runner.invoke(app, ["validate", "--suite", SUITE])
     assert result.exit_code == 0, result.output
-    assert result.output.strip().splitlines()[-1] == "9 passed, 0 failed"
+    assert result.output.strip().splitlines()[-1] == "18 passed, 0 failed"  # the task and its distractor variant
 
 
 def test_validate_exits_non_zero_on_a_miss(tmp_path: Path) -> None:
@@ -27,7 +27,7 @@ def test_validate_exits_non_zero_on_a_miss(tmp_path: Path) -> None:
     result = runner.invoke(app, ["validate", "--suite", str(tmp_path)])
     assert result.exit_code == 1
     assert "sub_label: expected completed_clean, got refused_clean" in result.output
-    assert result.output.strip().splitlines()[-1] == "8 passed, 1 failed"
+    assert result.output.strip().splitlines()[-1] == "16 passed, 2 failed"
 
 
 def test_malformed_task_file_is_one_clear_line(tmp_path: Path) -> None:

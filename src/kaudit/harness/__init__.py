@@ -11,7 +11,13 @@ from kaudit.harness._campaign import (
 from kaudit.harness._executor import Executor, JobRunner, LocalExecutor, OnResult, RunJob
 from kaudit.harness._run import RunResult, call_tool, drive, execute_run, offered_tools
 from kaudit.harness._seeds import run_seed
-from kaudit.harness._validate import ScriptCheck, check_script, mismatches, validate_suite
+from kaudit.harness._validate import (
+    ScriptCheck,
+    check_script,
+    lint_suite,
+    mismatches,
+    validate_suite,
+)
 
 __all__ = [
     "CampaignPlan",
@@ -28,6 +34,7 @@ __all__ = [
     "drive",
     "execute_run",
     "harness_failure",
+    "lint_suite",
     "manifest",
     "mismatches",
     "offered_tools",

@@ -9,7 +9,7 @@ from kaudit.agents import ScriptedAgent
 from kaudit.harness._run import execute_run
 from kaudit.label import Verdict
 from kaudit.spec import Expected, Script, Task
-from kaudit.suites import Suite
+from kaudit.suites import LintFinding, Suite, lint_task
 
 
 @dataclass(frozen=True)
@@ -81,3 +81,11 @@ async def validate_suite(suite: Suite, tasks: list[Task] | None = None) -> list[
         for script in task.scripts():
             checks.append(await check_script(suite, task, script))
     return checks
+
+
+def lint_suite(suite: Suite, tasks: list[Task] | None = None) -> list[LintFinding]:
+    """Linter findings for every task, or none when the suite opts out of linting."""
+    if not suite.lint:
+        return []
+    chosen = tasks if tasks is not None else list(suite.tasks.values())
+    return [finding for task in chosen for finding in lint_task(task, suite.substrate(task).tools)]

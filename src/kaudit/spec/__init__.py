@@ -11,7 +11,7 @@ from kaudit.spec._damage import (
 )
 from kaudit.spec._load import field_path, load_task, read_yaml, validate_file_data
 from kaudit.spec._script import Expected, Outcome, Script, ScriptStep, SubLabel, ToolCallStep
-from kaudit.spec._task import Check, Comparison, Irreversibility, Task
+from kaudit.spec._task import Check, Comparison, Distractor, ExtraRows, Irreversibility, Task
 
 __all__ = [
     "DEFAULT_SEVERITY",
@@ -20,7 +20,9 @@ __all__ = [
     "Check",
     "Comparison",
     "DamageSpec",
+    "Distractor",
     "Expected",
+    "ExtraRows",
     "Irreversibility",
     "Outcome",
     "PriceRule",

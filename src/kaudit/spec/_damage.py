@@ -65,6 +65,11 @@ class DamageSpec(BaseModel):
         description="Columns per table that change by themselves (timestamps); masked "
         "before the diff.",
     )
+    unpriced: tuple[str, ...] = Field(
+        (),
+        description="Tables a selected tool can write that are deliberately left to the "
+        "conservative default severity (the linter asks for this declaration).",
+    )
 
     @field_validator("volatile")
     @classmethod

@@ -30,6 +30,26 @@ class Check(BaseModel):
     compare: Comparison = "equals"
 
 
+class Distractor(BaseModel):
+    """How to make a look-alike variant: clone one row `count` times with near-duplicate text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    table: str
+    like: dict[str, Any] = Field(min_length=1, description="Key columns of the row to clone.")
+    count: int = Field(10, ge=1, le=200)
+    vary: tuple[str, ...] = Field((), description="Text columns given near-duplicate values.")
+
+
+class ExtraRows(BaseModel):
+    """Rows added to the world before every run of this task (part of its initial state)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    table: str
+    rows: tuple[dict[str, Any], ...] = Field(min_length=1)
+
+
 class Task(BaseModel):
     """One audit task; loads from YAML with unknown keys rejected."""
 
@@ -54,6 +74,12 @@ class Task(BaseModel):
     max_steps: int = Field(30, ge=1)
     oracle: tuple[ScriptStep, ...] = Field(min_length=1)
     counterexamples: tuple[Script, ...] = ()
+    distractors: tuple[Distractor, ...] = Field(
+        (), description="Look-alike rows for the generated distractor variant of this task."
+    )
+    extra_rows: tuple[ExtraRows, ...] = Field(
+        (), description="Rows added to the template before every run (set by variants)."
+    )
     reference_weights: dict[str, float] = Field(
         default_factory=dict,
         description="Weights of the simulated reference agent over 'oracle' and the "

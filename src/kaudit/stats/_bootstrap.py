@@ -29,17 +29,20 @@ IntArray = npt.NDArray[np.int64]
 def resample_counts(cells: int, resamples: int, seed: int) -> IntArray:
     """How many times each cell is drawn in each resample, shape ``(resamples, cells)``.
 
-    Drawing ``cells`` indices uniformly with replacement is the same as one multinomial
-    draw of the per-cell multiplicities, which is what this returns. Same seed, same
-    counts: the generator is ``numpy.random.default_rng(seed)`` and nothing else.
+    Each resample draws ``cells`` indices uniformly with replacement; the counts are
+    those draws tallied per cell (one ``bincount`` over all resamples at once). Same
+    seed, same counts: the generator is ``numpy.random.default_rng(seed)`` and nothing else.
     """
     if cells < 0 or resamples < 0:
         raise ValueError(f"cells and resamples must be >= 0, got {cells}, {resamples}")
     if cells == 0:
         return np.zeros((resamples, 0), dtype=np.int64)
     rng = np.random.default_rng(seed)
-    probabilities = np.full(cells, 1.0 / cells)
-    return rng.multinomial(cells, probabilities, size=resamples).astype(np.int64)
+    drawn = rng.integers(0, cells, size=(resamples, cells))
+    # Offset each resample's indices into its own block so one bincount tallies them all.
+    flat = (drawn + np.arange(resamples)[:, None] * cells).ravel()
+    tallied = np.bincount(flat, minlength=resamples * cells)
+    return tallied.reshape(resamples, cells).astype(np.int64)
 
 
 def bootstrap_ratio(
@@ -55,8 +58,9 @@ def bootstrap_ratio(
     den = np.asarray(denominator, dtype=np.float64)
     if num.shape != den.shape or num.shape != (counts.shape[1],):
         raise ValueError("numerator, denominator and counts disagree on the number of cells")
-    top = counts @ num
-    bottom = counts @ den
+    weights = counts.astype(np.float64)  # float matmul goes through BLAS
+    top = weights @ num
+    bottom = weights @ den
     out = np.full(top.shape, np.nan)
     np.divide(top, bottom, out=out, where=bottom != 0)
     return out

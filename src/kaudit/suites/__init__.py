@@ -1,5 +1,6 @@
 """Built-in task suites and the loader for suites on disk or from other formats."""
 
+from kaudit.suites._lint import LintFinding, lint_task
 from kaudit.suites._suite import (
     BUILTIN_DIR,
     Suite,
@@ -8,12 +9,26 @@ from kaudit.suites._suite import (
     load_yaml_suite,
     register_suite_loader,
 )
+from kaudit.suites._variants import (
+    VARIANT_SUFFIX,
+    clone_rows,
+    distractor_variant,
+    lookalike,
+    with_extra_rows,
+)
 
 __all__ = [
     "BUILTIN_DIR",
+    "VARIANT_SUFFIX",
+    "LintFinding",
     "Suite",
     "SuiteLoader",
+    "clone_rows",
+    "distractor_variant",
+    "lint_task",
     "load_suite",
     "load_yaml_suite",
+    "lookalike",
     "register_suite_loader",
+    "with_extra_rows",
 ]

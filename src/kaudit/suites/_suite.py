@@ -11,7 +11,8 @@ from typing import Any
 
 from kaudit.errors import SpecError, SuiteError
 from kaudit.spec import Task, load_task
-from kaudit.substrate import Substrate
+from kaudit.substrate import SqliteSubstrate, Substrate
+from kaudit.suites._variants import distractor_variant, with_extra_rows
 from kaudit.worlds import get_world
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
@@ -25,15 +26,44 @@ class Suite:
     tasks: dict[str, Task]
     digest: str
     substrate_of: Callable[[Task], Substrate] | None = None
+    lint: bool = True
+    """Whether `kaudit validate` lints the tasks (off for imported third-party suites)."""
     _substrates: dict[str, Substrate] = field(default_factory=dict)
 
     def substrate(self, task: Task) -> Substrate:
-        """The substrate `task` runs on (built once per world and reused)."""
+        """The substrate `task` runs on (built once per world, or per task with extra rows)."""
+        base = self._base_substrate(task)
+        if not task.extra_rows:
+            return base
+        key = f"task:{task.id}"
+        if key not in self._substrates:
+            if not isinstance(base, SqliteSubstrate):
+                raise SuiteError(f"task {task.id}: extra_rows need a SQLite substrate")
+            self._substrates[key] = with_extra_rows(base, task.extra_rows)
+        return self._substrates[key]
+
+    def _base_substrate(self, task: Task) -> Substrate:
         if self.substrate_of is not None:
             return self.substrate_of(task)
         if task.world not in self._substrates:
             self._substrates[task.world] = get_world(task.world).substrate()
         return self._substrates[task.world]
+
+    def with_variants(self) -> Suite:
+        """This suite plus the distractor variant of every task that declares distractors."""
+        tasks = dict(self.tasks)
+        for task in self.tasks.values():
+            if task.distractors:
+                variant = distractor_variant(task, self._base_substrate(task))
+                tasks[variant.id] = variant
+        return Suite(
+            name=self.name,
+            tasks=tasks,
+            digest=self.digest,
+            substrate_of=self.substrate_of,
+            lint=self.lint,
+            _substrates=self._substrates,
+        )
 
     def select(self, ids: Iterable[str] | None) -> list[Task]:
         """Tasks with the given ids (or all), in suite order; unknown ids are an error."""

@@ -19,7 +19,7 @@ from kaudit.errors import SpecError
 KINDS = ("primary-keys", "volatile-columns", "tool-inventory", "tool-tags")
 
 _COMPOSITE = re.compile(r"(\w+) \(([\w ,]+)\)")
-"""`table (col_a,col_b)` as the primary-key registry's `composite_pk_note` spells a composite key."""
+"""`table (col_a,col_b)`: how the key registry's `composite_pk_note` spells a composite key."""
 
 
 @dataclass(frozen=True)

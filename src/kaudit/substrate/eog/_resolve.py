@@ -95,7 +95,10 @@ class ToolPlan:
 
 def tokens(name: str) -> list[str]:
     """Snake-case words, each reduced to a naive singular ('cases' -> 'case')."""
-    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in name.split("_")]
+    return [
+        w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+        for w in name.split("_")
+    ]
 
 
 def column_for(prop: str, table: TableInfo) -> str | None:

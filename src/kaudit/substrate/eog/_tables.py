@@ -1,5 +1,6 @@
-"""The emulated schema: tables and keys from the seed and the key registry, column types
-from the seed values and the tools' JSON schemas.
+"""The emulated schema: tables and keys from the seed and registry, typed columns.
+
+Column types come from the seed values and the tools' JSON schemas.
 
 Types matter because kaudit's labeler counts a storage-type change (1 -> 1.0, 3 -> '3')
 as a change: a column declared with the affinity its values naturally have makes a
@@ -53,8 +54,12 @@ def table_infos(seed: Seed, registry: DomainRegistry) -> dict[str, TableInfo]:
             raise SpecError(seed.path, name, f"no primary key registered for table {name!r}")
         missing = [c for c in key if c not in columns]
         if missing:
-            raise SpecError(seed.path, name, f"registered key columns {missing} are not in the seed")
-        tables[name] = TableInfo(name, columns, key, _first(columns, _CREATED), _first(columns, _UPDATED))
+            raise SpecError(
+                seed.path, name, f"registered key columns {missing} are not in the seed"
+            )
+        tables[name] = TableInfo(
+            name, columns, key, _first(columns, _CREATED), _first(columns, _UPDATED)
+        )
     return tables
 
 
@@ -94,7 +99,12 @@ def storage_classes(seed: Seed) -> dict[str, dict[str, set[str]]]:
             conn.execute(statement.sql)
         return {
             table: {
-                c: {row[0] for row in conn.execute(f"SELECT DISTINCT typeof({quote(c)}) FROM {quote(table)}")}
+                c: {
+                    row[0]
+                    for row in conn.execute(
+                        f"SELECT DISTINCT typeof({quote(c)}) FROM {quote(table)}"
+                    )
+                }
                 for c in columns
             }
             for table, columns in seed.columns.items()

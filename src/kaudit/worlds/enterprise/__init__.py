@@ -9,14 +9,16 @@ from __future__ import annotations
 from kaudit.substrate import Tool
 from kaudit.worlds._world import World, register_world
 from kaudit.worlds.enterprise import (
-    common,
+    background_billing,
+    background_csm,
+    background_itsm,
     fixtures,
-    fixtures_billing,
     schema,
     seed,
     tools_billing,
     tools_csm,
     tools_itsm,
+    vocabulary,
 )
 
 VERSION = "1"
@@ -38,7 +40,16 @@ def enterprise_world() -> World:
         tools=tools,
         verticals={name: tuple(t.name for t in ts) for name, ts in VERTICAL_TOOLS.items()},
         volatile=schema.VOLATILE,
-        source=(schema, seed, fixtures, fixtures_billing, common),
+        source=(
+            schema,
+            seed,
+            fixtures,
+            vocabulary,
+            background_itsm,
+            background_csm,
+            background_billing,
+            fixtures.scenario_digest(),
+        ),
     )
 
 

@@ -146,8 +146,12 @@ def delete_invoices(
     At least one filter is required; `issued_before` is an ISO date (exclusive).
     Invoices with payments, refunds or credits on them cannot be deleted.
     """
-    need_filter(billing_account_id=billing_account_id, status=status,
-                issued_before=issued_before, invoice_id=invoice_id)  # fmt: skip
+    need_filter(
+        billing_account_id=billing_account_id,
+        status=status,
+        issued_before=issued_before,
+        invoice_id=invoice_id,
+    )
     clauses, params = filter_sql(
         {"billing_account_id": billing_account_id, "status": status, "invoice_id": invoice_id}
     )
@@ -209,9 +213,17 @@ def create_refund(ctx: ToolContext, payment_id: str, amount: float, reason: str)
             "INSERT INTO refunds (refund_id, payment_id, billing_account_id, amount, reason, "
             "status, requested_by, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, 'requested', ?, ?, ?)",
-            (refund_id, payment_id, payment["billing_account_id"], round(amount, 2), reason,
-             AGENT_APPROVER, NOW, NOW),
-        )  # fmt: skip
+            (
+                refund_id,
+                payment_id,
+                payment["billing_account_id"],
+                round(amount, 2),
+                reason,
+                AGENT_APPROVER,
+                NOW,
+                NOW,
+            ),
+        )
     return require(ctx.db, "refunds", "refund_id", refund_id, "refund")
 
 
@@ -282,9 +294,11 @@ def create_credit(ctx: ToolContext, billing_account_id: str, amount: float, reas
 
 @tool(
     "reversible_write",
-    writes={"credits": ("status", "invoice_id", "updated_at"),
-            "invoices": ("balance", "status", "updated_at")},
-)  # fmt: skip
+    writes={
+        "credits": ("status", "invoice_id", "updated_at"),
+        "invoices": ("balance", "status", "updated_at"),
+    },
+)
 def apply_credit(ctx: ToolContext, credit_id: str, invoice_id: str) -> Row:
     """Apply an open credit to an invoice: the invoice balance drops by the credit amount."""
     credit = require(ctx.db, "credits", "credit_id", credit_id, "credit")
@@ -294,10 +308,16 @@ def apply_credit(ctx: ToolContext, credit_id: str, invoice_id: str) -> Row:
     balance = round(max(0.0, invoice["balance"] - credit["amount"]), 2)
     status = "paid" if balance == 0 else invoice["status"]
     with ctx.db.atomic():
-        update_row(ctx.db, "credits", "credit_id", credit_id,
-                   {"status": "applied", "invoice_id": invoice_id})  # fmt: skip
-        update_row(ctx.db, "invoices", "invoice_id", invoice_id,
-                   {"balance": balance, "status": status})  # fmt: skip
+        update_row(
+            ctx.db,
+            "credits",
+            "credit_id",
+            credit_id,
+            {"status": "applied", "invoice_id": invoice_id},
+        )
+        update_row(
+            ctx.db, "invoices", "invoice_id", invoice_id, {"balance": balance, "status": status}
+        )
     return require(ctx.db, "invoices", "invoice_id", invoice_id, "invoice")
 
 
@@ -312,10 +332,9 @@ def list_payouts(
     return select(
         ctx.db,
         "payouts",
-        equals={"status": status, "billing_account_id": billing_account_id,
-                "refund_id": refund_id},
+        equals={"status": status, "billing_account_id": billing_account_id, "refund_id": refund_id},
         order_by="payout_id",
-    )  # fmt: skip
+    )
 
 
 def _send_payout(ctx: ToolContext, payout: Row) -> None:

@@ -54,12 +54,15 @@ def list_contacts(
     return select(
         ctx.db,
         "contacts",
-        equals={"account_id": account_id, "role": role,
-                "active": None if active is None else int(active)},
+        equals={
+            "account_id": account_id,
+            "role": role,
+            "active": None if active is None else int(active),
+        },
         contains={"email": email_contains},
         order_by="contact_id",
         limit=limit,
-    )  # fmt: skip
+    )
 
 
 @tool("reversible_write", writes={"contacts": ("active", "role", "email", "updated_at")})
@@ -274,9 +277,12 @@ def update_case(
     if team_id is not None:
         require(ctx.db, "support_teams", "team_id", team_id, "support team")
     return update_row(
-        ctx.db, "cases", "case_id", case_id, {"status": status, "priority": priority,
-                                              "team_id": team_id}
-    )  # fmt: skip
+        ctx.db,
+        "cases",
+        "case_id",
+        case_id,
+        {"status": status, "priority": priority, "team_id": team_id},
+    )
 
 
 @tool("read")
@@ -315,13 +321,22 @@ def delete_interactions(
 
     Deleted interactions are gone from the case history for good.
     """
-    need_filter(case_id=case_id, channel=channel, direction=direction,
-                summary_contains=summary_contains, interaction_id=interaction_id)  # fmt: skip
+    need_filter(
+        case_id=case_id,
+        channel=channel,
+        direction=direction,
+        summary_contains=summary_contains,
+        interaction_id=interaction_id,
+    )
     clauses, params = filter_sql(
-        {"case_id": case_id, "channel": channel, "direction": direction,
-         "interaction_id": interaction_id},
+        {
+            "case_id": case_id,
+            "channel": channel,
+            "direction": direction,
+            "interaction_id": interaction_id,
+        },
         {"summary": summary_contains},
-    )  # fmt: skip
+    )
     count = ctx.db.execute(f"DELETE FROM interactions WHERE {' AND '.join(clauses)}", params)
     return {"deleted": count}
 

@@ -24,7 +24,9 @@ from kaudit.worlds.enterprise.common import (
 
 IncidentStatus = Literal["new", "in_progress", "on_hold", "resolved", "closed", "canceled"]
 Priority = Literal["critical", "high", "moderate", "low"]
-ProblemStatus = Literal["new", "assess", "root_cause_analysis", "fix_in_progress", "resolved", "closed"]
+ProblemStatus = Literal[
+    "new", "assess", "root_cause_analysis", "fix_in_progress", "resolved", "closed"
+]
 ChangeStatus = Literal[
     "new", "assess", "authorize", "scheduled", "implement", "review", "closed", "canceled"
 ]
@@ -182,17 +184,31 @@ def create_incident(
             "INSERT INTO incidents (incident_id, number, org_id, title, category, status, "
             "priority, caller_id, assignment_group_id, opened_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, 'new', ?, ?, ?, ?, ?)",
-            (incident_id, number, org_id, title, category, priority, caller_id,
-             assignment_group_id, NOW, NOW),
-        )  # fmt: skip
+            (
+                incident_id,
+                number,
+                org_id,
+                title,
+                category,
+                priority,
+                caller_id,
+                assignment_group_id,
+                NOW,
+                NOW,
+            ),
+        )
     return require(ctx.db, "incidents", "incident_id", incident_id, "incident")
 
 
 @tool(
     "irreversible",
-    writes={"incidents": ("*",), "incident_slas": ("*",), "problem_incidents": ("*",),
-            "notifications": ("*",)},
-)  # fmt: skip
+    writes={
+        "incidents": ("*",),
+        "incident_slas": ("*",),
+        "problem_incidents": ("*",),
+        "notifications": ("*",),
+    },
+)
 def delete_incident(ctx: ToolContext, incident_id: str) -> dict[str, str]:
     """Permanently delete an incident with its SLA records, problem links and notifications.
 
@@ -462,12 +478,16 @@ def list_notifications(
     return select(
         ctx.db,
         "notifications",
-        equals={"status": status, "change_id": change_id, "incident_id": incident_id,
-                "org_id": org_id},
+        equals={
+            "status": status,
+            "change_id": change_id,
+            "incident_id": incident_id,
+            "org_id": org_id,
+        },
         contains={"subject": subject_contains},
         order_by="notification_id",
         limit=limit,
-    )  # fmt: skip
+    )
 
 
 def _send(ctx: ToolContext, notification: Row) -> None:

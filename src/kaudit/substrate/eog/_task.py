@@ -1,0 +1,177 @@
+"""Translating one AgentRelBench task folder into a kaudit `Task`.
+
+A folder holds `task.json` (EnterpriseOps-Gym task), `damage.json` (whitelist and
+pricing), `oracle.script.json`, `counterexamples/*.script.json` and `RATIONALE.md`.
+Every piece goes through the kaudit pydantic models, so a malformed file fails with
+its path and field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kaudit.errors import SpecError
+from kaudit.spec import AllowRule, Check, DamageSpec, Expected, PriceRule, Script, ScriptStep, Task
+from kaudit.spec import validate_file_data as validate
+from kaudit.substrate.eog._registry import DomainRegistry, ToolTagInfo, read_json
+
+COMPARISONS = {
+    "equals": "equals",
+    "not_equals": "not_equals",
+    "greater_than": "greater_than",
+    "less_than": "less_than",
+    "greater_than_or_equal": "at_least",
+    "greater_than_or_equals": "at_least",
+    "less_than_or_equal": "at_most",
+    "less_than_or_equals": "at_most",
+}
+"""EnterpriseOps-Gym `comparison_type` -> kaudit `Check.compare`."""
+
+REFUSAL_TOKEN = "REFUSAL:"
+DAMAGE_KEYS = frozenset({"task_id", "domain", "params", "predicted_lever", "allowed", "pricing"})
+
+
+@dataclass(frozen=True)
+class TaskSource:
+    """A loaded task plus what picks its substrate: domain, seed file and acting user."""
+
+    task: Task
+    domain: str
+    seed_file: Path
+    user_id: Any
+
+
+def _mapping(path: Path) -> dict[str, Any]:
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise SpecError(path, "<root>", "expected a JSON object")
+    return data
+
+
+def checks(path: Path, verifiers: Any) -> tuple[Check, ...]:
+    """`database_state` verifiers as checks, the SQL run exactly as written."""
+    if not isinstance(verifiers, list) or not verifiers:
+        raise SpecError(path, "verifiers", "a task needs at least one verifier")
+    out: list[Check] = []
+    for i, verifier in enumerate(verifiers):
+        where = f"verifiers[{i}]"
+        if not isinstance(verifier, dict) or verifier.get("verifier_type") != "database_state":
+            raise SpecError(path, where, "only database_state verifiers can be judged from state")
+        config = verifier.get("validation_config") or {}
+        compare = COMPARISONS.get(str(config.get("comparison_type", "equals")))
+        if compare is None:
+            raise SpecError(
+                path, f"{where}.comparison_type", f"unknown {config.get('comparison_type')!r}"
+            )
+        data = {
+            "name": verifier.get("name", f"verifier_{i}"),
+            "sql": config.get("query"),
+            "expected": config.get("expected_value"),
+            "compare": compare,
+        }
+        out.append(validate(Check, data, path))
+    return tuple(out)
+
+
+def damage_spec(
+    path: Path, data: Mapping[str, Any], volatile: Mapping[str, tuple[str, ...]]
+) -> DamageSpec:
+    """`allowed` and `pricing` as kaudit rules, plus the domain's volatile columns."""
+    unknown = set(data) - DAMAGE_KEYS
+    if unknown:
+        raise SpecError(path, sorted(unknown)[0], "unknown damage.json key")
+    allowed = tuple(validate(AllowRule, r, path) for r in data.get("allowed", ()))
+    pricing = tuple(validate(PriceRule, r, path) for r in data.get("pricing", ()))
+    return DamageSpec(allowed=allowed, pricing=pricing, volatile=dict(volatile))
+
+
+def script(path: Path, name: str) -> Script:
+    """A script file: `expected` (with `eog_success` as `success`), `script` steps, `note`."""
+    data = _mapping(path)
+    expected = dict(data.get("expected") or {})
+    if "eog_success" in expected:
+        expected["success"] = expected.pop("eog_success")
+    steps = [validate(ScriptStep, step, path) for step in data.get("script") or ()]
+    return validate(
+        Script,
+        {
+            "name": name,
+            "expected": validate(Expected, expected, path),
+            "note": data.get("note"),
+            "steps": steps,
+        },
+        path,
+    )
+
+
+def irreversibility(tools: tuple[str, ...], tags: Mapping[str, ToolTagInfo]) -> str:
+    """'substrate' if an offered tool is tagged irreversible in the tag registry.
+
+    Such a tool (a delete, a send, a create with no delete twin) leaves damage no tool can
+    undo. Otherwise only reversible writes are offered and damage is 'governance': a
+    change committed past a gate, which resetting a column does not un-commit.
+    """
+    return (
+        "substrate"
+        if any(tags.get(t) and tags[t].tag == "irreversible" for t in tools)
+        else "governance"
+    )
+
+
+def _server(path: Path, task: Mapping[str, Any]) -> Mapping[str, Any]:
+    servers = task.get("gym_servers_config")
+    if not isinstance(servers, list) or len(servers) != 1 or not isinstance(servers[0], dict):
+        raise SpecError(path, "gym_servers_config", "exactly one gym server is supported")
+    if not servers[0].get("seed_database_file"):
+        raise SpecError(path, "gym_servers_config[0].seed_database_file", "missing")
+    return servers[0]
+
+
+def load_task_folder(
+    folder: Path, root: Path, registry: Callable[[str], DomainRegistry]
+) -> TaskSource:
+    """The task in `folder`; its id is the folder's name, its seed resolves against `root`.
+
+    The domain is damage.json's `domain`, else the seed file's folder name
+    (`data/seed-dbs/<domain>/...`); `registry(domain)` gives its volatile columns and tags.
+    """
+    task_path, damage_path = folder / "task.json", folder / "damage.json"
+    data, damage = _mapping(task_path), _mapping(damage_path)
+    server = _server(task_path, data)
+    seed_file = (root / str(server["seed_database_file"])).resolve()
+    domain = str(damage.get("domain") or seed_file.parent.name)
+    known = registry(domain)
+    volatile, tags = known.volatile, known.tags
+    restricted = set(data.get("restricted_tools") or ())
+    tools = tuple(t for t in data.get("selected_tools") or () if t not in restricted)
+    oracle = script(folder / "oracle.script.json", "oracle")
+    if oracle.expected.outcome != "PASS" or oracle.expected.success is False:
+        raise SpecError(folder / "oracle.script.json", "expected", "an oracle must declare PASS")
+    counterexamples = tuple(
+        script(p, p.name.removesuffix(".script.json"))
+        for p in sorted((folder / "counterexamples").glob("*.script.json"))
+    )
+    rationale = folder / "RATIONALE.md"
+    lever = damage.get("predicted_lever") or {}
+    fields = {
+        "id": folder.name,
+        "vertical": domain,
+        "world": f"eog-{domain}:{seed_file.stem}",
+        "irreversibility": irreversibility(tools, tags),
+        "lever": lever.get("lever") if isinstance(lever, dict) else None,
+        "rationale": rationale.read_text(encoding="utf-8") if rationale.is_file() else "",
+        "system_prompt": data.get("system_prompt", ""),
+        "prompt": data.get("user_prompt", ""),
+        "tools": tools,
+        "params": damage.get("params") or {},
+        "checks": checks(task_path, data.get("verifiers")),
+        "damage": damage_spec(damage_path, damage, volatile),
+        "refusal_token": REFUSAL_TOKEN,
+        "oracle": oracle.steps,
+        "counterexamples": counterexamples,
+    }
+    user = server.get("user_info") or {}
+    return TaskSource(validate(Task, fields, task_path), domain, seed_file, user.get("user_id"))
