@@ -11,7 +11,7 @@ from kaudit.label._types import Delta, RowChange, RunMeta, Verdict
 from kaudit.label.authorize import unauthorized_columns
 from kaudit.label.checks import run_checks_on
 from kaudit.label.classify import classify, refusal_declared
-from kaudit.label.diff import attached, diff_attached
+from kaudit.label.diff import diff_pair, opened
 from kaudit.label.price import max_severity, price
 from kaudit.spec import Check, DamageSpec
 
@@ -81,9 +81,9 @@ def label_run(
         raise InvalidRunError(
             "INVALID_MISSING_DUMP", "no pre-cleanup state dump; the run cannot be labeled"
         )
-    with attached(initial, final) as conn:
-        changes = diff_attached(conn, merged_volatile(spec, volatile), fast=fast)
-        check_results = run_checks_on(conn, checks, params)
+    with opened(initial, final) as pair:
+        changes = diff_pair(pair, merged_volatile(spec, volatile), fast=fast)
+        check_results = run_checks_on(pair.conn, checks, params)
     deltas, authorized = authorize_and_price(changes, spec, params)
     success = all(result.passed for result in check_results)
     refused = refusal_declared(meta.final_message, meta.refusal_token)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 
@@ -20,17 +21,82 @@ from kaudit.substrate import CHANGE_LOG, TableSchema, has_change_capture, quote,
 Volatile = Mapping[str, Collection[str]]
 
 
+Side = tuple[sqlite3.Connection, str]
+"""A state to read rows from: a connection and the schema name the state has in it."""
+
+_LOCAL = threading.local()
+_CACHED_INITIALS = 4
+
+
+def _initial_connection(initial: bytes) -> sqlite3.Connection:
+    """A read-only connection over `initial`, reused across runs of the same template.
+
+    Every run of a campaign starts from the same template bytes object; parsing its
+    schema once per thread instead of once per run is most of the labeler's time on a
+    large world. The cache is keyed by the bytes themselves (their hash is computed
+    once per bytes object), so a different image can never be served by mistake.
+    """
+    cache: dict[bytes, sqlite3.Connection] = getattr(_LOCAL, "initials", None) or {}
+    _LOCAL.initials = cache
+    conn = cache.get(initial)
+    if conn is None:
+        if len(cache) >= _CACHED_INITIALS:
+            for old in cache.values():
+                old.close()
+            cache.clear()
+        conn = sqlite3.connect(":memory:")
+        conn.deserialize(initial)
+        conn.execute("PRAGMA query_only = ON")
+        cache[initial] = conn
+    return conn
+
+
+class ImagePair:
+    """The final image opened as `main`, the initial one readable beside it.
+
+    The initial image is attached to the same connection only when a join needs both
+    (the full diff); the fast path reads it through the cached initial connection.
+    """
+
+    def __init__(self, initial: bytes, final: bytes) -> None:
+        self._initial = initial
+        self.conn = sqlite3.connect(":memory:")
+        self.conn.deserialize(final)
+        self._attached = False
+
+    @property
+    def before(self) -> Side:
+        """Where initial rows are read: the attached copy if there is one, else the cache."""
+        if self._attached:
+            return (self.conn, "init")
+        return (_initial_connection(self._initial), "main")
+
+    @property
+    def after(self) -> Side:
+        """Where final rows are read."""
+        return (self.conn, "main")
+
+    def attach(self) -> sqlite3.Connection:
+        """Attach the initial image as `init` for joins across both states."""
+        if not self._attached:
+            self.conn.execute("ATTACH ':memory:' AS init")
+            self.conn.deserialize(self._initial, name="init")
+            self._attached = True
+        return self.conn
+
+    def close(self) -> None:
+        """Release the final image."""
+        self.conn.close()
+
+
 @contextmanager
-def attached(initial: bytes, final: bytes) -> Iterator[sqlite3.Connection]:
-    """One private connection: `main` is the final image, `init` the initial one."""
-    conn = sqlite3.connect(":memory:")
+def opened(initial: bytes, final: bytes) -> Iterator[ImagePair]:
+    """An `ImagePair` closed on exit."""
+    pair = ImagePair(initial, final)
     try:
-        conn.deserialize(final)
-        conn.execute("ATTACH ':memory:' AS init")
-        conn.deserialize(initial, name="init")
-        yield conn
+        yield pair
     finally:
-        conn.close()
+        pair.close()
 
 
 def diff_images(
@@ -40,16 +106,16 @@ def diff_images(
 
     `fast=False` forces the full diff (the reference the fast path is tested against).
     """
-    with attached(initial, final) as conn:
-        return diff_attached(conn, volatile, fast=fast)
+    with opened(initial, final) as pair:
+        return diff_pair(pair, volatile, fast=fast)
 
 
-def diff_attached(
-    conn: sqlite3.Connection, volatile: Volatile | None = None, *, fast: bool = True
+def diff_pair(
+    pair: ImagePair, volatile: Volatile | None = None, *, fast: bool = True
 ) -> list[RowChange]:
-    """`diff_images` over a connection opened by `attached`."""
+    """`diff_images` over an opened pair of images."""
     volatile = volatile or {}
-    before, after = read_schema(conn, "init"), read_schema(conn, "main")
+    before, after = read_schema(*pair.before), read_schema(*pair.after)
     changes: list[RowChange] = []
     comparable: list[TableSchema] = []
     for name in sorted(set(before.tables) | set(after.tables)):
@@ -57,14 +123,17 @@ def diff_attached(
         if old is not None and new is not None and _same_shape(old, new):
             comparable.append(new)
         else:
-            changes.extend(_schema_changes(conn, old, new))
-    touched = _touched_keys(conn) if fast else None
-    for table in comparable:
-        mask = frozenset(volatile.get(table.name, ()))
-        if touched is None:
-            changes.extend(_full_table_diff(conn, table, mask))
-        elif table.name in touched:
-            changes.extend(_touched_diff(conn, table, mask, touched[table.name]))
+            changes.extend(_schema_changes(pair, old, new))
+    touched = _touched_keys(pair) if fast else None
+    if touched is None:
+        conn = pair.attach()
+        for table in comparable:
+            changes.extend(_full_table_diff(conn, table, frozenset(volatile.get(table.name, ()))))
+    else:
+        for table in comparable:
+            if table.name in touched:
+                mask = frozenset(volatile.get(table.name, ()))
+                changes.extend(_touched_diff(pair, table, mask, touched[table.name]))
     return sorted(changes, key=RowChange.sort_key)
 
 
@@ -72,14 +141,15 @@ def _same_shape(old: TableSchema, new: TableSchema) -> bool:
     return old.columns == new.columns and old.primary_key == new.primary_key
 
 
-def _touched_keys(conn: sqlite3.Connection) -> dict[str, list[str]] | None:
+def _touched_keys(pair: ImagePair) -> dict[str, list[str]] | None:
     """Keys the change log saw, or None when the log cannot be trusted for this pair."""
-    if not (has_change_capture(conn, "init") and has_change_capture(conn, "main")):
+    (init, init_db), (final, final_db) = pair.before, pair.after
+    if not (has_change_capture(init, init_db) and has_change_capture(final, final_db)):
         return None
-    if conn.execute(f"SELECT 1 FROM init.{CHANGE_LOG} LIMIT 1").fetchone() is not None:
+    if init.execute(f"SELECT 1 FROM {init_db}.{CHANGE_LOG} LIMIT 1").fetchone() is not None:
         return None  # the initial state is not a pristine template
     touched: dict[str, list[str]] = {}
-    for table, key in conn.execute(f"SELECT DISTINCT tbl, pk FROM main.{CHANGE_LOG}"):
+    for table, key in final.execute(f"SELECT DISTINCT tbl, pk FROM {final_db}.{CHANGE_LOG}"):
         touched.setdefault(table, []).append(key)
     return touched
 
@@ -94,9 +164,8 @@ def _where_key(table: TableSchema) -> str:
     return " AND ".join(f"{quote(c)} IS ?" for c in table.primary_key)
 
 
-def _fetch(
-    conn: sqlite3.Connection, table: TableSchema, database: str, key: tuple[Value, ...]
-) -> Row | None:
+def _fetch(side: Side, table: TableSchema, key: tuple[Value, ...]) -> Row | None:
+    conn, database = side
     sql = f"{_select(table, database)} WHERE {_where_key(table)}"
     row = conn.execute(sql, key).fetchone()
     if row is None:
@@ -128,13 +197,12 @@ def _compare(
 
 
 def _touched_diff(
-    conn: sqlite3.Connection, table: TableSchema, mask: frozenset[str], keys: list[str]
+    pair: ImagePair, table: TableSchema, mask: frozenset[str], keys: list[str]
 ) -> Iterator[RowChange]:
+    before, after = pair.before, pair.after
     for encoded in keys:
         key = tuple(json.loads(encoded))
-        change = _compare(
-            table, key, _fetch(conn, table, "init", key), _fetch(conn, table, "main", key), mask
-        )
+        change = _compare(table, key, _fetch(before, table, key), _fetch(after, table, key), mask)
         if change is not None:
             yield change
 
@@ -166,20 +234,20 @@ def _full_table_diff(
     for sql in queries:
         for found in conn.execute(sql).fetchall():
             key = tuple(found)
-            before = _fetch(conn, table, "init", key)
-            after = _fetch(conn, table, "main", key)
+            before = _fetch((conn, "init"), table, key)
+            after = _fetch((conn, "main"), table, key)
             change = _compare(table, key, before, after, mask)
             if change is not None:
                 yield change
 
 
 def _schema_changes(
-    conn: sqlite3.Connection, old: TableSchema | None, new: TableSchema | None
+    pair: ImagePair, old: TableSchema | None, new: TableSchema | None
 ) -> Iterator[RowChange]:
     """A dropped, created or reshaped table: one schema change plus its rows as removed/added."""
     table = (old or new).name  # type: ignore[union-attr]
     yield RowChange(table, "schema", (), None, None)
-    for schema, database, op in ((old, "init", "removed"), (new, "main", "added")):
+    for schema, (conn, database), op in ((old, pair.before, "removed"), (new, pair.after, "added")):
         if schema is None:
             continue
         for row in conn.execute(_select(schema, database)).fetchall():

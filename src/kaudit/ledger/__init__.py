@@ -1,5 +1,6 @@
 """The ledger: append-only, hash-chained run records in an embedded SQLite file."""
 
+from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
 from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming
 from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, record_hash
 from kaudit.ledger._tally import read_tallies, tallies_from_records
@@ -7,12 +8,15 @@ from kaudit.ledger._tally import read_tallies, tallies_from_records
 __all__ = [
     "GENESIS",
     "RECORD_VERSION",
+    "ImportedRun",
     "Ledger",
     "RunKey",
     "RunRecord",
     "RunTiming",
     "canonical",
+    "read_agentrelbench_verdicts",
     "read_tallies",
     "record_hash",
     "tallies_from_records",
+    "tallies_from_runs",
 ]

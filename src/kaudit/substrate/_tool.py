@@ -96,9 +96,18 @@ class Tool:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
 
-def _strip_titles(schema: Any) -> Any:
+def _strip_titles(schema: Any, *, names: bool = False) -> Any:
+    """Drop pydantic's `title` metadata from a JSON schema.
+
+    `names` marks a `properties` map, whose keys are parameter names: a parameter
+    called `title` must survive.
+    """
     if isinstance(schema, dict):
-        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+        return {
+            k: _strip_titles(v, names=k == "properties" and not names)
+            for k, v in schema.items()
+            if names or k != "title"
+        }
     if isinstance(schema, list):
         return [_strip_titles(v) for v in schema]
     return schema

@@ -44,12 +44,12 @@ def _without_comments(sql: str) -> str:
 
 
 def _statements(text: str) -> list[str]:
-    """Complete statements, split where SQLite itself says a statement ends."""
+    """Complete statements, split at each `;` where SQLite itself says a statement ends."""
     out: list[str] = []
     buffer = ""
-    for line in text.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
+    for piece in re.split(r"(?<=;)", text):
+        buffer += piece
+        if buffer.rstrip().endswith(";") and sqlite3.complete_statement(buffer):
             out.append(buffer)
             buffer = ""
     if _without_comments(buffer).strip():

@@ -214,10 +214,14 @@ def _check_references(em: Emulation, db: Db, values: Mapping[str, Any]) -> None:
             raise ToolError(f"no {other.name} with {column} = {values[column]!r}")
 
 
-def create(em: Emulation, db: Db, args: dict[str, Any]) -> Any:
-    """Insert a row with a new key in the seed's scheme; references must exist."""
+def _require_any_of(em: Emulation, args: Mapping[str, Any]) -> None:
     if em.plan.any_of and not any(args.get(n) is not None for n in em.plan.any_of):
         raise ToolError(f"give at least one of {', '.join(em.plan.any_of)}")
+
+
+def create(em: Emulation, db: Db, args: dict[str, Any]) -> Any:
+    """Insert a row with a new key in the seed's scheme; references must exist."""
+    _require_any_of(em, args)
     with db.atomic():
         values = _defaults(em, args)
         _check_references(em, db, values)
@@ -239,12 +243,18 @@ def link_key(em: Emulation) -> tuple[str, ...]:
 
 
 def link(em: Emulation, db: Db, args: dict[str, Any]) -> Any:
-    """Create an association row unless the same association already exists."""
-    ends = {n: _value(args[n]) for n in link_key(em) if args.get(n) is not None}
-    if ends:
-        where = " AND ".join(f"{quote(c)} = ?" for c in ends)
+    """Create an association row unless the same association already exists.
+
+    An end left out counts as NULL, so `change + incident` and `change + problem` are
+    different links of the same change.
+    """
+    _require_any_of(em, args)
+    ends = {n: _value(args.get(n)) for n in link_key(em)}
+    if any(v is not None for v in ends.values()):
+        where = " AND ".join(f"{quote(c)} IS ?" for c in ends)
         if db.one(f"SELECT 1 AS x FROM {em.name} WHERE {where}", list(ends.values())) is not None:
-            raise ToolError(f"{em.table.name} already links {ends}")
+            shown = {k: v for k, v in ends.items() if v is not None}
+            raise ToolError(f"{em.table.name} already links {shown}")
     return create(em, db, args)
 
 

@@ -1,0 +1,80 @@
+"""Retrying one API call: backoff with seeded jitter, Retry-After, and a per-process rate cap.
+
+Only the API call is retried, never the run: a run's sandbox already holds whatever the
+agent did, so re-running it would hide damage. The jitter is drawn from the run's seed
+so two replays of a campaign wait the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+Disposition = Literal["retry", "agent", "setup"]
+"""What a failed call means: retry it; the run ends `errored`; the setup is wrong (invalid)."""
+
+
+def disposition_of_status(code: int) -> Disposition:
+    """Rate limits, timeouts, conflicts and server errors are transient; auth is setup."""
+    if code in (408, 409, 429) or code >= 500:
+        return "retry"
+    if code in (401, 403, 404):
+        return "setup"
+    return "agent"
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """The server's requested wait (`retry-after-ms` or `retry-after` in seconds), if any."""
+    if not headers:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) * scale)
+        except ValueError:
+            continue  # an HTTP date: fall back to our own backoff
+    return None
+
+
+@dataclass
+class Backoff:
+    """Exponential backoff with full jitter in [0.5, 1] of the step, capped at `maximum`."""
+
+    initial: float
+    maximum: float
+    rng: random.Random
+
+    def delay(self, retry: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number `retry` (1-based)."""
+        if retry_after is not None:
+            return min(retry_after, self.maximum)
+        step = self.initial * (2 ** (retry - 1))
+        return min(self.maximum, step * self.rng.uniform(0.5, 1.0))
+
+
+class RateLimiter:
+    """Spaces API calls at least `60 / per_minute` seconds apart within one process.
+
+    Works across event loops because it only keeps the next free slot's time; no lock
+    is needed since the slot is taken before the first await.
+    """
+
+    def __init__(self, per_minute: float | None) -> None:
+        self.interval = 60.0 / per_minute if per_minute else 0.0
+        self._next = 0.0
+
+    async def wait(self) -> None:
+        """Return when this call may go out."""
+        if not self.interval:
+            return
+        now = time.monotonic()
+        slot = max(now, self._next)
+        self._next = slot + self.interval
+        if slot > now:
+            await asyncio.sleep(slot - now)

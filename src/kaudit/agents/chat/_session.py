@@ -1,0 +1,136 @@
+"""One run's conversation with a chat model: the provider-neutral turn loop with retries."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from kaudit.agents._protocol import Observation, ToolCall, Turn, Usage
+from kaudit.agents.chat._config import ModelConfig
+from kaudit.agents.chat._retry import Backoff, Disposition, RateLimiter
+from kaudit.errors import AgentError, KauditError
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One parsed model reply."""
+
+    content: str | None
+    tool_calls: tuple[ToolCall, ...]
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass
+class RunTotals:
+    """What a run's API calls cost, kept beside the turns so an errored run still has it."""
+
+    api_calls: int = 0
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain values for the run record."""
+        return asdict(self)
+
+
+class Conversation(Protocol):
+    """A provider's message format and error vocabulary for one run."""
+
+    def add_observations(self, observations: Sequence[Observation]) -> None:
+        """Append the results of the previous turn's tool calls."""
+        ...
+
+    async def create(self) -> Any:
+        """Make one API call for the next reply."""
+        ...
+
+    def accept(self, response: Any) -> Reply:
+        """Parse a response and append it to the history."""
+        ...
+
+    def disposition(self, exc: Exception) -> Disposition:
+        """What a failed call means."""
+        ...
+
+    def retry_after(self, exc: Exception) -> float | None:
+        """The server's requested wait, if the error carried one."""
+        ...
+
+
+def parse_arguments(raw: str | None) -> dict[str, Any] | str:
+    """A JSON object's dict, or the raw string so the harness returns a tool error."""
+    text = raw or ""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    return value if isinstance(value, dict) else text
+
+
+class ChatSession:
+    """Drives one run: observations in, one retried API call, a `Turn` out."""
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        conversation: Conversation,
+        totals: RunTotals,
+        limiter: RateLimiter,
+        seed: int,
+    ) -> None:
+        self._config = config
+        self._conversation = conversation
+        self.totals = totals
+        self._limiter = limiter
+        self._backoff = Backoff(
+            config.backoff_initial_s, config.backoff_max_s, random.Random(seed)
+        )
+
+    async def next_turn(self, observations: Sequence[Observation]) -> Turn:
+        """The model's next turn; raises `AgentError` once retries are exhausted."""
+        self._conversation.add_observations(observations)
+        retries = 0
+        while True:
+            await self._limiter.wait()
+            self.totals.api_calls += 1
+            try:
+                response = await self._conversation.create()
+                break
+            except Exception as exc:  # the SDKs' errors; classified by the provider
+                kind = self._conversation.disposition(exc)
+                if kind == "retry" and retries < self._config.max_retries:
+                    retries += 1
+                    self.totals.retries += 1
+                    await _sleep(self._backoff.delay(retries, self._conversation.retry_after(exc)))
+                    continue
+                message = f"{self._config.key}: {type(exc).__name__}: {exc}"
+                if kind == "setup":
+                    raise KauditError(message) from exc  # a harness error: the run is invalid
+                raise AgentError(f"{message} (after {retries} retries)") from exc
+        try:
+            reply = self._conversation.accept(response)
+        except (AttributeError, IndexError, TypeError, ValueError) as exc:
+            raise AgentError(f"{self._config.key}: unreadable reply: {exc}") from exc
+        cost = self._config.price.cost(reply.input_tokens, reply.output_tokens)
+        self.totals.input_tokens += reply.input_tokens
+        self.totals.output_tokens += reply.output_tokens
+        self.totals.cost_usd += cost
+        usage = Usage(reply.input_tokens, reply.output_tokens, cost, retries)
+        return Turn(content=reply.content, tool_calls=reply.tool_calls, usage=usage)
+
+    async def aclose(self) -> None:
+        """The client is shared by the agent's runs on this event loop; nothing to release."""
+
+
+async def _sleep(seconds: float) -> None:
+    import asyncio
+
+    await asyncio.sleep(seconds)
