@@ -79,7 +79,7 @@ def test_run_then_report_json_contract_and_resume(tmp_path: Path) -> None:
     assert (cell["ci_low"], cell["ci_high"]) == (low, high)
     assert {"damage_upper", "success", "phat"} <= set(cell)
     table = runner.invoke(app, ["report", ledger], env={"COLUMNS": "200"})
-    assert "simulated:reference *" in table.output
+    assert "simulated:reference (simulated agent): 6 counted runs" in table.output
 
 
 def test_unknown_agent_is_a_clear_error(tmp_path: Path) -> None:

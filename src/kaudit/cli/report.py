@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -14,39 +15,41 @@ from kaudit.ledger import Ledger
 from kaudit.report import CampaignReport, build_report
 
 
-def render(report: CampaignReport) -> Table:
-    """The report as a rich table."""
+def render(report: CampaignReport) -> list[Table]:
+    """One rich table per model; simulated agents are named as such in the title."""
     level = round((1 - report.alpha) * 100)
-    simulated = any(cell.simulated for cell in report.cells)
-    title = f"{report.runs} runs, {report.invalid} invalid (never counted)"
-    if simulated:
-        title += " — simulated agents marked *"
-    table = Table(title=title)
-    for column in (
-        "model",
-        "task",
-        "n",
-        "damage",
-        "p̂",
-        f"{level}% CP",
-        "success",
-        "safe^n",
-        "$ damage",
-    ):
-        table.add_column(column, justify="left" if column in ("model", "task") else "right")
-    for cell in report.cells:
-        table.add_row(
-            cell.model + (" *" if cell.simulated else ""),
-            cell.task,
-            str(cell.n),
-            str(cell.damage),
-            f"{cell.phat:.3f}",
-            f"[{cell.ci_low:.3f}, {cell.ci_high:.3f}]",
-            str(cell.success),
-            f"{cell.safe_k:.3f}",
-            f"{cell.dollars:,.2f}" if cell.dollars else "",
+    tables: list[Table] = []
+    for model in sorted({cell.model for cell in report.cells}):
+        cells = [cell for cell in report.cells if cell.model == model]
+        simulated = " (simulated agent)" if cells[0].simulated else ""
+        runs = sum(cell.n for cell in cells)
+        priced = any(cell.dollars for cell in cells)
+        costed = any(cell.cost_usd for cell in cells)
+        table = Table(
+            title=f"{model}{simulated}: {runs} counted runs",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
         )
-    return table
+        table.add_column("task", overflow="fold", ratio=1)
+        columns = ["n", "damage", "p̂", f"{level}% CP", "success", "safe^n"]
+        columns += ["$ damage"] * priced + ["$ model"] * costed
+        for column in columns:
+            table.add_column(column, justify="right", no_wrap=True)
+        for cell in cells:
+            row = [
+                cell.task,
+                str(cell.n),
+                str(cell.damage),
+                f"{cell.phat:.3f}",
+                f"[{cell.ci_low:.3f}, {cell.ci_high:.3f}]",
+                str(cell.success),
+                f"{cell.safe_k:.3f}",
+            ]
+            row += [f"{cell.dollars:,.2f}" if cell.dollars else ""] * priced
+            row += [f"{cell.cost_usd:,.4f}"] * costed
+            table.add_row(*row)
+        tables.append(table)
+    return tables
 
 
 def register(app: typer.Typer) -> None:
@@ -69,4 +72,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(built.to_json())
         else:
-            Console().print(render(built))
+            console = Console()
+            console.print(f"{built.runs} runs, {built.invalid} invalid (recorded, never counted)")
+            for table in render(built):
+                console.print(table)

@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         chosen = loaded.select(split_csv(tasks))
         agents = [make_agent(spec) for spec in (agent or ["reference"])]
         plan = CampaignPlan(name=campaign, k=k, seed=seed, keep_dumps=keep_dumps)
-        console = Console(stderr=True, highlight=False)
+        console = Console(stderr=True, highlight=False, soft_wrap=True)
         if any(a.simulated for a in agents):
             console.print("note: simulated agent (scripted replay), not a real model")
         with Ledger(ledger) as store:

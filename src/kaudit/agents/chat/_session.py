@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from collections.abc import Sequence
@@ -109,7 +110,7 @@ class ChatSession:
                 if kind == "retry" and retries < self._config.max_retries:
                     retries += 1
                     self.totals.retries += 1
-                    await _sleep(self._backoff.delay(retries, self._conversation.retry_after(exc)))
+                    await asyncio.sleep(self._backoff.delay(retries, self._conversation.retry_after(exc)))
                     continue
                 message = f"{self._config.key}: {type(exc).__name__}: {exc}"
                 if kind == "setup":
@@ -129,8 +130,3 @@ class ChatSession:
     async def aclose(self) -> None:
         """The client is shared by the agent's runs on this event loop; nothing to release."""
 
-
-async def _sleep(seconds: float) -> None:
-    import asyncio
-
-    await asyncio.sleep(seconds)

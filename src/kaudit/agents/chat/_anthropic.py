@@ -1,0 +1,122 @@
+"""The Anthropic Messages format: system apart, tool_use blocks out, tool_result blocks in."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import anthropic
+
+from kaudit.agents._protocol import Episode, Observation, ToolCall
+from kaudit.agents.chat._config import ModelConfig
+from kaudit.agents.chat._openai import run_headers
+from kaudit.agents.chat._retry import Disposition, disposition_of_status, retry_after_seconds
+from kaudit.agents.chat._session import Reply
+
+
+def make_client(config: ModelConfig) -> anthropic.AsyncAnthropic:
+    """A client that never retries by itself, so every retry is ours and counted."""
+    return anthropic.AsyncAnthropic(
+        api_key=config.api_key(),
+        base_url=config.base_url,
+        timeout=config.timeout_s,
+        max_retries=0,
+    )
+
+
+class AnthropicConversation:
+    """Messages, tools and error handling of one run in the Messages format."""
+
+    def __init__(
+        self, client: anthropic.AsyncAnthropic, config: ModelConfig, episode: Episode
+    ) -> None:
+        self._client = client
+        self._config = config
+        self._episode = episode
+        self.messages: list[dict[str, Any]] = [{"role": "user", "content": episode.task.prompt}]
+        self._tools = [
+            {"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
+            for s in episode.tool_specs
+        ]
+
+    def add_observations(self, observations: Sequence[Observation]) -> None:
+        """All results of one turn go back in a single user message, as the API requires."""
+        if not observations:
+            return
+        blocks = [
+            {
+                "type": "tool_result",
+                "tool_use_id": obs.call.id,
+                "content": obs.text,
+                "is_error": not obs.ok,
+            }
+            for obs in observations
+        ]
+        self.messages.append({"role": "user", "content": blocks})
+
+    async def create(self) -> Any:
+        """One `messages.create` call."""
+        config = self._config
+        kwargs: dict[str, Any] = {
+            "model": config.name,
+            "system": self._episode.task.system_prompt,
+            "messages": self.messages,
+            "max_tokens": config.max_tokens,
+            "temperature": config.temperature,
+            "extra_headers": run_headers(self._episode),
+        }
+        if self._tools:
+            kwargs["tools"] = self._tools
+        if config.top_p is not None:
+            kwargs["top_p"] = config.top_p
+        if config.extra_body:
+            kwargs["extra_body"] = config.extra_body
+        return await self._client.messages.create(**kwargs)
+
+    def accept(self, response: Any) -> Reply:
+        """Text blocks joined as the content; tool_use blocks become calls."""
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        echoed: list[dict[str, Any]] = []
+        for block in response.content:
+            if block.type == "text":
+                texts.append(block.text)
+                echoed.append({"type": "text", "text": block.text})
+            elif block.type == "tool_use":
+                arguments = block.input if isinstance(block.input, dict) else str(block.input)
+                calls.append(ToolCall(block.id, block.name, arguments))
+                echoed.append(
+                    {
+                        "type": "tool_use",
+                        "id": block.id,
+                        "name": block.name,
+                        # the API only accepts objects; the tool error tells the model why
+                        "input": arguments if isinstance(arguments, dict) else {},
+                    }
+                )
+        self.messages.append({"role": "assistant", "content": echoed or ""})
+        usage = response.usage
+        input_tokens = int(usage.input_tokens or 0) + sum(
+            int(getattr(usage, name, 0) or 0)
+            for name in ("cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+        return Reply(
+            content="".join(texts) or None,
+            tool_calls=tuple(calls),
+            input_tokens=input_tokens,
+            output_tokens=int(usage.output_tokens or 0),
+        )
+
+    def disposition(self, exc: Exception) -> Disposition:
+        """Timeouts, dropped connections, 429, 529 (overloaded) and 5xx are retried."""
+        if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
+            return "retry"
+        if isinstance(exc, anthropic.APIStatusError):
+            return disposition_of_status(exc.status_code)
+        return "agent"
+
+    def retry_after(self, exc: Exception) -> float | None:
+        """The Retry-After of a status error."""
+        if isinstance(exc, anthropic.APIStatusError):
+            return retry_after_seconds(exc.response.headers)
+        return None

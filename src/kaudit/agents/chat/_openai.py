@@ -1,0 +1,122 @@
+"""The OpenAI Chat Completions format, for OpenAI and every compatible server.
+
+vLLM, Ollama, llama.cpp server, OpenRouter and the like speak this format; what differs
+between them goes in the model config (`base_url`, `max_tokens_param`, `extra_body`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import openai
+
+from kaudit.agents._protocol import Episode, Observation, ToolCall
+from kaudit.agents.chat._config import ModelConfig
+from kaudit.agents.chat._retry import Disposition, disposition_of_status, retry_after_seconds
+from kaudit.agents.chat._session import Reply, parse_arguments
+
+_SEED_RANGE = 2**31 - 1  # some compatible servers reject seeds beyond int32
+
+
+def make_client(config: ModelConfig) -> openai.AsyncOpenAI:
+    """A client that never retries by itself, so every retry is ours and counted."""
+    return openai.AsyncOpenAI(
+        api_key=config.api_key(),
+        base_url=config.base_url,
+        timeout=config.timeout_s,
+        max_retries=0,
+    )
+
+
+class OpenAIConversation:
+    """Messages, tools and error handling of one run in the Chat Completions format."""
+
+    def __init__(self, client: openai.AsyncOpenAI, config: ModelConfig, episode: Episode) -> None:
+        self._client = client
+        self._config = config
+        self._episode = episode
+        self.messages: list[dict[str, Any]] = [
+            {"role": "system", "content": episode.task.system_prompt},
+            {"role": "user", "content": episode.task.prompt},
+        ]
+        self._tools = [{"type": "function", "function": spec} for spec in episode.tool_specs]
+        self._turn = 0
+
+    def add_observations(self, observations: Sequence[Observation]) -> None:
+        """One `tool` message per result, in call order."""
+        for obs in observations:
+            self.messages.append({"role": "tool", "tool_call_id": obs.call.id, "content": obs.text})
+
+    async def create(self) -> Any:
+        """One `chat.completions.create` call."""
+        config = self._config
+        kwargs: dict[str, Any] = {
+            "model": config.name,
+            "messages": self.messages,
+            "temperature": config.temperature,
+            config.max_tokens_param: config.max_tokens,
+            "extra_headers": run_headers(self._episode),
+        }
+        if self._tools:
+            kwargs["tools"] = self._tools
+        if config.top_p is not None:
+            kwargs["top_p"] = config.top_p
+        if config.send_seed:
+            kwargs["seed"] = self._episode.seed % _SEED_RANGE
+        if config.extra_body:
+            kwargs["extra_body"] = config.extra_body
+        return await self._client.chat.completions.create(**kwargs)
+
+    def accept(self, response: Any) -> Reply:
+        """Parse the first choice; the raw argument string is echoed back unchanged."""
+        if not response.choices:
+            raise ValueError("the reply has no choices")
+        message = response.choices[0].message
+        calls: list[ToolCall] = []
+        echoed: list[dict[str, Any]] = []
+        for i, item in enumerate(message.tool_calls or []):
+            function = getattr(item, "function", None)
+            if function is None:
+                continue  # custom (non-function) tool calls are never offered
+            call_id = item.id or f"call_{self._turn}_{i}"
+            raw = function.arguments or ""
+            calls.append(ToolCall(call_id, function.name, parse_arguments(raw)))
+            echoed.append(
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": function.name, "arguments": raw},
+                }
+            )
+        assistant: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if echoed:
+            assistant["tool_calls"] = echoed
+        self.messages.append(assistant)
+        self._turn += 1
+        usage = response.usage
+        return Reply(
+            content=message.content,
+            tool_calls=tuple(calls),
+            input_tokens=int(usage.prompt_tokens) if usage else 0,
+            output_tokens=int(usage.completion_tokens) if usage else 0,
+        )
+
+    def disposition(self, exc: Exception) -> Disposition:
+        """Timeouts, dropped connections, 429 and 5xx are retried."""
+        if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+            return "retry"
+        if isinstance(exc, openai.APIStatusError):
+            return disposition_of_status(exc.status_code)
+        return "agent"
+
+    def retry_after(self, exc: Exception) -> float | None:
+        """The Retry-After of a status error."""
+        if isinstance(exc, openai.APIStatusError):
+            return retry_after_seconds(exc.response.headers)
+        return None
+
+
+def run_headers(episode: Episode) -> dict[str, str]:
+    """Headers that let a serving stack's logs (and the test server) tell runs apart."""
+    return {"X-Kaudit-Run-Id": episode.run_id, "X-Kaudit-Seed": str(episode.seed)}

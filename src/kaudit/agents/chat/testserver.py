@@ -1,0 +1,325 @@
+"""A local OpenAI- and Anthropic-compatible server with scripted, seeded and faulty replies.
+
+The test double for chat agents, shipped with the library so tests, benchmarks and users
+can exercise the real SDKs over real HTTP without a model: each model name maps to a
+`Persona` that picks a script per run from the run's seed, replays it one reply per turn,
+and injects 500s, 429s and timeouts on chosen attempts. Standard library only.
+
+    with ChatTestServer({"bot": Persona.single([Reply(content="hi")])}) as server:
+        ...  # point an agent at server.openai_url or server.anthropic_url
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Fault = str
+"""One attempt's outcome: "500", "429", "529", "timeout", or "ok"."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call in a reply; a `str` argument is sent as is (malformed JSON included)."""
+
+    name: str
+    arguments: Mapping[str, Any] | str = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted model reply: text, tool calls, or both."""
+
+    content: str | None = None
+    calls: tuple[Call, ...] = ()
+
+
+@dataclass(frozen=True)
+class Persona:
+    """How one model name behaves.
+
+    `scripts` are drawn per run with `weights` from the run's seed (the `seed` field or
+    the `X-Kaudit-Seed` header). `faults[i]` is the outcome of the i-th attempt at every
+    turn (attempts past the list succeed); `fault_rate` adds seeded random faults drawn
+    from `fault_kinds`. `latency_s` delays every reply.
+    """
+
+    scripts: Mapping[str, Sequence[Reply]]
+    weights: Mapping[str, float] | None = None
+    faults: Sequence[Fault] = ()
+    fault_rate: float = 0.0
+    fault_kinds: Sequence[Fault] = ("500", "429")
+    latency_s: float = 0.0
+
+    @classmethod
+    def single(cls, replies: Sequence[Reply], **options: Any) -> Persona:
+        """A persona with one script."""
+        return cls(scripts={"only": tuple(replies)}, **options)
+
+    def script_name(self, seed: int) -> str:
+        """The script a run with `seed` follows; a pure function of the seed."""
+        names = sorted(self.scripts)
+        if self.weights is None:
+            return names[0]
+        return random.Random(seed).choices(names, [self.weights.get(n, 0.0) for n in names])[0]
+
+    def reply(self, seed: int, turn: int) -> Reply:
+        """The reply at `turn`; past the end of the script, a closing message."""
+        script = self.scripts[self.script_name(seed)]
+        return script[turn] if turn < len(script) else Reply(content="Done.")
+
+    def fault(self, seed: int, turn: int, attempt: int) -> Fault:
+        """The outcome of `attempt` (0-based) at `turn`."""
+        if attempt < len(self.faults):
+            return self.faults[attempt]
+        if self.fault_rate > 0:
+            rng = random.Random(f"{seed}:{turn}:{attempt}")
+            if rng.random() < self.fault_rate:
+                return rng.choice(list(self.fault_kinds))
+        return "ok"
+
+
+@dataclass
+class ServerStats:
+    """What the server saw, for assertions: requests and faults served by kind."""
+
+    requests: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+    scripts: Counter[str] = field(default_factory=Counter)
+
+
+class _State:
+    def __init__(self, personas: Mapping[str, Persona], timeout_sleep_s: float) -> None:
+        self.personas = dict(personas)
+        self.timeout_sleep_s = timeout_sleep_s
+        self.stats = ServerStats()
+        self.attempts: Counter[tuple[str, int]] = Counter()
+        self.lock = threading.Lock()
+
+    def attempt(self, run: str, turn: int) -> int:
+        with self.lock:
+            self.stats.requests += 1
+            number = self.attempts[(run, turn)]
+            self.attempts[(run, turn)] += 1
+            return number
+
+
+_ERROR_TYPES = {"429": "rate_limit_error", "500": "api_error", "529": "overloaded_error"}
+
+
+def _openai_body(model: str, reply: Reply, prompt_tokens: int, turn: int) -> dict[str, Any]:
+    calls = [
+        {
+            "id": f"call_{turn}_{i}",
+            "type": "function",
+            "function": {"name": c.name, "arguments": _arguments_text(c.arguments)},
+        }
+        for i, c in enumerate(reply.calls)
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if calls:
+        message["tool_calls"] = calls
+    completion = _tokens(reply)
+    return {
+        "id": f"chatcmpl-{turn}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if calls else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion,
+            "total_tokens": prompt_tokens + completion,
+        },
+    }
+
+
+def _anthropic_body(model: str, reply: Reply, prompt_tokens: int, turn: int) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if reply.content:
+        content.append({"type": "text", "text": reply.content})
+    for i, c in enumerate(reply.calls):
+        arguments = dict(c.arguments) if isinstance(c.arguments, Mapping) else c.arguments
+        content.append(
+            {"type": "tool_use", "id": f"toolu_{turn}_{i}", "name": c.name, "input": arguments}
+        )
+    return {
+        "id": f"msg_{turn}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if reply.calls else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": prompt_tokens, "output_tokens": _tokens(reply)},
+    }
+
+
+def _arguments_text(arguments: Mapping[str, Any] | str) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(dict(arguments))
+
+
+def _tokens(reply: Reply) -> int:
+    """A deterministic stand-in for a tokenizer: ~4 characters per token."""
+    text = (reply.content or "") + "".join(c.name + _arguments_text(c.arguments) for c in reply.calls)
+    return 1 + len(text) // 4
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs expect
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the per-request log."""
+
+    def do_POST(self) -> None:
+        """Serve /v1/chat/completions and /v1/messages."""
+        try:
+            self._serve()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client timed out and hung up, as a timeout fault intends
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(length)
+        body = json.loads(raw or b"{}")
+        anthropic = self.path.rstrip("/").endswith("/messages")
+        if not anthropic and not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        state = self.server.state
+        persona = state.personas.get(str(body.get("model")))
+        if persona is None:
+            self._error(404, "not_found_error", f"unknown model {body.get('model')!r}", anthropic)
+            return
+        seed = int(self.headers.get("X-Kaudit-Seed") or body.get("seed") or 0)
+        run = self.headers.get("X-Kaudit-Run-Id") or str(seed)
+        turn = sum(m.get("role") == "assistant" for m in body.get("messages", []))
+        outcome = persona.fault(seed, turn, state.attempt(run, turn))
+        if outcome != "ok":
+            with state.lock:
+                state.stats.faults[outcome] += 1
+            if outcome == "timeout":
+                time.sleep(state.timeout_sleep_s)
+                self._send(200, {})  # too late: the client gave up
+                return
+            kind = _ERROR_TYPES.get(outcome, "api_error")
+            self._error(int(outcome), kind, f"injected {outcome}", anthropic)
+            return
+        if turn == 0:
+            with state.lock:
+                state.stats.scripts[persona.script_name(seed)] += 1
+        time.sleep(persona.latency_s)
+        reply = persona.reply(seed, turn)
+        build = _anthropic_body if anthropic else _openai_body
+        self._send(200, build(str(body["model"]), reply, 1 + len(raw) // 4, turn))
+
+    def _error(self, status: int, kind: str, message: str, anthropic: bool) -> None:
+        body: dict[str, Any]
+        if anthropic:
+            body = {"type": "error", "error": {"type": kind, "message": message}}
+        else:
+            body = {"error": {"message": message, "type": kind, "code": None}}
+        self._send(status, body, {"retry-after": "0"} if status == 429 else None)
+
+    def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # many runs connect at once; the default backlog of 5 stalls them
+
+    def __init__(self, address: tuple[str, int], state: _State) -> None:
+        super().__init__(address, _Handler)
+        self.state = state
+
+
+class ChatTestServer:
+    """The server on a background thread; use as a context manager. Port 0 picks a free one."""
+
+    def __init__(
+        self,
+        personas: Mapping[str, Persona],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        timeout_sleep_s: float = 2.0,
+    ) -> None:
+        self._state = _State(personas, timeout_sleep_s)
+        self._server = _Server((host, port), self._state)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """Base URL without the API prefix (the Anthropic client's base URL)."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def openai_url(self) -> str:
+        """Base URL for the OpenAI client (`/v1`)."""
+        return self.url + "/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        """Base URL for the Anthropic client (it adds `/v1/messages`)."""
+        return self.url
+
+    @property
+    def stats(self) -> ServerStats:
+        """Requests and faults served so far."""
+        return self._state.stats
+
+    def start(self) -> ChatTestServer:
+        """Start serving on the background thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def __enter__(self) -> ChatTestServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve(
+    personas: Mapping[str, Persona],
+    port: int = 0,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve in the foreground until the process ends; `ready(url)` is called once bound.
+
+    For running the server in its own process (benchmarks), away from the client's GIL.
+    """
+    server = ChatTestServer(personas, port=port)
+    if ready is not None:
+        ready(server.url)
+    server._server.serve_forever()
+
