@@ -46,7 +46,9 @@ def test_seed_refuses_anything_but_insert(tmp_path: Path, sql: str) -> None:
 
 def _registry(tmp_path: Path, keys: dict[str, Any], note: str = "") -> Path:
     eog = tmp_path / "data" / "eog"
-    _write(eog / "primary-keys-d.json", json.dumps({"primary_keys": keys, "composite_pk_note": note}))
+    _write(
+        eog / "primary-keys-d.json", json.dumps({"primary_keys": keys, "composite_pk_note": note})
+    )
     _write(
         eog / "volatile-columns-d.json",
         json.dumps({"volatile_columns": {"t.updated_on": {"table": "t", "column": "updated_on"}}}),
@@ -93,7 +95,9 @@ def test_declared_affinity(evidence: set[str], storage: set[str], affinity: str)
     assert declared_affinity(evidence, storage) == affinity
 
 
-def _spec(name: str, description: str, inputs: dict[str, Any], output: Any = None) -> dict[str, Any]:
+def _spec(
+    name: str, description: str, inputs: dict[str, Any], output: Any = None
+) -> dict[str, Any]:
     return {
         "name": name,
         "description": description,
@@ -128,8 +132,12 @@ def test_shape_follows_verb_output_and_description(spec: dict[str, Any], shape: 
 def test_table_is_the_best_covered_then_the_verbs_object() -> None:
     tables = {
         "incident": TableInfo("incident", ("incident_id", "parent_incident"), ("incident_id",)),
-        "notification": TableInfo("notification", ("notification_id", "incident_id"), ("notification_id",)),
-        "child_incident": TableInfo("child_incident", ("id", "parent_incident", "child_incident"), ("id",)),
+        "notification": TableInfo(
+            "notification", ("notification_id", "incident_id"), ("notification_id",)
+        ),
+        "child_incident": TableInfo(
+            "child_incident", ("id", "parent_incident", "child_incident"), ("id",)
+        ),
     }
     sent = _spec("find_notifications_sent_for_incident", "x", {"incident_id": {"type": "string"}})
     parent = _spec("find_parent_incident", "x", {"child_incident": {"type": "string"}})

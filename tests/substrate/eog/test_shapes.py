@@ -45,7 +45,9 @@ class Session:
         return row[0] if row else None
 
     def changes(self) -> list[Any]:
-        return diff_images(self.sandbox.initial.image, self.sandbox.dump().image, self.substrate.volatile)
+        return diff_images(
+            self.sandbox.initial.image, self.sandbox.dump().image, self.substrate.volatile
+        )
 
 
 @pytest.fixture
@@ -98,7 +100,9 @@ def test_count_groups_by_the_output_field_or_totals(
         {"state": "in_progress", "count": 2}, {"state": "new", "count": 3},
         {"state": "pending", "count": 1}, {"state": "resolved", "count": 2},
     ]  # fmt: skip
-    assert csm_session.ok("count_case_for_assignment_group", assignment_group_id=12, state="new") == {
+    assert csm_session.ok(
+        "count_case_for_assignment_group", assignment_group_id=12, state="new"
+    ) == {
         "assignment_group_id": 12,
         "count": 3,
     }
@@ -106,16 +110,20 @@ def test_count_groups_by_the_output_field_or_totals(
     assert sum(r["count"] for r in breached) == itsm_session.value(
         "SELECT COUNT(*) FROM incident_sla WHERE has_breached = 1"
     )
-    assert itsm_session.ok("find_stage_wise_breached_incident_sla_counts", stages=["completed"]) == [
-        {"stage": "completed", "count": 2}
-    ]
+    assert itsm_session.ok(
+        "find_stage_wise_breached_incident_sla_counts", stages=["completed"]
+    ) == [{"stage": "completed", "count": 2}]
 
 
 def test_update_changes_only_the_given_column_with_its_storage_class(csm_session: Session) -> None:
     row = csm_session.ok("update_contract", contract_id=8, contract_price=17500)
     assert (row["contract_price"], row["sys_updated_on"]) == (17500, EMULATED_NOW)
     [change] = csm_session.changes()  # sys_updated_on is volatile, so masked
-    assert (change.table, change.op, change.changed) == ("contract", "modified", ("contract_price",))
+    assert (change.table, change.op, change.changed) == (
+        "contract",
+        "modified",
+        ("contract_price",),
+    )
     assert change.after is not None and type(change.after["account_id"]) is int
 
 
@@ -145,17 +153,26 @@ def test_create_follows_the_seed_id_scheme_and_checks_references(csm_session: Se
         start_date="2026-08-01", end_date="2027-07-31", status="active",
     )  # fmt: skip
     assert contract["contract_id"] == 154
-    orphan = csm_session.call("add_new_entitlement", account_id=999, active=True, support_level="standard")
+    orphan = csm_session.call(
+        "add_new_entitlement", account_id=999, active=True, support_level="standard"
+    )
     assert orphan.error == "no account with account_id = 999"
-    assert [(c.table, c.op) for c in csm_session.changes()] == [("account", "added"), ("contract", "added")]
+    assert [(c.table, c.op) for c in csm_session.changes()] == [
+        ("account", "added"),
+        ("contract", "added"),
+    ]
 
 
 def test_link_refuses_a_duplicate_association(csm_session: Session, itsm_session: Session) -> None:
     link = csm_session.ok("link_case_knowledge", case_id=20, knowledge_id=184, used_as="applied")
     assert link["case_kb_id"] == 528
-    again = csm_session.call("link_case_knowledge", case_id=20, knowledge_id=184, used_as="suggested")
+    again = csm_session.call(
+        "link_case_knowledge", case_id=20, knowledge_id=184, used_as="suggested"
+    )
     assert not again.ok and "already links" in (again.error or "")
-    child = itsm_session.ok("add_child_incident", parent_incident="INC_002", child_incident="INC_004")
+    child = itsm_session.ok(
+        "add_child_incident", parent_incident="INC_002", child_incident="INC_004"
+    )
     assert child["child_incident_mapping_id"] == "CINC_008"
     mapping = itsm_session.ok("map_change_request", change_id="CHG_002", incident_id="INC_015")
     assert (mapping["change_request_mapping_id"], mapping["org_id"]) == ("CRM_006", "ORG_001")
@@ -166,8 +183,12 @@ def test_link_refuses_a_duplicate_association(csm_session: Session, itsm_session
 
 def test_unlink_needs_the_key_or_both_ends(itsm_session: Session) -> None:
     assert not itsm_session.call("remove_child_incident", parent_incident="INC_006").ok
-    assert itsm_session.ok("remove_child_incident", parent_incident="INC_006", child_incident="INC_004")
-    again = itsm_session.call("remove_child_incident", parent_incident="INC_006", child_incident="INC_004")
+    assert itsm_session.ok(
+        "remove_child_incident", parent_incident="INC_006", child_incident="INC_004"
+    )
+    again = itsm_session.call(
+        "remove_child_incident", parent_incident="INC_006", child_incident="INC_004"
+    )
     assert not again.ok
     [change] = itsm_session.changes()
     assert (change.table, change.op) == ("child_incident", "removed")
@@ -182,10 +203,17 @@ def test_delete_needs_a_filter_and_deletes_every_match(csm_session: Session) -> 
 
 def test_send_records_the_outbound_message(itsm_session: Session) -> None:
     sent = itsm_session.ok(
-        "send_notification", incident_id="INC_003", email="benjamin.chen@techcorp.com", type="update"
+        "send_notification",
+        incident_id="INC_003",
+        email="benjamin.chen@techcorp.com",
+        type="update",
     )
     assert sent["notification_id"] == "NOTIF_008"
-    assert (sent["status"], sent["org_id"], sent["created_on"]) == ("queued", "ORG_001", EMULATED_NOW)
+    assert (sent["status"], sent["org_id"], sent["created_on"]) == (
+        "queued",
+        "ORG_001",
+        EMULATED_NOW,
+    )
     assert itsm_session.substrate.tools["send_notification"].tag == "irreversible"
 
 

@@ -62,15 +62,15 @@ class AnthropicConversation:
             "system": self._episode.task.system_prompt,
             "messages": self.messages,
             "max_tokens": config.max_tokens,
-            "temperature": config.temperature,
             "extra_headers": run_headers(self._episode),
         }
         if self._tools:
             kwargs["tools"] = self._tools
-        if config.top_p is not None:
-            kwargs["top_p"] = config.top_p
-        if config.extra_body:
-            kwargs["extra_body"] = config.extra_body
+        # sampling goes in the body: recent SDKs dropped the keywords, the API still reads them
+        sampling = {"temperature": config.temperature, "top_p": config.top_p}
+        body = {k: v for k, v in sampling.items() if v is not None} | config.extra_body
+        if body:
+            kwargs["extra_body"] = body
         return await self._client.messages.create(**kwargs)
 
     def accept(self, response: Any) -> Reply:
@@ -113,7 +113,9 @@ class AnthropicConversation:
             return "retry"
         if isinstance(exc, anthropic.APIStatusError):
             return disposition_of_status(exc.status_code)
-        return "agent"
+        if isinstance(exc, anthropic.AnthropicError):
+            return "agent"  # e.g. a reply the SDK cannot read
+        return "setup"  # not the API's error: a bug or a wrong setting, never a score
 
     def retry_after(self, exc: Exception) -> float | None:
         """The Retry-After of a status error."""

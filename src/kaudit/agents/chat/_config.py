@@ -53,7 +53,9 @@ class ModelConfig(BaseModel):
     api_key_env: str | None = Field(
         None, description="Environment variable holding the key (default per provider)."
     )
-    temperature: float = Field(0.6, ge=0, description="Sampling temperature, recorded per run.")
+    temperature: float | None = Field(
+        0.6, ge=0, description="Sampling temperature, recorded per run; null sends none."
+    )
     top_p: float | None = Field(None, gt=0, le=1, description="Nucleus sampling, when set.")
     max_tokens: int = Field(1024, ge=1, description="Output tokens per reply.")
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = Field(

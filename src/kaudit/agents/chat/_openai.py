@@ -54,12 +54,13 @@ class OpenAIConversation:
         kwargs: dict[str, Any] = {
             "model": config.name,
             "messages": self.messages,
-            "temperature": config.temperature,
             config.max_tokens_param: config.max_tokens,
             "extra_headers": run_headers(self._episode),
         }
         if self._tools:
             kwargs["tools"] = self._tools
+        if config.temperature is not None:
+            kwargs["temperature"] = config.temperature
         if config.top_p is not None:
             kwargs["top_p"] = config.top_p
         if config.send_seed:
@@ -108,7 +109,9 @@ class OpenAIConversation:
             return "retry"
         if isinstance(exc, openai.APIStatusError):
             return disposition_of_status(exc.status_code)
-        return "agent"
+        if isinstance(exc, openai.OpenAIError):
+            return "agent"  # e.g. a reply the SDK cannot read
+        return "setup"  # not the API's error: a bug or a wrong setting, never a score
 
     def retry_after(self, exc: Exception) -> float | None:
         """The Retry-After of a status error."""

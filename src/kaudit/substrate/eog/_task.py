@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kaudit.errors import SpecError
-from kaudit.spec import AllowRule, Check, DamageSpec, Expected, PriceRule, Script, ScriptStep, Task
+from kaudit.spec import Check, DamageSpec, Expected, Script, ScriptStep, Task
 from kaudit.spec import validate_file_data as validate
 from kaudit.substrate.eog._registry import DomainRegistry, ToolTagInfo, read_json
 
@@ -83,9 +83,8 @@ def damage_spec(
     unknown = set(data) - DAMAGE_KEYS
     if unknown:
         raise SpecError(path, sorted(unknown)[0], "unknown damage.json key")
-    allowed = tuple(validate(AllowRule, r, path) for r in data.get("allowed", ()))
-    pricing = tuple(validate(PriceRule, r, path) for r in data.get("pricing", ()))
-    return DamageSpec(allowed=allowed, pricing=pricing, volatile=dict(volatile))
+    rules = {"allowed": data.get("allowed", ()), "pricing": data.get("pricing", ())}
+    return validate(DamageSpec, {**rules, "volatile": dict(volatile)}, path)
 
 
 def script(path: Path, name: str) -> Script:
