@@ -16,7 +16,8 @@ pytestmark = pytest.mark.agentrelbench
 CSM_TOOLS = (
     "find_account", "find_contracts", "count_case_by_state", "count_case_for_assignment_group",
     "update_contract", "create_new_account", "enlist_new_contract", "add_new_entitlement",
-    "link_case_knowledge", "delete_notifications", "retrieve_knowledge", "set_case_assignment_group",
+    "link_case_knowledge", "delete_notifications", "retrieve_knowledge",
+    "set_case_assignment_group",
 )  # fmt: skip
 ITSM_TOOLS = (
     "get_user_using_name", "get_user", "list_changes", "list_incidents",

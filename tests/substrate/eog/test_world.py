@@ -80,7 +80,8 @@ def test_columns_keep_their_natural_storage_class(csm: EogWorld, itsm: EogWorld)
     conn = _open(itsm)
     try:
         assert conn.execute(
-            "SELECT cost, typeof(cost) FROM configuration_item WHERE configuration_item_id = 'CI_002'"
+            "SELECT cost, typeof(cost) FROM configuration_item "
+            "WHERE configuration_item_id = 'CI_002'"
         ).fetchone() == (800.0, "real")
         assert conn.execute(
             "SELECT created_at FROM organization WHERE org_id = 'ORG_001'"
