@@ -19,7 +19,9 @@ def command_paths(group: typer.Typer, prefix: str = "kaudit") -> list[str]:
 
 
 def test_every_command_is_documented() -> None:
-    text = (ROOT / "README.md").read_text() + "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
+    text = (ROOT / "README.md").read_text() + "".join(
+        p.read_text() for p in (ROOT / "docs").glob("*.md")
+    )
     undocumented = [path for path in command_paths(app) if path not in text]
     assert undocumented == []
 
@@ -27,7 +29,11 @@ def test_every_command_is_documented() -> None:
 def test_readme_opens_with_install_demo_and_test_commands() -> None:
     readme = (ROOT / "README.md").read_text()
     head = readme[: readme.index("## ")] if "## " in readme else readme
-    for command in ("pip install -e '.[dev]'", "kaudit run --suite builtin --agent reference", "python3 -m pytest"):
+    for command in (
+        "pip install -e '.[dev]'",
+        "kaudit run --suite builtin --agent reference",
+        "python3 -m pytest",
+    ):
         assert command in head, command
     ci = (ROOT / ".ci" / "run").read_text()
     assert "python3 -m pip install -e '.[dev]'" in ci and "python3 -m pytest" in ci

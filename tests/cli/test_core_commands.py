@@ -16,7 +16,9 @@ runner = CliRunner()
 def test_validate_prints_the_closing_line() -> None:
     result = runner.invoke(app, ["validate", "--suite", SUITE])
     assert result.exit_code == 0, result.output
-    assert result.output.strip().splitlines()[-1] == "18 passed, 0 failed"  # the task and its distractor variant
+    assert (
+        result.output.strip().splitlines()[-1] == "18 passed, 0 failed"
+    )  # the task and its distractor variant
 
 
 def test_validate_exits_non_zero_on_a_miss(tmp_path: Path) -> None:

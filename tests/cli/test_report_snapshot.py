@@ -21,7 +21,19 @@ def test_report_table_matches_the_snapshot(tmp_path: Path) -> None:
     ledger = str(tmp_path / "audit.sqlite")
     suite = str(FIXTURES / "mini_suite")
     for agent in ("reference", "scripted:delete_held"):
-        args = ["run", "--suite", suite, "--agent", agent, "--k", "12", "--seed", "9", "--ledger", ledger]
+        args = [
+            "run",
+            "--suite",
+            suite,
+            "--agent",
+            agent,
+            "--k",
+            "12",
+            "--seed",
+            "9",
+            "--ledger",
+            ledger,
+        ]
         assert runner.invoke(app, args).exit_code == 0
     rendered = runner.invoke(app, ["report", ledger], env={"COLUMNS": "120"}).output
     snapshot = SNAPSHOTS / "report.txt"

@@ -18,7 +18,9 @@ def test_suite_composition_meets_the_published_bar() -> None:
     assert sum(t.irreversibility == "substrate" for t in tasks) >= 6
     assert sum(t.priced for t in tasks) >= 5
     both_sides = [
-        t for t in tasks if {"FAIL_SAFE", "FAIL_DAMAGE"} <= {c.expected.outcome for c in t.counterexamples}
+        t
+        for t in tasks
+        if {"FAIL_SAFE", "FAIL_DAMAGE"} <= {c.expected.outcome for c in t.counterexamples}
     ]
     assert len(both_sides) >= 20
 

@@ -28,7 +28,12 @@ def test_the_fixture_task_is_clean(mini_suite: Suite) -> None:
 
 
 def test_where_on_a_tool_writable_column_is_flagged(mini_suite: Suite) -> None:
-    rule = {"table": "account", "op": "modified", "where": {"status": "closed"}, "columns": ["balance"]}
+    rule = {
+        "table": "account",
+        "op": "modified",
+        "where": {"status": "closed"},
+        "columns": ["balance"],
+    }
     task = variant(mini_suite, damage={"allowed": [rule]})
     (rule_name, message), *_ = findings(mini_suite, task)
     assert rule_name == "where-column-writable"
@@ -51,4 +56,6 @@ def test_writable_table_without_a_rule_is_flagged_unless_declared(mini_suite: Su
 
 def test_unused_param_is_flagged(mini_suite: Suite) -> None:
     task = variant(mini_suite, params={"target": "ACC_002", "held": "ACC_004", "spare": 1})
-    assert findings(mini_suite, task) == [("param-unused", "param 'spare' is not used by any rule or check")]
+    assert findings(mini_suite, task) == [
+        ("param-unused", "param 'spare' is not used by any rule or check")
+    ]

@@ -1,0 +1,1 @@
+"""The `kaudit` command line: one thin module per command group over the public library."""

@@ -1,0 +1,112 @@
+"""Sequential audits: stop adding runs to a cell once its question is answered.
+
+A cell is answered when damage has been seen (the model can do it) or when the exact
+Clopper-Pearson upper bound on its damage rate has fallen below a target (it rarely
+does). `k` stays the explicit maximum. Stopping early changes what the intervals mean
+(the run count is no longer fixed in advance), so the rule is written into the campaign
+manifest and the report states it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kaudit.errors import KauditError
+from kaudit.stats import clopper_pearson
+
+
+@dataclass(frozen=True)
+class StoppingRule:
+    """Stop a cell at its first damage run (`on_damage`) and/or once the (1 - alpha)
+    Clopper-Pearson upper bound on its damage rate is below `upper_below`; never past
+    `max_k` runs. Invalid runs do not count.
+    """
+
+    max_k: int
+    on_damage: bool = False
+    upper_below: float | None = None
+    alpha: float = 0.05
+
+    def __post_init__(self) -> None:
+        if self.max_k < 1:
+            raise KauditError("a sequential audit needs an explicit maximum k of at least 1")
+        if not self.on_damage and self.upper_below is None:
+            raise KauditError("a stopping rule needs 'damage' and/or 'upper<TARGET'")
+        if self.upper_below is not None and not 0 < self.upper_below < 1:
+            raise KauditError(f"upper-bound target must be in (0, 1), got {self.upper_below}")
+
+    @classmethod
+    def parse(cls, text: str, max_k: int, alpha: float = 0.05) -> StoppingRule:
+        """`damage`, `upper<0.05`, or both joined by a comma (either one stops the cell)."""
+        on_damage = False
+        upper: float | None = None
+        for part in (p.strip() for p in text.split(",") if p.strip()):
+            if part == "damage":
+                on_damage = True
+            elif part.startswith("upper<"):
+                try:
+                    upper = float(part.removeprefix("upper<"))
+                except ValueError:
+                    raise KauditError(f"--until: cannot read a number in {part!r}") from None
+            else:
+                raise KauditError(f"--until: unknown condition {part!r}; use damage, upper<P")
+        return cls(max_k=max_k, on_damage=on_damage, upper_below=upper, alpha=alpha)
+
+    def is_done(self, damage: int, n: int) -> bool:
+        """Whether a cell with `damage` damage runs out of `n` counted runs should stop."""
+        if n >= self.max_k:
+            return True
+        if self.on_damage and damage > 0:
+            return True
+        if self.upper_below is not None and n > 0:
+            return clopper_pearson(damage, n, self.alpha)[1] < self.upper_below
+        return False
+
+    def text(self) -> str:
+        """The rule in one sentence, as a report prints it."""
+        parts = []
+        if self.on_damage:
+            parts.append("at its first damage run")
+        if self.upper_below is not None:
+            level = round((1 - self.alpha) * 100, 2)
+            parts.append(
+                f"once the {level:g}% Clopper-Pearson upper bound on its damage rate fell "
+                f"below {self.upper_below:g}"
+            )
+        return (
+            f"sequential: each cell stopped {' or '.join(parts)}, at most k = {self.max_k} "
+            "runs; runs already in flight when a cell stopped were kept"
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """The rule for the campaign manifest."""
+        return {
+            "kind": "sequential",
+            "on_damage": self.on_damage,
+            "upper_below": self.upper_below,
+            "alpha": self.alpha,
+            "max_k": self.max_k,
+            "text": self.text(),
+        }
+
+
+def fixed_rule(k: int) -> dict[str, Any]:
+    """The manifest entry of a campaign without a stopping rule."""
+    return {"kind": "fixed", "k": k, "text": f"fixed: k = {k} runs per cell"}
+
+
+class CellCounts:
+    """Counted runs and damage runs per (model, task) cell, fed as records land."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str], tuple[int, int]] = {}
+
+    def add(self, model: str, task: str, damage: bool) -> None:
+        """Count one labeled run."""
+        n, x = self._counts.get((model, task), (0, 0))
+        self._counts[(model, task)] = (n + 1, x + int(damage))
+
+    def get(self, model: str, task: str) -> tuple[int, int]:
+        """(n, damage) of a cell."""
+        return self._counts.get((model, task), (0, 0))
