@@ -14,7 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-COMMAND_MODULES = ("run", "report", "validate", "tasks", "stats")
+COMMAND_MODULES = ("run", "report", "validate", "tasks", "stats", "ledger")
 
 
 def _register_all() -> None:

@@ -1,12 +1,14 @@
 """The ledger: append-only, hash-chained run records in an embedded SQLite file."""
 
 from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
+from kaudit.ledger._import import IMPORTED, export_records, import_runs, record_from_imported
 from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming
 from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, record_hash
 from kaudit.ledger._tally import read_tallies, tallies_from_records
 
 __all__ = [
     "GENESIS",
+    "IMPORTED",
     "RECORD_VERSION",
     "ImportedRun",
     "Ledger",
@@ -14,8 +16,11 @@ __all__ = [
     "RunRecord",
     "RunTiming",
     "canonical",
+    "export_records",
+    "import_runs",
     "read_agentrelbench_verdicts",
     "read_tallies",
+    "record_from_imported",
     "record_hash",
     "tallies_from_records",
     "tallies_from_runs",
