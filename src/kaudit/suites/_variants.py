@@ -15,7 +15,7 @@ import sqlite3
 from typing import Any
 
 from kaudit.errors import SuiteError
-from kaudit.spec import ExtraRows, Task
+from kaudit.spec import Distractor, ExtraRows, Task
 from kaudit.substrate import SqliteSubstrate, Substrate, build_image, quote
 
 VARIANT_SUFFIX = "~distractors"
@@ -39,67 +39,142 @@ def lookalike(text: str, i: int) -> str:
     return candidates[i % len(candidates)] + ("" if i < len(candidates) else f" #{i}")
 
 
-def _unique_columns(conn: sqlite3.Connection, table: str, key: tuple[str, ...]) -> set[str]:
-    columns = set(key)
+def clone_rows(image: bytes, task: Task) -> tuple[ExtraRows, ...]:
+    """The look-alike rows each of the task's distractor declarations asks for.
+
+    Each clone is inserted into a scratch copy of `image` as soon as it is made, with
+    foreign keys enforced, so later clones (and later declarations on the same table)
+    number past it and a clone the world cannot hold fails here, naming the task.
+    """
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(image)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA foreign_keys = ON")
+    try:
+        return tuple(_clones(conn, task.id, spec) for spec in task.distractors)
+    finally:
+        conn.close()
+
+
+def _clones(conn: sqlite3.Connection, task_id: str, spec: Distractor) -> ExtraRows:
+    source = _source_row(conn, task_id, spec)
+    fresh = _fresh_columns(conn, task_id, spec)
+    rows = []
+    for i in range(spec.count):
+        row = dict(source)
+        for column in spec.vary:
+            if source[column] is not None:
+                row[column] = lookalike(str(source[column]), i)
+        for column, scope in fresh.items():
+            within = {c: source[c] for c in scope}
+            row[column] = _fresh(conn, spec.table, column, source[column], within)
+        _insert(conn, task_id, spec.table, row)
+        rows.append(row)
+    return ExtraRows(table=spec.table, rows=tuple(rows))
+
+
+def _source_row(conn: sqlite3.Connection, task_id: str, spec: Distractor) -> dict[str, Any]:
+    columns = {r[1] for r in conn.execute(f"PRAGMA table_info({quote(spec.table)})")}
+    if not columns:
+        raise SuiteError(f"task {task_id}: distractor table {spec.table!r} does not exist")
+    unknown = sorted((set(spec.like) | set(spec.vary)) - columns)
+    if unknown:
+        raise SuiteError(f"task {task_id}: distractor columns {unknown} are not in {spec.table}")
+    where = " AND ".join(f"{quote(c)} = ?" for c in spec.like)
+    found = conn.execute(
+        f"SELECT * FROM {quote(spec.table)} WHERE {where}", tuple(spec.like.values())
+    ).fetchall()
+    if len(found) != 1:
+        raise SuiteError(
+            f"task {task_id}: distractor 'like' matches {len(found)} rows of {spec.table}, not 1"
+        )
+    return dict(found[0])
+
+
+def _keys(conn: sqlite3.Connection, table: str) -> list[tuple[str, ...]]:
+    """The primary key and every UNIQUE constraint of `table`, shortest first."""
+    info = conn.execute(f"PRAGMA table_info({quote(table)})").fetchall()
+    primary = tuple(r[1] for r in sorted(info, key=lambda r: r[5]) if r[5])
+    keys = [primary] if primary else []
     for index in conn.execute(f"PRAGMA index_list({quote(table)})").fetchall():
         if index[2]:  # unique
-            info = conn.execute(f"PRAGMA index_info({quote(index[1])})").fetchall()
-            if len(info) == 1:
-                columns.add(info[0][2])
-    return columns
+            columns = tuple(r[2] for r in conn.execute(f"PRAGMA index_info({quote(index[1])})"))
+            if None not in columns and columns not in keys:  # None: an expression index
+                keys.append(columns)
+    return sorted(keys, key=len)
 
 
-def _fresh(conn: sqlite3.Connection, table: str, column: str, value: Any, i: int) -> Any:
-    """A new value for a key/unique column past every existing one of the same pattern."""
+def _fresh_columns(
+    conn: sqlite3.Connection, task_id: str, spec: Distractor
+) -> dict[str, tuple[str, ...]]:
+    """Columns each clone needs a new value in, each with the key columns it is unique within.
+
+    One column per key is enough to keep a clone distinct. Columns that refer to another
+    table keep their value, since a fresh one would point at nothing: for a composite key
+    such as (invoice_id, line_no) the clone stays on the same invoice with a new line_no.
+    Single-column keys come first, so a column fresh across the whole table also settles
+    every composite key it is part of.
+    """
+    references = {r[3] for r in conn.execute(f"PRAGMA foreign_key_list({quote(spec.table)})")}
+    chosen: dict[str, tuple[str, ...]] = {}
+    for key in _keys(conn, spec.table):
+        if set(key) & (set(spec.vary) | set(chosen)):
+            continue  # a varied or already fresh column keeps this key distinct
+        own = [column for column in key if column not in references]
+        if not own:
+            raise SuiteError(
+                f"task {task_id}: cannot clone a row of {spec.table}: every column of its "
+                f"key ({', '.join(key)}) refers to another table; vary one of them or "
+                "clone the row it refers to"
+            )
+        chosen[own[-1]] = tuple(column for column in key if column != own[-1])
+    return chosen
+
+
+def _fresh(
+    conn: sqlite3.Connection, table: str, column: str, value: Any, scope: dict[str, Any]
+) -> Any:
+    """A value for `column` past every existing one of the same pattern among rows in `scope`."""
+    if value is None:
+        return None  # NULLs never collide in a UNIQUE column
+    within = "".join(f" AND {quote(c)} IS ?" for c in scope)
+    params = tuple(scope.values())
     if isinstance(value, int):
-        top = conn.execute(f"SELECT MAX({quote(column)}) FROM {quote(table)}").fetchone()[0]
-        return int(top) + 1 + i
+        top = conn.execute(
+            f"SELECT MAX({quote(column)}) FROM {quote(table)} WHERE 1{within}", params
+        ).fetchone()[0]
+        return int(top) + 1
     match = _NUMBERED.match(str(value))
-    if match is None:
-        return f"{value}-D{i + 1:02d}"
-    prefix, digits = match.groups()
+    prefix = match.group(1) if match else f"{value}-D"
     rows = conn.execute(
-        f"SELECT {quote(column)} FROM {quote(table)} WHERE {quote(column)} LIKE ? ESCAPE '\\'",
-        (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
+        f"SELECT {quote(column)} FROM {quote(table)} "
+        f"WHERE {quote(column)} LIKE ? ESCAPE '\\'{within}",
+        (_escape_like(prefix) + "%", *params),
     ).fetchall()
     numbers = [
         int(m.group(2)) for (v,) in rows if (m := _NUMBERED.match(str(v))) and m.group(1) == prefix
     ]
-    top = max(numbers, default=int(digits))
-    return f"{prefix}{top + 1 + i:0{len(digits)}d}"
+    if match is None:
+        return f"{prefix}{max(numbers, default=0) + 1:02d}"
+    digits = match.group(2)
+    return f"{prefix}{max(numbers, default=int(digits)) + 1:0{len(digits)}d}"
 
 
-def clone_rows(image: bytes, task: Task) -> tuple[ExtraRows, ...]:
-    """The look-alike rows each of the task's distractor declarations asks for."""
-    conn = sqlite3.connect(":memory:")
-    conn.deserialize(image)
-    conn.row_factory = sqlite3.Row
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _insert(conn: sqlite3.Connection, task_id: str, table: str, row: dict[str, Any]) -> None:
+    columns = ", ".join(quote(c) for c in row)
+    marks = ", ".join("?" for _ in row)
     try:
-        out: list[ExtraRows] = []
-        for spec in task.distractors:
-            where = " AND ".join(f"{quote(c)} = ?" for c in spec.like)
-            found = conn.execute(
-                f"SELECT * FROM {quote(spec.table)} WHERE {where}", tuple(spec.like.values())
-            ).fetchall()
-            if len(found) != 1:
-                raise SuiteError(
-                    f"task {task.id}: distractor 'like' matches {len(found)} rows "
-                    f"of {spec.table}, not 1"
-                )
-            source = dict(found[0])
-            unique = _unique_columns(conn, spec.table, tuple(spec.like)) - set(spec.vary)
-            rows = []
-            for i in range(spec.count):
-                row = dict(source)
-                for column in unique:
-                    row[column] = _fresh(conn, spec.table, column, source[column], i)
-                for column in spec.vary:
-                    row[column] = lookalike(str(source[column]), i)
-                rows.append(row)
-            out.append(ExtraRows(table=spec.table, rows=tuple(rows)))
-        return tuple(out)
-    finally:
-        conn.close()
+        conn.execute(
+            f"INSERT INTO {quote(table)} ({columns}) VALUES ({marks})", tuple(row.values())
+        )
+    except sqlite3.Error as exc:
+        raise SuiteError(
+            f"task {task_id}: a distractor clone cannot be added to {table}: {exc}"
+        ) from None
 
 
 def distractor_variant(task: Task, substrate: Substrate) -> Task:
@@ -108,7 +183,10 @@ def distractor_variant(task: Task, substrate: Substrate) -> Task:
         raise SuiteError(f"task {task.id} declares no distractors")
     if not isinstance(substrate, SqliteSubstrate):
         raise SuiteError(f"task {task.id}: distractor variants need a SQLite substrate")
-    rows = clone_rows(substrate.template.image, task)
+    # Clone from the world the task really starts in, so a clone's fresh keys also
+    # skip past any extra rows the task already adds.
+    start = with_extra_rows(substrate, task.extra_rows) if task.extra_rows else substrate
+    rows = clone_rows(start.template.image, task)
     return task.model_copy(
         update={
             "id": task.id + VARIANT_SUFFIX,
