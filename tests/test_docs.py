@@ -37,3 +37,9 @@ def test_readme_opens_with_install_demo_and_test_commands() -> None:
         assert command in head, command
     ci = (ROOT / ".ci" / "run").read_text()
     assert "python3 -m pip install -e '.[dev]'" in ci and "python3 -m pytest" in ci
+
+
+def test_readme_example_task_is_the_real_file() -> None:
+    readme = (ROOT / "README.md").read_text()
+    example = (ROOT / "src/kaudit/suites/builtin/itsm/change-cab-gate.yaml").read_text()
+    assert f"```yaml\n{example}```" in readme
