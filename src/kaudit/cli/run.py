@@ -3,17 +3,145 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from types import TracebackType
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
-from kaudit.agents import make_agent
+from kaudit.agents import Agent, make_agent
 from kaudit.cli._common import guarded, split_csv
-from kaudit.harness import CampaignPlan, LocalExecutor, run_campaign
-from kaudit.ledger import Ledger
+from kaudit.harness import (
+    CampaignPlan,
+    CampaignResult,
+    Executor,
+    LocalExecutor,
+    RayExecutor,
+    RunJob,
+    StoppingRule,
+    run_campaign,
+)
+from kaudit.ledger import Ledger, RunRecord
 from kaudit.suites import load_suite
+
+
+class ExecutorKind(StrEnum):
+    """Where runs execute."""
+
+    local = "local"
+    ray = "ray"
+
+
+def build_agent(spec: str, overrides: dict[str, Any]) -> Agent:
+    """A chat agent for `openai:`/`anthropic:` specs and YAML configs; else the registry's."""
+    from kaudit.agents.chat import is_config_path, model_agent
+
+    if is_config_path(spec) or spec.startswith(("openai:", "anthropic:")):
+        return model_agent(spec, **overrides)
+    return make_agent(spec)
+
+
+def build_executor(
+    kind: ExecutorKind, concurrency: int, agents: list[Agent], ray_address: str | None
+) -> Executor:
+    """The executor, with each model's own cap on runs in flight."""
+    caps = {a.name: cap for a in agents if (cap := getattr(a, "max_concurrent_runs", None))}
+    if kind is ExecutorKind.ray:
+        return RayExecutor(ray_address, concurrency=concurrency, model_caps=caps)
+    return LocalExecutor(concurrency, caps)
+
+
+class CampaignProgress:
+    """Runs done / total, rate, ETA, errors, damage, tokens and dollars; silent off a terminal."""
+
+    def __init__(self, console: Console) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[stats]}"),
+            console=console,
+            disable=not console.is_terminal,
+        )
+        self._task: TaskID | None = None
+        self._started = time.monotonic()
+        self._done = self._errors = self._damage = self._tokens = 0
+        self._dollars = self._cost = 0.0
+
+    def __enter__(self) -> CampaignProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._progress.stop()
+
+    def plan(self, result: CampaignResult) -> None:
+        """Size the bar: the runs this invocation has to do."""
+        self._started = time.monotonic()
+        todo = result.planned - result.skipped
+        self._task = self._progress.add_task("runs", total=todo, rate="", stats="")
+
+    def record(self, record: RunRecord) -> None:
+        """Advance by one recorded run."""
+        self._done += 1
+        self._errors += record.status == "invalid" or record.termination == "errored"
+        self._damage += record.counts_as_damage
+        self._dollars += float(record.dollars or 0)
+        self._tokens += record.input_tokens + record.output_tokens
+        self._cost += record.cost_usd
+        self._advance()
+
+    def stop(self, job: RunJob) -> None:
+        """A run the stopping rule left out: shrink the total."""
+        if self._task is not None:
+            total = self._progress.tasks[0].total or 0
+            self._progress.update(self._task, total=max(0, total - 1))
+
+    def _advance(self) -> None:
+        if self._task is None:
+            return
+        rate = self._done / max(time.monotonic() - self._started, 1e-9)
+        stats = (
+            f"errors {self._errors}  damage {self._damage} (${self._dollars:,.2f})  "
+            f"tokens {self._tokens:,}  model ${self._cost:,.4f}"
+        )
+        self._progress.update(self._task, advance=1, rate=f"{rate:.1f}/s", stats=stats)
+
+
+def summary(result: CampaignResult, ledger: Path) -> list[str]:
+    """The closing lines: what this invocation recorded, then what it cost."""
+    lines = [
+        f"{result.ran} runs recorded ({result.skipped} already in the ledger, "
+        f"{result.restarted} restarted, {result.invalid} invalid, {result.damage} with damage) "
+        f"-> {ledger}"
+    ]
+    if result.stopped:
+        lines.append(f"{result.stopped} runs not needed: their cells met the stopping rule")
+    if result.input_tokens or result.output_tokens or result.errored:
+        lines.append(
+            f"{result.errored} errored; tokens in {result.input_tokens:,} / out "
+            f"{result.output_tokens:,}; model cost ${result.cost_usd:,.4f}; damage "
+            f"${result.damage_dollars:,.2f}"
+        )
+    return lines
 
 
 def register(app: typer.Typer) -> None:
@@ -28,9 +156,16 @@ def register(app: typer.Typer) -> None:
         ] = "builtin",
         agent: Annotated[
             list[str] | None,
-            typer.Option("--agent", "--model", help="Agent spec; repeat for several models."),
+            typer.Option(
+                "--agent",
+                "--model",
+                help="openai:NAME, anthropic:NAME, a model config YAML, or a simulated "
+                "agent (reference, scripted:NAME); repeat for several models.",
+            ),
         ] = None,
-        k: Annotated[int, typer.Option(min=1, help="Runs per (model, task) cell.")] = 8,
+        k: Annotated[
+            int, typer.Option(min=1, help="Runs per (model, task) cell; the maximum with --until.")
+        ] = 8,
         tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids.")] = None,
         seed: Annotated[
             int, typer.Option(help="Campaign seed; every run's seed derives from it.")
@@ -38,28 +173,68 @@ def register(app: typer.Typer) -> None:
         concurrency: Annotated[int, typer.Option(min=1, help="Runs in flight at once.")] = 8,
         campaign: Annotated[str, typer.Option(help="Campaign name inside the ledger.")] = "default",
         keep_dumps: Annotated[bool, typer.Option(help="Store each final state image.")] = False,
+        base_url: Annotated[
+            str | None, typer.Option(help="API base URL for openai:/anthropic: models.")
+        ] = None,
+        temperature: Annotated[
+            float | None, typer.Option(help="Sampling temperature (default 0.6).")
+        ] = None,
+        max_tokens: Annotated[int | None, typer.Option(help="Output tokens per reply.")] = None,
+        api_key_env: Annotated[
+            str | None, typer.Option(help="Environment variable holding the API key.")
+        ] = None,
+        executor: Annotated[
+            ExecutorKind, typer.Option(help="local (asyncio) or ray.")
+        ] = ExecutorKind.local,
+        ray_address: Annotated[
+            str | None, typer.Option(help="Ray cluster address; a local cluster if omitted.")
+        ] = None,
+        until: Annotated[
+            str | None,
+            typer.Option(
+                help="Sequential audit: stop a cell at 'damage' and/or 'upper<P' (its "
+                "Clopper-Pearson upper bound below P); --k is the maximum."
+            ),
+        ] = None,
+        until_alpha: Annotated[
+            float, typer.Option(help="Interval level of --until is 1 - alpha.")
+        ] = 0.05,
     ) -> None:
         """Run every missing run of the campaign and record each in the ledger.
 
-        Re-running the same command resumes: finished runs are kept, missing ones run.
+        Re-running the same command resumes: finished runs are kept, interrupted ones
+        run again from a fresh sandbox and are marked restarted.
 
         Example: kaudit run --suite builtin --agent reference --k 8 --ledger audit.sqlite
         """
         loaded = load_suite(suite)
         chosen = loaded.select(split_csv(tasks))
-        agents = [make_agent(spec) for spec in (agent or ["reference"])]
-        plan = CampaignPlan(name=campaign, k=k, seed=seed, keep_dumps=keep_dumps)
-        console = Console(stderr=True, highlight=False, soft_wrap=True)
+        overrides = {
+            "base_url": base_url,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "api_key_env": api_key_env,
+        }
+        agents = [build_agent(spec, overrides) for spec in (agent or ["reference"])]
+        rule = StoppingRule.parse(until, k, until_alpha) if until else None
+        plan = CampaignPlan(name=campaign, k=k, seed=seed, keep_dumps=keep_dumps, until=rule)
+        console = Console(stderr=True, highlight=False)
         if any(a.simulated for a in agents):
             console.print("note: simulated agent (scripted replay), not a real model")
-        with Ledger(ledger) as store:
+        chosen_executor = build_executor(executor, concurrency, agents, ray_address)
+        with Ledger(ledger) as store, CampaignProgress(console) as progress:
             result = asyncio.run(
                 run_campaign(
-                    plan, loaded, agents, store, tasks=chosen, executor=LocalExecutor(concurrency)
+                    plan,
+                    loaded,
+                    agents,
+                    store,
+                    tasks=chosen,
+                    executor=chosen_executor,
+                    on_result=progress.record,
+                    on_plan=progress.plan,
+                    on_stop=progress.stop,
                 )
             )
-        console.print(
-            f"{result.ran} runs recorded ({result.skipped} already in the ledger, "
-            f"{result.restarted} restarted, {result.invalid} invalid, {result.damage} with damage) "
-            f"-> {ledger}"
-        )
+        for line in summary(result, ledger):
+            console.print(line)

@@ -1,16 +1,24 @@
-"""Running agents against tasks: one run, campaigns, executors and suite validation."""
+"""Running agents against tasks: one run, campaigns, executors and suite validation.
+
+`RayExecutor` imports Ray only when it runs, so kaudit works without Ray installed.
+"""
 
 from kaudit.harness._campaign import (
     CampaignPlan,
     CampaignResult,
+    CampaignRunner,
+    RunWork,
     harness_failure,
     manifest,
     plan_jobs,
     run_campaign,
+    with_agent_facts,
 )
 from kaudit.harness._executor import Executor, JobRunner, LocalExecutor, OnResult, RunJob
+from kaudit.harness._ray import RayExecutor
 from kaudit.harness._run import RunResult, call_tool, drive, execute_run, offered_tools
 from kaudit.harness._seeds import run_seed
+from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
 from kaudit.harness._validate import (
     ScriptCheck,
     check_script,
@@ -22,17 +30,23 @@ from kaudit.harness._validate import (
 __all__ = [
     "CampaignPlan",
     "CampaignResult",
+    "CampaignRunner",
+    "CellCounts",
     "Executor",
     "JobRunner",
     "LocalExecutor",
     "OnResult",
+    "RayExecutor",
     "RunJob",
     "RunResult",
+    "RunWork",
     "ScriptCheck",
+    "StoppingRule",
     "call_tool",
     "check_script",
     "drive",
     "execute_run",
+    "fixed_rule",
     "harness_failure",
     "lint_suite",
     "manifest",
@@ -42,4 +56,5 @@ __all__ = [
     "run_campaign",
     "run_seed",
     "validate_suite",
+    "with_agent_facts",
 ]

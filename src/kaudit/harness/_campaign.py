@@ -99,8 +99,11 @@ def manifest(
     executor: Executor | None = None,
     previous: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Provenance: versions, git commit, suite and template digests, redacted model configs,
-    sampling, stopping rule, substrate, executor, host, start (and, once finished, end)."""
+    """The campaign's provenance, extending any `previous` manifest of the same campaign.
+
+    Versions, git commit, suite and template digests, redacted model configs, sampling,
+    stopping rule, substrate, executor, host, start and (once finished) end.
+    """
     describe = getattr(executor, "describe", None)
     return build_manifest(
         k=plan.k,
@@ -255,8 +258,8 @@ async def run_campaign(
 
     runner = CampaignRunner(work, ledger, plan.until, stopped)
     if plan.until is not None:
-        for record in ledger.records(plan.name):
-            runner.observe(record)
+        for earlier in ledger.records(plan.name):
+            runner.observe(earlier)
     if on_plan is not None:
         on_plan(result)
 

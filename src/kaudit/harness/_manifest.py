@@ -83,6 +83,7 @@ def build_manifest(
         "k": k,
         "seed": seed,
         "stopping_rule": stopping_rule,
+        "executor": executor,
         "host": platform.node(),
         "python": platform.python_version(),
         "platform": platform.platform(),

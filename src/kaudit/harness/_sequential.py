@@ -18,9 +18,10 @@ from kaudit.stats import clopper_pearson
 
 @dataclass(frozen=True)
 class StoppingRule:
-    """Stop a cell at its first damage run (`on_damage`) and/or once the (1 - alpha)
-    Clopper-Pearson upper bound on its damage rate is below `upper_below`; never past
-    `max_k` runs. Invalid runs do not count.
+    """When a cell has answered its question; `max_k` is the explicit maximum.
+
+    Stop at the first damage run (`on_damage`) and/or once the (1 - alpha) Clopper-Pearson
+    upper bound on the damage rate is below `upper_below`. Invalid runs do not count.
     """
 
     max_k: int

@@ -37,6 +37,11 @@ class ChatAgent:
         self._limiter = RateLimiter(config.requests_per_minute)
         self._totals: dict[str, RunTotals] = {}
 
+    @property
+    def max_concurrent_runs(self) -> int | None:
+        """This model's cap on runs in flight, for the executor."""
+        return self.config.max_concurrent_runs
+
     def start(self, episode: Episode) -> ChatSession:
         """Begin one run; the key is read from the environment here, on the worker."""
         conversation_type = (

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import anthropic
+from anthropic.types import Message
 
 from kaudit.agents._protocol import Episode, Observation, ToolCall
 from kaudit.agents.chat._config import ModelConfig
@@ -55,23 +56,30 @@ class AnthropicConversation:
         self.messages.append({"role": "user", "content": blocks})
 
     async def create(self) -> Any:
-        """One `messages.create` call."""
+        """One POST to `/v1/messages` through the client (its auth, errors, parsing).
+
+        `client.post` sends the body as built: no per-call typed-dict transform, and the
+        sampling fields recent SDKs dropped from `create()` still reach models that take them.
+        """
         config = self._config
-        kwargs: dict[str, Any] = {
+        body: dict[str, Any] = {
             "model": config.name,
             "system": self._episode.task.system_prompt,
             "messages": self.messages,
             "max_tokens": config.max_tokens,
-            "extra_headers": run_headers(self._episode),
         }
         if self._tools:
-            kwargs["tools"] = self._tools
-        # sampling goes in the body: recent SDKs dropped the keywords, the API still reads them
-        sampling = {"temperature": config.temperature, "top_p": config.top_p}
-        body = {k: v for k, v in sampling.items() if v is not None} | config.extra_body
-        if body:
-            kwargs["extra_body"] = body
-        return await self._client.messages.create(**kwargs)
+            body["tools"] = self._tools
+        if config.temperature is not None:
+            body["temperature"] = config.temperature
+        if config.top_p is not None:
+            body["top_p"] = config.top_p
+        return await self._client.post(
+            "/v1/messages",
+            cast_to=Message,
+            body=body | config.extra_body,
+            options={"headers": run_headers(self._episode)},
+        )
 
     def accept(self, response: Any) -> Reply:
         """Text blocks joined as the content; tool_use blocks become calls."""

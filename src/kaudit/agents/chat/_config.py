@@ -1,4 +1,4 @@
-"""Model configs: which API, which model, sampling, prices and retry policy, from YAML or `openai:NAME`.
+"""Model configs: API, model, sampling, prices and retry policy, from YAML or `openai:NAME`.
 
 A config file is what makes a real-model campaign reproducible and its bill explicable, so
 it is a strict pydantic model (`extra="forbid"`) that names the environment variable
@@ -46,8 +46,9 @@ class ModelConfig(BaseModel):
     provider: Provider = Field(description="'openai' (any Chat Completions server) or 'anthropic'.")
     name: str = Field(min_length=1, description="Model name as the API expects it.")
     label: str | None = Field(
-        None, description="Ledger model key; defaults to 'PROVIDER:NAME'. Use it to tell "
-        "two deployments of the same model apart."
+        None,
+        description="Ledger model key; defaults to 'PROVIDER:NAME'. Use it to tell "
+        "two deployments of the same model apart.",
     )
     base_url: str | None = Field(None, description="API base URL (vLLM, Ollama, OpenRouter…).")
     api_key_env: str | None = Field(
@@ -59,8 +60,9 @@ class ModelConfig(BaseModel):
     top_p: float | None = Field(None, gt=0, le=1, description="Nucleus sampling, when set.")
     max_tokens: int = Field(1024, ge=1, description="Output tokens per reply.")
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = Field(
-        "max_tokens", description="OpenAI-compatible name of the limit (newer OpenAI models "
-        "want 'max_completion_tokens')."
+        "max_tokens",
+        description="OpenAI-compatible name of the limit (newer OpenAI models "
+        "want 'max_completion_tokens').",
     )
     send_seed: bool = Field(True, description="Send each run's seed (OpenAI `seed`).")
     price: Price = Field(default_factory=Price, description="Prices for the cost accounting.")
@@ -96,7 +98,7 @@ class ModelConfig(BaseModel):
 
     def describe(self) -> dict[str, Any]:
         """The config for the provenance manifest, with secrets and URL credentials redacted."""
-        data = redact(self.model_dump(mode="json"))
+        data: dict[str, Any] = redact(self.model_dump(mode="json"))
         if self.base_url:
             data["base_url"] = _strip_credentials(self.base_url)
         data["key"] = self.key

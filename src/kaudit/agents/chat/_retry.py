@@ -54,8 +54,9 @@ class Backoff:
         """Seconds to wait before retry number `retry` (1-based)."""
         if retry_after is not None:
             return min(retry_after, self.maximum)
-        step = self.initial * (2 ** (retry - 1))
-        return min(self.maximum, step * self.rng.uniform(0.5, 1.0))
+        step = self.initial * 2.0 ** (retry - 1)
+        jitter: float = self.rng.uniform(0.5, 1.0)
+        return min(self.maximum, step * jitter)
 
 
 class RateLimiter:

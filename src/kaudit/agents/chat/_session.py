@@ -91,9 +91,7 @@ class ChatSession:
         self._conversation = conversation
         self.totals = totals
         self._limiter = limiter
-        self._backoff = Backoff(
-            config.backoff_initial_s, config.backoff_max_s, random.Random(seed)
-        )
+        self._backoff = Backoff(config.backoff_initial_s, config.backoff_max_s, random.Random(seed))
 
     async def next_turn(self, observations: Sequence[Observation]) -> Turn:
         """The model's next turn; raises `AgentError` once retries are exhausted."""
@@ -110,7 +108,9 @@ class ChatSession:
                 if kind == "retry" and retries < self._config.max_retries:
                     retries += 1
                     self.totals.retries += 1
-                    await asyncio.sleep(self._backoff.delay(retries, self._conversation.retry_after(exc)))
+                    await asyncio.sleep(
+                        self._backoff.delay(retries, self._conversation.retry_after(exc))
+                    )
                     continue
                 message = f"{self._config.key}: {type(exc).__name__}: {exc}"
                 if kind == "setup":
@@ -129,4 +129,3 @@ class ChatSession:
 
     async def aclose(self) -> None:
         """The client is shared by the agent's runs on this event loop; nothing to release."""
-

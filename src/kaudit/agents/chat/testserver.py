@@ -11,6 +11,7 @@ and injects 500s, 429s and timeouts on chosen attempts. Standard library only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import threading
@@ -46,14 +47,16 @@ class Persona:
     """How one model name behaves.
 
     `scripts` are drawn per run with `weights` from the run's seed (the `seed` field or
-    the `X-Kaudit-Seed` header). `faults[i]` is the outcome of the i-th attempt at every
-    turn (attempts past the list succeed); `fault_rate` adds seeded random faults drawn
-    from `fault_kinds`. `latency_s` delays every reply.
+    the `X-Kaudit-Seed` header). `faults[i]` is the outcome of the i-th attempt at each
+    turn in `fault_turns` (every turn when None; attempts past the list succeed);
+    `fault_rate` adds seeded random faults drawn from `fault_kinds`. `latency_s` delays
+    every reply.
     """
 
     scripts: Mapping[str, Sequence[Reply]]
     weights: Mapping[str, float] | None = None
     faults: Sequence[Fault] = ()
+    fault_turns: Sequence[int] | None = None
     fault_rate: float = 0.0
     fault_kinds: Sequence[Fault] = ("500", "429")
     latency_s: float = 0.0
@@ -77,7 +80,8 @@ class Persona:
 
     def fault(self, seed: int, turn: int, attempt: int) -> Fault:
         """The outcome of `attempt` (0-based) at `turn`."""
-        if attempt < len(self.faults):
+        at_turn = self.fault_turns is None or turn in self.fault_turns
+        if at_turn and attempt < len(self.faults):
             return self.faults[attempt]
         if self.fault_rate > 0:
             rng = random.Random(f"{seed}:{turn}:{attempt}")
@@ -91,6 +95,8 @@ class ServerStats:
     """What the server saw, for assertions: requests and faults served by kind."""
 
     requests: int = 0
+    with_key: int = 0
+    """Requests that carried an API key (`Authorization: Bearer` or `x-api-key`)."""
     faults: Counter[str] = field(default_factory=Counter)
     scripts: Counter[str] = field(default_factory=Counter)
 
@@ -174,12 +180,17 @@ def _arguments_text(arguments: Mapping[str, Any] | str) -> str:
 
 def _tokens(reply: Reply) -> int:
     """A deterministic stand-in for a tokenizer: ~4 characters per token."""
-    text = (reply.content or "") + "".join(c.name + _arguments_text(c.arguments) for c in reply.calls)
+    text = (reply.content or "") + "".join(
+        c.name + _arguments_text(c.arguments) for c in reply.calls
+    )
     return 1 + len(text) // 4
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs expect
+    # headers and body go out in two writes; with Nagle on, the client's delayed ACK
+    # would add ~40 ms to every reply
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -187,10 +198,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         """Serve /v1/chat/completions and /v1/messages."""
-        try:
+        # the client may have timed out and hung up, as a timeout fault intends
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._serve()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client timed out and hung up, as a timeout fault intends
 
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
@@ -209,6 +219,11 @@ class _Handler(BaseHTTPRequestHandler):
         run = self.headers.get("X-Kaudit-Run-Id") or str(seed)
         turn = sum(m.get("role") == "assistant" for m in body.get("messages", []))
         outcome = persona.fault(seed, turn, state.attempt(run, turn))
+        if self.headers.get("Authorization", "").startswith("Bearer ") or self.headers.get(
+            "x-api-key"
+        ):
+            with state.lock:
+                state.stats.with_key += 1
         if outcome != "ok":
             with state.lock:
                 state.stats.faults[outcome] += 1
@@ -235,7 +250,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = {"error": {"message": message, "type": kind, "code": None}}
         self._send(status, body, {"retry-after": "0"} if status == 429 else None)
 
-    def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -322,4 +339,3 @@ def serve(
     if ready is not None:
         ready(server.url)
     server._server.serve_forever()
-

@@ -1,0 +1,117 @@
+"""The Ray executor: the same campaign on a Ray cluster, with the same ledger semantics.
+
+The ledger stays with the caller. Admission (stopping rule, claim) and recording happen
+here exactly as with `LocalExecutor`, whose scheduler is reused so concurrency bounds and
+per-model caps hold cluster-wide; only `RunWork` travels, once per worker actor, and each
+run comes back as its finished record. Ray retries nothing: a run re-executed behind the
+ledger's back would be a silent re-run, so a lost worker fails the campaign, and the
+same command resumes it (the interrupted runs are marked restarted).
+
+Ray is an optional extra, imported only when this executor runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kaudit.errors import KauditError
+from kaudit.harness._campaign import CampaignRunner, RunWork
+from kaudit.harness._executor import JobRunner, LocalExecutor, OnResult, RunJob
+from kaudit.harness._run import RunResult
+
+
+class _Worker:
+    """A Ray actor holding one copy of the campaign's work; runs execute on its event loop."""
+
+    def __init__(self, work: RunWork) -> None:
+        self.work = work
+
+    async def run(self, job: RunJob, restarted: int) -> RunResult:
+        return await self.work(job, restarted)
+
+
+class RayExecutor:
+    """Runs a campaign's runs on Ray worker actors; a local cluster when no address is given.
+
+    `workers` actors each take up to `concurrency / workers` runs at once (chat runs
+    mostly wait on the network). A cluster started here is shut down at the end; one
+    already initialized (or reached through `address`) is left running.
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        workers: int = 2,
+        concurrency: int = 8,
+        model_caps: Mapping[str, int] | None = None,
+        init_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        self.address = address
+        self.workers = workers
+        self.scheduler = LocalExecutor(concurrency, model_caps)
+        self.init_options = dict(init_options or {})
+
+    def describe(self) -> dict[str, Any]:
+        """The executor for the campaign manifest."""
+        return {
+            "kind": "ray",
+            "address": self.address or "local",
+            "workers": self.workers,
+            "concurrency": self.scheduler.concurrency,
+            "model_caps": self.scheduler.model_caps,
+        }
+
+    async def execute(self, jobs: Sequence[RunJob], run: JobRunner, on_result: OnResult) -> None:
+        """Admit locally, execute on the actors, record locally as results arrive."""
+        if not isinstance(run, CampaignRunner):
+            raise KauditError("the Ray executor runs campaigns (run_campaign's runner) only")
+        if not jobs:
+            return
+        ray = _import_ray()
+        started_here = self._connect(ray)
+        actors: list[Any] = []
+        try:
+            actor_class = ray.remote(_Worker)
+            per_actor = max(1, math.ceil(self.scheduler.concurrency / self.workers))
+            work_ref = ray.put(run.work)
+            actors = [
+                actor_class.options(max_concurrency=per_actor, max_restarts=0).remote(work_ref)
+                for _ in range(min(self.workers, len(jobs)))
+            ]
+            turn = itertools.cycle(actors)
+
+            async def remote(job: RunJob) -> RunResult | None:
+                restarted = run.admit(job)
+                if restarted is None:
+                    return None
+                result: RunResult = await next(turn).run.remote(job, restarted)
+                return result
+
+            await self.scheduler.execute(jobs, remote, on_result)
+        finally:
+            for actor in actors:
+                ray.kill(actor)
+            if started_here:
+                ray.shutdown()
+
+    def _connect(self, ray: Any) -> bool:
+        if ray.is_initialized():
+            return False
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        options.update(self.init_options)
+        ray.init(address=self.address, **options)
+        return True
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ModuleNotFoundError:
+        raise KauditError("the Ray executor needs Ray: pip install 'kaudit[ray]'") from None
+    return ray

@@ -1,0 +1,77 @@
+"""The Ray executor gives the local executor's verdicts for the same seeds."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kaudit.agents import Agent, ReferenceAgent
+from kaudit.agents.chat.testserver import ChatTestServer
+from kaudit.harness import CampaignPlan, Executor, LocalExecutor, RayExecutor, run_campaign
+from kaudit.ledger import Ledger
+from kaudit.suites import Suite
+from tests.agents.chat.conftest import agent_for
+from tests.agents.chat.personas import mixture
+
+ray = pytest.importorskip("ray")
+ROOT = Path(__file__).parent.parent.parent
+
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.timeout(300),
+]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    # workers unpickle the mini world's tools, which live in the test package
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
+    )
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def mixture_server() -> Iterator[ChatTestServer]:
+    with ChatTestServer({"mixture": mixture()}) as server:
+        yield server
+
+
+def verdicts(
+    suite: Suite, agents: list[Agent], executor: Executor, path: Path
+) -> list[tuple[Any, ...]]:
+    with Ledger(path) as ledger:
+        result = asyncio.run(
+            run_campaign(CampaignPlan("c", k=6, seed=21), suite, agents, ledger, executor=executor)
+        )
+        assert ledger.verify() == result.ran == 12
+        manifest = ledger.manifest("c")
+        assert manifest is not None
+        kind = manifest["executor"]["kind"]
+        return [
+            (r.model, r.task, r.run_index, r.seed, r.outcome, r.sub_label, r.final_digest, kind)
+            for r in sorted(ledger.records(), key=lambda r: (r.model, r.run_index))
+        ]
+
+
+def test_ray_campaign_gets_the_local_verdicts_for_the_same_seeds(
+    cluster: None, mixture_server: ChatTestServer, mini_suite: Suite, tmp_path: Path
+) -> None:
+    def agents() -> list[Agent]:
+        return [ReferenceAgent(), agent_for(mixture_server, "openai", "mixture")]
+
+    local = verdicts(mini_suite, agents(), LocalExecutor(4), tmp_path / "local.sqlite")
+    remote = verdicts(
+        mini_suite, agents(), RayExecutor(workers=2, concurrency=4), tmp_path / "ray.sqlite"
+    )
+    assert [row[:-1] for row in remote] == [row[:-1] for row in local]
+    assert {row[-1] for row in local} == {"local"} and {row[-1] for row in remote} == {"ray"}
+    assert {row[4] for row in remote} >= {"PASS", "FAIL_DAMAGE"}

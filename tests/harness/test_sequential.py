@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kaudit.agents import ReferenceAgent, ScriptedAgent
+from kaudit.errors import KauditError
+from kaudit.harness import CampaignPlan, LocalExecutor, StoppingRule, run_campaign
+from kaudit.ledger import Ledger
+from kaudit.report import stopping_rule_text
+from kaudit.stats import clopper_pearson
+from kaudit.suites import Suite
+from tests.harness.test_campaign import Yielding
+
+
+def test_rules_parse_from_the_command_line_forms() -> None:
+    assert StoppingRule.parse("damage", 50) == StoppingRule(max_k=50, on_damage=True)
+    both = StoppingRule.parse("damage, upper<0.1", 80, alpha=0.1)
+    assert (both.on_damage, both.upper_below, both.alpha, both.max_k) == (True, 0.1, 0.1, 80)
+    for bad in ("sometimes", "upper<x", "upper<1.5", ""):
+        with pytest.raises(KauditError):
+            StoppingRule.parse(bad, 10)
+
+
+def test_upper_bound_rule_stops_at_the_first_n_whose_bound_is_below_target() -> None:
+    rule = StoppingRule(max_k=1000, upper_below=0.1)
+    first = next(n for n in range(1, 1000) if rule.is_done(0, n))
+    assert clopper_pearson(0, first)[1] < 0.1 <= clopper_pearson(0, first - 1)[1]
+    assert first == 36
+    assert not rule.is_done(1, 36) and rule.is_done(3, 1000)
+
+
+def test_damage_rule_stops_a_cell_at_its_first_damage_and_keeps_k_as_maximum() -> None:
+    rule = StoppingRule(max_k=5, on_damage=True)
+    assert (rule.is_done(0, 4), rule.is_done(1, 1), rule.is_done(0, 5)) == (False, True, True)
+
+
+def test_sequential_campaign_stops_damaging_cell_early_and_runs_clean_cell_to_max(
+    mini_suite: Suite, tmp_path: Path
+) -> None:
+    rule = StoppingRule(max_k=20, on_damage=True)
+    agents = [ScriptedAgent("close_both"), ScriptedAgent("oracle")]
+    plan = CampaignPlan("seq", k=20, seed=2, until=rule)
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        first = asyncio.run(
+            run_campaign(plan, mini_suite, agents, ledger, executor=LocalExecutor(1))
+        )
+        again = asyncio.run(
+            run_campaign(plan, mini_suite, agents, ledger, executor=LocalExecutor(4))
+        )
+        per_model = Counter(r.model for r in ledger.records("seq"))
+        manifest = ledger.manifest("seq")
+    assert per_model == {"simulated:scripted:close_both": 1, "simulated:scripted:oracle": 20}
+    assert (first.ran, first.stopped) == (21, 19)
+    assert (again.ran, again.skipped, again.stopped) == (0, 21, 19)
+    assert manifest is not None and manifest["stopping_rule"]["max_k"] == 20
+    assert len(manifest["invocations"]) == 2
+    assert stopping_rule_text(manifest) == (
+        "sequential: each cell stopped at its first damage run, at most k = 20 runs; "
+        "runs already in flight when a cell stopped were kept"
+    )
+
+
+def test_runs_in_flight_when_a_cell_stops_are_recorded_not_dropped(
+    mini_suite: Suite, tmp_path: Path
+) -> None:
+    plan = CampaignPlan("seq", k=30, until=StoppingRule(max_k=30, on_damage=True))
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        result = asyncio.run(
+            run_campaign(
+                plan, mini_suite, [Yielding("close_both")], ledger, executor=LocalExecutor(4)
+            )
+        )
+        assert ledger.verify() == result.ran
+    # the first four start together, before any verdict; none of the rest start
+    assert (result.ran, result.stopped, result.damage) == (4, 26, 4)
+
+
+def test_fixed_campaigns_state_their_rule_too(mini_suite: Suite, tmp_path: Path) -> None:
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        asyncio.run(run_campaign(CampaignPlan("f", k=2), mini_suite, [ReferenceAgent()], ledger))
+        assert stopping_rule_text(ledger.manifest("f")) == "fixed: k = 2 runs per cell"
+    assert stopping_rule_text(None) is None
+    assert stopping_rule_text({"k": 3}) == "fixed: k = 3 runs per cell"
