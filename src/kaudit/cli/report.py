@@ -12,7 +12,7 @@ from rich.table import Table
 
 from kaudit.cli._common import guarded, print_json
 from kaudit.ledger import Ledger
-from kaudit.report import CampaignReport, build_report
+from kaudit.report import CampaignReport, build_report, stopping_rule_text
 
 
 def render(report: CampaignReport) -> list[Table]:
@@ -69,10 +69,15 @@ def register(app: typer.Typer) -> None:
         """
         with Ledger(ledger) as store:
             built = build_report(store.records(campaign), alpha)
+            names = [campaign] if campaign else store.campaigns()
+            rules = {name: stopping_rule_text(store.manifest(name)) for name in names}
         if as_json:
-            print_json(built.to_json())
+            print_json(built.to_json() | {"stopping_rules": rules})
         else:
             console = Console()
             console.print(f"{built.runs} runs, {built.invalid} invalid (recorded, never counted)")
             for table in render(built):
                 console.print(table)
+            for name, rule in rules.items():
+                if rule:
+                    console.print(f"campaign {name}: stopping rule {rule}")
