@@ -11,7 +11,7 @@ from anthropic.types import Message
 from kaudit.agents._protocol import Episode, Observation, ToolCall
 from kaudit.agents.chat._config import ModelConfig
 from kaudit.agents.chat._openai import run_headers
-from kaudit.agents.chat._retry import Disposition, disposition_of_status, retry_after_seconds
+from kaudit.agents.chat._retry import Disposition, SdkErrors
 from kaudit.agents.chat._session import Reply
 
 
@@ -23,6 +23,13 @@ def make_client(config: ModelConfig) -> anthropic.AsyncAnthropic:
         timeout=config.timeout_s,
         max_retries=0,
     )
+
+
+_ERRORS = SdkErrors(
+    connection=anthropic.APIConnectionError,
+    status=anthropic.APIStatusError,
+    base=anthropic.AnthropicError,
+)
 
 
 class AnthropicConversation:
@@ -116,17 +123,9 @@ class AnthropicConversation:
         )
 
     def disposition(self, exc: Exception) -> Disposition:
-        """Timeouts, dropped connections, 429, 529 (overloaded) and 5xx are retried."""
-        if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
-            return "retry"
-        if isinstance(exc, anthropic.APIStatusError):
-            return disposition_of_status(exc.status_code)
-        if isinstance(exc, anthropic.AnthropicError):
-            return "agent"  # e.g. a reply the SDK cannot read
-        return "setup"  # not the API's error: a bug or a wrong setting, never a score
+        """Timeouts, dropped connections, 429, 5xx (529 overloaded included) are retried."""
+        return _ERRORS.disposition(exc)
 
     def retry_after(self, exc: Exception) -> float | None:
         """The Retry-After of a status error."""
-        if isinstance(exc, anthropic.APIStatusError):
-            return retry_after_seconds(exc.response.headers)
-        return None
+        return _ERRORS.retry_after(exc)

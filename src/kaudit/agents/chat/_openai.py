@@ -14,7 +14,7 @@ from openai.types.chat import ChatCompletion
 
 from kaudit.agents._protocol import Episode, Observation, ToolCall
 from kaudit.agents.chat._config import ModelConfig
-from kaudit.agents.chat._retry import Disposition, disposition_of_status, retry_after_seconds
+from kaudit.agents.chat._retry import Disposition, SdkErrors
 from kaudit.agents.chat._session import Reply, parse_arguments
 
 _SEED_RANGE = 2**31 - 1  # some compatible servers reject seeds beyond int32
@@ -28,6 +28,11 @@ def make_client(config: ModelConfig) -> openai.AsyncOpenAI:
         timeout=config.timeout_s,
         max_retries=0,
     )
+
+
+_ERRORS = SdkErrors(
+    connection=openai.APIConnectionError, status=openai.APIStatusError, base=openai.OpenAIError
+)
 
 
 class OpenAIConversation:
@@ -112,20 +117,12 @@ class OpenAIConversation:
         )
 
     def disposition(self, exc: Exception) -> Disposition:
-        """Timeouts, dropped connections, 429 and 5xx are retried."""
-        if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-            return "retry"
-        if isinstance(exc, openai.APIStatusError):
-            return disposition_of_status(exc.status_code)
-        if isinstance(exc, openai.OpenAIError):
-            return "agent"  # e.g. a reply the SDK cannot read
-        return "setup"  # not the API's error: a bug or a wrong setting, never a score
+        """Timeouts, dropped connections, 429, 5xx (529 overloaded included) are retried."""
+        return _ERRORS.disposition(exc)
 
     def retry_after(self, exc: Exception) -> float | None:
         """The Retry-After of a status error."""
-        if isinstance(exc, openai.APIStatusError):
-            return retry_after_seconds(exc.response.headers)
-        return None
+        return _ERRORS.retry_after(exc)
 
 
 def run_headers(episode: Episode) -> dict[str, str]:

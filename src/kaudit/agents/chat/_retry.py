@@ -79,3 +79,35 @@ class RateLimiter:
         self._next = slot + self.interval
         if slot > now:
             await asyncio.sleep(slot - now)
+
+
+@dataclass(frozen=True)
+class SdkErrors:
+    """The three exception classes every official client SDK raises, for one provider."""
+
+    connection: type[Exception]
+    """Timeouts and dropped connections (the SDKs' timeout error subclasses it)."""
+    status: type[Exception]
+    """An HTTP error status; carries `status_code` and `response`."""
+    base: type[Exception]
+    """Anything else the SDK raises, e.g. a reply it cannot read."""
+
+    def disposition(self, exc: Exception) -> Disposition:
+        """Retry connection failures and retryable statuses; blame the rest carefully.
+
+        An SDK-side failure (a reply it cannot read) is the agent's; anything else is a
+        bug or a wrong setting and must never become a score.
+        """
+        if isinstance(exc, self.connection):
+            return "retry"
+        if isinstance(exc, self.status):
+            return disposition_of_status(int(exc.status_code))  # type: ignore[attr-defined]
+        if isinstance(exc, self.base):
+            return "agent"
+        return "setup"
+
+    def retry_after(self, exc: Exception) -> float | None:
+        """The Retry-After of a status error, in seconds."""
+        if isinstance(exc, self.status):
+            return retry_after_seconds(exc.response.headers)  # type: ignore[attr-defined]
+        return None
