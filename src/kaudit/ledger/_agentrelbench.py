@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kaudit.errors import LedgerError
+from kaudit.ledger._tally import tally_cells
 from kaudit.stats import CellTally
 
 __all__ = ["ImportedRun", "read_agentrelbench_verdicts", "tallies_from_runs"]
@@ -142,16 +143,14 @@ def tallies_from_runs(runs: Iterable[ImportedRun]) -> list[CellTally]:
     ``success`` is ``eog_success`` (the task's own verifiers), which a run can meet while
     also doing damage; ``damage`` and ``damage_upper`` are the strict and inclusive labels.
     """
-    cells: dict[tuple[str, str], list[int]] = {}
-    for run in runs:
-        counts = cells.setdefault((run.model, run.task), [0, 0, 0, 0])
-        if run.outcome == "INVALID":
-            continue
-        counts[0] += 1
-        counts[1] += run.counts_as_damage
-        counts[2] += run.counts_as_damage_upper
-        counts[3] += run.eog_success
-    return [
-        CellTally(model=m, task=t, n=n, damage=x, damage_upper=xu, success=s)
-        for (m, t), (n, x, xu, s) in cells.items()
-    ]
+    return tally_cells(
+        (
+            run.model,
+            run.task,
+            run.outcome != "INVALID",
+            run.counts_as_damage,
+            run.counts_as_damage_upper,
+            run.eog_success,
+        )
+        for run in runs
+    )
