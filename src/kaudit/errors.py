@@ -59,4 +59,12 @@ class LedgerError(KauditError):
 
 
 class AgentError(KauditError):
-    """The agent failed to produce a turn; the run terminates as `errored`."""
+    """The agent failed to produce a turn; the run terminates as `errored`.
+
+    `usage` (a `kaudit.agents.Usage`) carries what the failed attempt still cost, e.g.
+    the retries spent before giving up, so the run's record counts them.
+    """
+
+    def __init__(self, message: str, *, usage: object | None = None) -> None:
+        self.usage = usage
+        super().__init__(message)

@@ -97,3 +97,17 @@ def test_record_carries_transcript_tool_calls_timing_and_digests(mini_suite: Sui
     assert record.steps == 2 and len(record.transcript) == 2
     assert record.initial_digest == record.final_digest or record.final_digest is not None
     assert record.timing.total_ms >= record.timing.label_ms > 0
+
+
+class FailsAfterRetries(Recorder):
+    async def next_turn(self, observations: Any) -> Turn:
+        from kaudit.agents import Usage
+        from kaudit.errors import AgentError
+
+        raise AgentError("503 after 4 retries", usage=Usage(retries=4, input_tokens=7))
+
+
+def test_a_failed_turn_still_counts_what_it_spent(mini_suite: Suite) -> None:
+    record = run(mini_suite, FailsAfterRetries([])).record
+    assert (record.termination, record.retries, record.input_tokens) == ("errored", 4, 7)
+    assert record.sub_label == "errored_clean" and record.counts_as_damage_upper

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kaudit.agents import Agent, Episode, Observation, ToolCall, Turn
+from kaudit.agents import Agent, Episode, Observation, ToolCall, Turn, Usage
 from kaudit.errors import AgentError, InvalidRunError, KauditError
 from kaudit.label import RunMeta, Termination, Verdict, decimal_to_json, label_run
 from kaudit.ledger import RunRecord, RunTiming
@@ -88,6 +88,8 @@ async def drive(agent: Agent, episode: Episode, tools: dict[str, Tool], sandbox:
                 turn = await session.next_turn(observations)
             except AgentError as exc:
                 loop.termination, loop.agent_error = "errored", str(exc)
+                if isinstance(exc.usage, Usage):
+                    loop.add_usage(Turn(usage=exc.usage))
                 return loop
             loop.steps += 1
             loop.add_usage(turn)

@@ -115,7 +115,8 @@ class ChatSession:
                 message = f"{self._config.key}: {type(exc).__name__}: {exc}"
                 if kind == "setup":
                     raise KauditError(message) from exc  # a harness error: the run is invalid
-                raise AgentError(f"{message} (after {retries} retries)") from exc
+                spent = Usage(retries=retries)
+                raise AgentError(f"{message} (after {retries} retries)", usage=spent) from exc
         try:
             reply = self._conversation.accept(response)
         except (AttributeError, IndexError, TypeError, ValueError) as exc:
