@@ -218,7 +218,7 @@ def register(app: typer.Typer) -> None:
         agents = [build_agent(spec, overrides) for spec in (agent or ["reference"])]
         rule = StoppingRule.parse(until, k, until_alpha) if until else None
         plan = CampaignPlan(name=campaign, k=k, seed=seed, keep_dumps=keep_dumps, until=rule)
-        console = Console(stderr=True, highlight=False)
+        console = Console(stderr=True, highlight=False, soft_wrap=True)
         if any(a.simulated for a in agents):
             console.print("note: simulated agent (scripted replay), not a real model")
         chosen_executor = build_executor(executor, concurrency, agents, ray_address)
