@@ -90,3 +90,11 @@ def test_unknown_agent_is_a_clear_error(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "unknown agent 'nope:x'" in result.output
+
+
+def test_tasks_schema_is_the_task_model_schema() -> None:
+    result = runner.invoke(app, ["tasks", "schema"])
+    schema = json.loads(result.output)
+    assert schema["title"] == "Task"
+    assert schema["additionalProperties"] is False
+    assert "damage" in schema["required"] and "irreversibility" in schema["properties"]

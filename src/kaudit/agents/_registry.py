@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import Any
 
 from kaudit.agents._protocol import Agent
@@ -12,6 +13,8 @@ from kaudit.errors import KauditError
 
 AgentBuilder = Callable[[str, dict[str, Any]], Agent]
 _BUILDERS: dict[str, AgentBuilder] = {}
+ENTRY_POINT_GROUP = "kaudit.agents"
+"""Third-party packages register agent builders here: `name = "pkg.module:builder"`."""
 
 
 def register_agent(prefix: str) -> Callable[[AgentBuilder], AgentBuilder]:
@@ -41,6 +44,9 @@ def make_agent(spec: str, **options: Any) -> Agent:
     prefix, _, argument = spec.partition(":")
     if prefix not in _BUILDERS:
         _load_optional()
+    if prefix not in _BUILDERS:
+        for ep in entry_points(group=ENTRY_POINT_GROUP, name=prefix):
+            _BUILDERS[prefix] = ep.load()
     builder = _BUILDERS.get(prefix)
     if builder is None:
         raise KauditError(f"unknown agent {spec!r}; known kinds: {sorted(_BUILDERS)}")

@@ -33,6 +33,14 @@ def register(app: typer.Typer) -> None:
     group = typer.Typer(help="Inspect task suites.", no_args_is_help=True)
     app.add_typer(group, name="tasks")
 
+    @group.command("schema")
+    def schema() -> None:
+        """Print the JSON Schema of task files, for editors that validate YAML.
+
+        Example: kaudit tasks schema > task.schema.json
+        """
+        print_json(Task.model_json_schema())
+
     @group.command("list")
     @guarded
     def list_tasks(

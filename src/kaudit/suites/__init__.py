@@ -3,6 +3,7 @@
 from kaudit.suites._lint import LintFinding, lint_task
 from kaudit.suites._suite import (
     BUILTIN_DIR,
+    ENTRY_POINT_GROUP,
     Suite,
     SuiteLoader,
     load_suite,
@@ -19,6 +20,7 @@ from kaudit.suites._variants import (
 
 __all__ = [
     "BUILTIN_DIR",
+    "ENTRY_POINT_GROUP",
     "VARIANT_SUFFIX",
     "LintFinding",
     "Suite",

@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,8 @@ class Suite:
 
 SuiteLoader = Callable[[str], Suite]
 _LOADERS: dict[str, SuiteLoader] = {}
+ENTRY_POINT_GROUP = "kaudit.suites"
+"""Third-party packages register suite loaders here: `prefix = "pkg.module:loader"`."""
 
 
 def register_suite_loader(prefix: str) -> Callable[[SuiteLoader], SuiteLoader]:
@@ -120,7 +123,7 @@ def load_suite(ref: str = "builtin") -> Suite:
     if argument and prefix in _LOADERS:
         return _LOADERS[prefix](argument)
     if argument and prefix not in _LOADERS:
-        _load_plugins()
+        _load_plugins(prefix)
         if prefix in _LOADERS:
             return _LOADERS[prefix](argument)
     path = Path(ref)
@@ -131,6 +134,10 @@ def load_suite(ref: str = "builtin") -> Suite:
     )
 
 
-def _load_plugins() -> None:
+def _load_plugins(prefix: str) -> None:
+    """Import the loader for `prefix`: the built-in AgentRelBench one, or a package's."""
     with contextlib.suppress(ModuleNotFoundError):
         import kaudit.substrate.eog  # noqa: F401  (registers the agentrelbench loader)
+    if prefix not in _LOADERS:
+        for ep in entry_points(group=ENTRY_POINT_GROUP, name=prefix):
+            _LOADERS[prefix] = ep.load()
