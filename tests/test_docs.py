@@ -43,3 +43,14 @@ def test_readme_example_task_is_the_real_file() -> None:
     readme = (ROOT / "README.md").read_text()
     example = (ROOT / "src/kaudit/suites/builtin/itsm/change-cab-gate.yaml").read_text()
     assert f"```yaml\n{example}```" in readme
+
+
+def test_every_command_help_carries_an_example() -> None:
+    def callbacks(group: typer.Typer) -> list[object]:
+        found = [c.callback for c in group.registered_commands]
+        for sub in group.registered_groups:
+            found.extend(callbacks(sub.typer_instance))  # type: ignore[arg-type]
+        return found
+
+    missing = [cb for cb in callbacks(app) if "Example: kaudit " not in (cb.__doc__ or "")]
+    assert missing == []
