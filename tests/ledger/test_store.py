@@ -86,3 +86,22 @@ def test_a_file_that_is_not_a_ledger_is_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes(b"not sqlite at all" * 100)
     with pytest.raises(LedgerError, match="not a kaudit ledger"):
         Ledger(path)
+
+
+def test_another_sqlite_database_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "app.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(LedgerError, match=r"not a kaudit ledger .*nothing was changed"):
+        Ledger(path)
+    assert path.read_bytes() == before
+
+
+def test_an_unwritable_location_is_a_ledger_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(LedgerError, match="cannot open"):
+        Ledger(blocker / "sub" / "l.sqlite")

@@ -55,6 +55,8 @@ CREATE TABLE IF NOT EXISTS dumps (
 """
 
 GENESIS = "0" * 64
+LEDGER_FORMAT = 1
+"""`PRAGMA user_version` of a ledger file; any other non-empty database is refused."""
 RunKey = tuple[str, str, str, int]
 
 
@@ -80,12 +82,34 @@ class Ledger:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._claim_file()
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.execute("PRAGMA busy_timeout = 10000")
             self._conn.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path}: not a kaudit ledger ({exc})") from None
+        except OSError as exc:
+            raise LedgerError(f"{self.path}: cannot open ({exc.strerror or exc})") from None
+
+    def _claim_file(self) -> None:
+        """Mark an empty file as a ledger; refuse any other SQLite database untouched.
+
+        Opening some other database (a world template, an application's data) by mistake
+        must never add tables to it.
+        """
+        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == LEDGER_FORMAT:
+            return
+        tables = self._conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
+        if version == 0 and tables == 0:
+            self._conn.execute(f"PRAGMA user_version = {LEDGER_FORMAT}")
+            return
+        self._conn.close()
+        raise LedgerError(
+            f"{self.path}: not a kaudit ledger (format {version}, {tables} schema objects); "
+            "nothing was changed"
+        )
 
     def close(self) -> None:
         """Close the file."""
