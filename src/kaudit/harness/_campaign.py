@@ -237,7 +237,26 @@ async def run_campaign(
 
     `on_plan` sees the counts before the first run, `on_result` each record as it lands,
     `on_stop` each run the stopping rule left out. Agents' connections are closed at the end.
+    The ledger's writer lock is held throughout: a second process on the same ledger
+    fails at once instead of racing for the same runs.
     """
+    with ledger.writer_lock():
+        return await _run_locked(
+            plan, suite, agents, ledger, tasks, executor, on_result, on_plan, on_stop
+        )
+
+
+async def _run_locked(
+    plan: CampaignPlan,
+    suite: Suite,
+    agents: Sequence[Agent],
+    ledger: Ledger,
+    tasks: Sequence[Task] | None,
+    executor: Executor | None,
+    on_result: Callable[[RunRecord], None] | None,
+    on_plan: Callable[[CampaignResult], None] | None,
+    on_stop: Callable[[RunJob], None] | None,
+) -> CampaignResult:
     chosen = list(tasks) if tasks is not None else list(suite.tasks.values())
     executor = executor or LocalExecutor()
     ledger.open_campaign(plan.name, plan.config(suite))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import sqlite3
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +112,27 @@ class Ledger:
             f"{self.path}: not a kaudit ledger (format {version}, {tables} schema objects); "
             "nothing was changed"
         )
+
+    @contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Hold the ledger's single-writer lock, or fail at once if another process has it.
+
+        Two campaigns writing one ledger would race for the same runs; the lock is an OS
+        file lock, so a killed writer releases it and resuming is never blocked.
+        """
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        with open(lock_path, "a+b") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise LedgerError(
+                    f"{self.path}: another kaudit process is writing this ledger; "
+                    "wait for it or use another ledger file"
+                ) from None
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def close(self) -> None:
         """Close the file."""
