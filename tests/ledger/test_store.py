@@ -109,11 +109,13 @@ def test_an_unwritable_location_is_a_ledger_error(tmp_path: Path) -> None:
 
 def test_a_second_writer_is_refused_while_the_first_holds_the_lock(tmp_path: Path) -> None:
     path = tmp_path / "l.sqlite"
-    with Ledger(path) as first, Ledger(path) as second, first.writer_lock():
-        with (
-            pytest.raises(LedgerError, match="another kaudit process is writing"),
-            second.writer_lock(),
-        ):
-            pass
+    with (
+        Ledger(path) as first,
+        Ledger(path) as second,
+        first.writer_lock(),
+        pytest.raises(LedgerError, match="another kaudit process is writing"),
+        second.writer_lock(),
+    ):
+        pass
     with Ledger(path) as again, again.writer_lock():
         pass  # released when the first writer let go
