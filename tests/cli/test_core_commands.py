@@ -98,3 +98,16 @@ def test_tasks_schema_is_the_task_model_schema() -> None:
     assert schema["title"] == "Task"
     assert schema["additionalProperties"] is False
     assert "damage" in schema["required"] and "irreversibility" in schema["properties"]
+
+
+def test_variants_can_be_listed_and_audited(tmp_path: Path) -> None:
+    listed = runner.invoke(app, ["tasks", "list", "--suite", SUITE, "--variants", "--json"])
+    assert [t["id"] for t in json.loads(listed.output)] == [
+        "demo/close-account",
+        "demo/close-account~distractors",
+    ]
+    ledger = str(tmp_path / "v.sqlite")
+    args = ["run", "--suite", SUITE, "--variants", "--tasks", "demo/close-account~distractors"]
+    assert runner.invoke(app, [*args, "--k", "2", "--ledger", ledger]).exit_code == 0
+    cells = json.loads(runner.invoke(app, ["report", ledger, "--json"]).output)["cells"]
+    assert [(c["task"], c["n"]) for c in cells] == [("demo/close-account~distractors", 2)]

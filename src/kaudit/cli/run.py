@@ -166,6 +166,10 @@ def register(app: typer.Typer) -> None:
         k: Annotated[
             int, typer.Option(min=1, help="Runs per (model, task) cell; the maximum with --until.")
         ] = 8,
+        variants: Annotated[
+            bool,
+            typer.Option(help="Also audit each task's distractor variant (<task>~distractors)."),
+        ] = False,
         tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids.")] = None,
         seed: Annotated[
             int, typer.Option(help="Campaign seed; every run's seed derives from it.")
@@ -207,7 +211,7 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit run --suite builtin --agent reference --k 8 --ledger audit.sqlite
         """
-        loaded = load_suite(suite)
+        loaded = load_suite(suite).with_variants() if variants else load_suite(suite)
         chosen = loaded.select(split_csv(tasks))
         overrides = {
             "base_url": base_url,

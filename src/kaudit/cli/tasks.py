@@ -47,13 +47,16 @@ def register(app: typer.Typer) -> None:
         suite: Annotated[
             str, typer.Option(help="'builtin', a directory, or PREFIX:PATH.")
         ] = "builtin",
+        variants: Annotated[
+            bool, typer.Option(help="Include generated distractor variants.")
+        ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """List the tasks of a suite.
 
         Example: kaudit tasks list --suite builtin --json
         """
-        loaded = load_suite(suite)
+        loaded = load_suite(suite).with_variants() if variants else load_suite(suite)
         rows = [task_summary(task) for task in loaded.tasks.values()]
         if as_json:
             print_json(rows)
