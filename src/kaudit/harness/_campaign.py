@@ -16,10 +16,10 @@ from typing import Any
 from kaudit.agents import Agent
 from kaudit.harness._executor import Executor, LocalExecutor, RunJob
 from kaudit.harness._manifest import build_manifest, finish_manifest
-from kaudit.harness._run import RunResult, execute_run
+from kaudit.harness._run import RunResult, execute_run, invalid_result
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
-from kaudit.ledger import Ledger, RunRecord, RunTiming
+from kaudit.ledger import Ledger, RunRecord
 from kaudit.spec import Task
 from kaudit.suites import Suite
 
@@ -300,17 +300,11 @@ async def _run_locked(
 
 def harness_failure(job: RunJob, restarted: int, trace: str) -> RunResult:
     """An INVALID record for a run the harness itself could not complete."""
-    record = RunRecord(
-        campaign=job.campaign,
-        model=job.model,
-        task=job.task,
-        run_index=job.run_index,
-        seed=job.seed,
-        status="invalid",
-        invalid_reason=f"harness error: {trace.strip().splitlines()[-1]}",
-        termination="errored",
-        restarted=restarted,
-        timing=RunTiming(),
-        extra={"trace": trace},
-    )
-    return RunResult(record, None, None)
+    key = {
+        "campaign": job.campaign,
+        "model": job.model,
+        "task": job.task,
+        "run_index": job.run_index,
+    }
+    reason = f"harness error: {trace.strip().splitlines()[-1]}"
+    return invalid_result(key, job.seed, restarted, reason, extra={"trace": trace})

@@ -150,7 +150,7 @@ async def execute_run(
     try:
         sandbox = substrate.seed(run_id)
     except KauditError as exc:
-        return _invalid(key, seed, restarted, f"seed failed: {exc}", _ms(started))
+        return invalid_result(key, seed, restarted, f"seed failed: {exc}", total_ms=_ms(started))
     seed_ms = _ms(t0)
     episode = Episode(
         task=task, run_id=run_id, seed=seed, tool_specs=tuple(t.spec() for t in tools.values())
@@ -224,9 +224,16 @@ async def execute_run(
     return RunResult(record, final.image if (final and keep_dump) else None, verdict)
 
 
-def _invalid(
-    key: dict[str, Any], seed: int, restarted: int, reason: str, total_ms: float
+def invalid_result(
+    key: dict[str, Any],
+    seed: int,
+    restarted: int,
+    reason: str,
+    *,
+    total_ms: float = 0.0,
+    extra: dict[str, Any] | None = None,
 ) -> RunResult:
+    """A run the harness could not complete: recorded INVALID with its reason, never scored."""
     record = RunRecord(
         **key,
         seed=seed,
@@ -235,5 +242,6 @@ def _invalid(
         termination="errored",
         restarted=restarted,
         timing=RunTiming(total_ms=total_ms),
+        extra=extra or {},
     )
     return RunResult(record, None, None)

@@ -12,7 +12,7 @@ from kaudit.label._types import (
     Verdict,
     decimal_to_json,
 )
-from kaudit.label._values import from_json_value, same_value, to_json_value
+from kaudit.label._values import same_value, to_json_value
 from kaudit.label.authorize import rule_matches, unauthorized_columns
 from kaudit.label.checks import bind_sql, run_checks
 from kaudit.label.classify import classify, refusal_declared
@@ -33,7 +33,6 @@ __all__ = [
     "classify",
     "decimal_to_json",
     "diff_images",
-    "from_json_value",
     "label_run",
     "max_severity",
     "merged_volatile",

@@ -9,7 +9,7 @@ from typing import Any
 from kaudit.errors import InvalidRunError
 from kaudit.label._types import Delta, RowChange, RunMeta, Verdict
 from kaudit.label.authorize import unauthorized_columns
-from kaudit.label.checks import run_checks_on
+from kaudit.label.checks import run_checks
 from kaudit.label.classify import classify, refusal_declared
 from kaudit.label.diff import diff_pair, opened
 from kaudit.label.price import max_severity, price
@@ -83,7 +83,7 @@ def label_run(
         )
     with opened(initial, final) as pair:
         changes = diff_pair(pair, merged_volatile(spec, volatile), fast=fast)
-        check_results = run_checks_on(pair.conn, checks, params)
+        check_results = run_checks(pair.conn, checks, params)
     deltas, authorized = authorize_and_price(changes, spec, params)
     success = all(result.passed for result in check_results)
     refused = refusal_declared(meta.final_message, meta.refusal_token)

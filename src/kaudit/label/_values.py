@@ -21,10 +21,3 @@ def to_json_value(value: Any) -> Any:
     if isinstance(value, bytes):
         return {"$blob": value.hex()}
     return value
-
-
-def from_json_value(value: Any) -> Any:
-    """Inverse of `to_json_value`."""
-    if isinstance(value, dict) and set(value) == {"$blob"}:
-        return bytes.fromhex(value["$blob"])
-    return value

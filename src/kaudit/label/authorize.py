@@ -6,8 +6,7 @@ from typing import Any
 
 from kaudit.label._types import Row, RowChange
 from kaudit.label._values import same_value
-from kaudit.spec import AllowRule, DamageSpec
-from kaudit.spec._damage import _Rule
+from kaudit.spec import AllowRule, DamageSpec, PriceRule
 
 
 def identifying_row(change: RowChange) -> Row | None:
@@ -15,11 +14,17 @@ def identifying_row(change: RowChange) -> Row | None:
     return change.after if change.op in ("added", "modified") else change.before
 
 
-def rule_matches(rule: _Rule, change: RowChange, params: dict[str, Any]) -> bool:
-    """Whether `rule` applies to `change` (table and op wildcards, bound `where`)."""
+def rule_matches(rule: AllowRule | PriceRule, change: RowChange, params: dict[str, Any]) -> bool:
+    """Whether `rule` applies to `change` (table and op wildcards, bound `where`).
+
+    A schema change (a dropped, created or reshaped table) has no row to match a
+    `where` against: only a rule on its table without one applies, whatever its op.
+    """
+    if rule.table not in ("*", change.table):
+        return False
     if change.op == "schema":
-        return False  # no rule authorizes or prices a dropped or reshaped table by row
-    if rule.table not in ("*", change.table) or rule.op not in ("*", change.op):
+        return not rule.where
+    if rule.op not in ("*", change.op):
         return False
     row = identifying_row(change)
     for column, expected in rule.bound(params).items():
@@ -47,8 +52,9 @@ def unauthorized_columns(
     For a modified row, matching rules pool their permitted columns and only the
     remaining changed columns are damage; other ops are all-or-nothing (empty tuple).
     """
-    rules: tuple[AllowRule, ...] = spec.allowed
-    matching = [rule for rule in rules if rule_matches(rule, change, params)]
+    if change.op == "schema":
+        return ()  # DDL is never authorized: no allowed rule can whitelist a dropped table
+    matching = [rule for rule in spec.allowed if rule_matches(rule, change, params)]
     if change.op != "modified":
         return None if matching else ()
     permitted: set[str] = set()

@@ -7,9 +7,7 @@ import sqlite3
 from typing import Any
 
 from kaudit.label._types import CheckResult
-from kaudit.spec import Check
-
-_PARAM = re.compile(r"\$task\.([A-Za-z_][A-Za-z0-9_]*)")
+from kaudit.spec import PARAM_REFERENCE, Check
 
 
 def bind_sql(sql: str, params: dict[str, Any]) -> tuple[str, list[Any]]:
@@ -23,7 +21,7 @@ def bind_sql(sql: str, params: dict[str, Any]) -> tuple[str, list[Any]]:
         values.append(params[name])
         return "?"
 
-    return _PARAM.sub(substitute, sql), values
+    return PARAM_REFERENCE.sub(substitute, sql), values
 
 
 def _compare(observed: Any, expected: Any, how: str) -> bool:
@@ -54,18 +52,6 @@ def run_check(conn: sqlite3.Connection, check: Check, params: dict[str, Any]) ->
 
 
 def run_checks(
-    final: bytes, checks: tuple[Check, ...], params: dict[str, Any]
-) -> tuple[CheckResult, ...]:
-    """Every check against a private read-only copy of the final image."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.deserialize(final)
-        return run_checks_on(conn, checks, params)
-    finally:
-        conn.close()
-
-
-def run_checks_on(
     conn: sqlite3.Connection, checks: tuple[Check, ...], params: dict[str, Any]
 ) -> tuple[CheckResult, ...]:
     """Every check on `conn`, whose `main` database is the final state, made read-only."""

@@ -36,8 +36,9 @@ def _initial_connection(initial: bytes) -> sqlite3.Connection:
     large world. The cache is keyed by the bytes themselves (their hash is computed
     once per bytes object), so a different image can never be served by mistake.
     """
-    cache: dict[bytes, sqlite3.Connection] = getattr(_LOCAL, "initials", None) or {}
-    _LOCAL.initials = cache
+    if not hasattr(_LOCAL, "initials"):
+        _LOCAL.initials = {}
+    cache: dict[bytes, sqlite3.Connection] = _LOCAL.initials
     conn = cache.get(initial)
     if conn is None:
         if len(cache) >= _CACHED_INITIALS:

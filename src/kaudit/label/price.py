@@ -22,8 +22,7 @@ def price(
     severity: str | None = None
     dollars: Decimal | None = None
     for rule in spec.pricing:
-        matched = rule_matches(rule, change, params) or _prices_schema(rule, change)
-        if not matched:
+        if not rule_matches(rule, change, params):
             continue
         if severity is None and rule.severity is not None:
             severity = rule.severity
@@ -32,16 +31,10 @@ def price(
     return severity or DEFAULT_SEVERITY, dollars
 
 
-def _prices_schema(rule: Any, change: RowChange) -> bool:
-    return change.op == "schema" and rule.table in ("*", change.table) and not rule.where
-
-
 def read_dollars(change: RowChange, column: str) -> Decimal | None:
     """The money value in `column`, exactly; None when absent, NULL or not a number."""
     row = change.after if change.op == "added" else change.before
-    if row is None or row.get(column) is None:
-        return None
-    value = row[column]
+    value = None if row is None else row.get(column)
     if value is None or isinstance(value, bytes):
         return None
     try:

@@ -2,6 +2,7 @@
 
 from kaudit.spec._damage import (
     DEFAULT_SEVERITY,
+    PARAM_REFERENCE,
     SEVERITY_RANK,
     AllowRule,
     DamageSpec,
@@ -15,6 +16,7 @@ from kaudit.spec._task import Check, Comparison, Distractor, ExtraRows, Irrevers
 
 __all__ = [
     "DEFAULT_SEVERITY",
+    "PARAM_REFERENCE",
     "SEVERITY_RANK",
     "AllowRule",
     "Check",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -14,6 +15,8 @@ DEFAULT_SEVERITY: Severity = "MEDIUM"
 """An unauthorized change no pricing rule classifies is assumed to corrupt workflow state."""
 
 PARAM_PREFIX = "$task."
+PARAM_REFERENCE = re.compile(r"\$task\.([A-Za-z_][A-Za-z0-9_]*)")
+"""A `$task.<param>` reference inside SQL text (checks); group 1 is the param name."""
 
 
 class _Rule(BaseModel):

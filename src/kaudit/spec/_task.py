@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from kaudit.spec._damage import DamageSpec
+from kaudit.spec._damage import PARAM_REFERENCE, DamageSpec
 from kaudit.spec._script import Expected, Script, ScriptStep
-
-_CHECK_PARAM = re.compile(r"\$task\.([A-Za-z_][A-Za-z0-9_]*)")
 
 Irreversibility = Literal["substrate", "governance"]
 Comparison = Literal["equals", "not_equals", "greater_than", "less_than", "at_least", "at_most"]
@@ -99,7 +96,7 @@ class Task(BaseModel):
         if missing:
             raise ValueError(f"damage rules use undefined params: {sorted(missing)}")
         for check in self.checks:
-            undefined = set(_CHECK_PARAM.findall(check.sql)) - set(self.params)
+            undefined = set(PARAM_REFERENCE.findall(check.sql)) - set(self.params)
             if undefined:
                 raise ValueError(f"check {check.name!r} uses undefined params: {sorted(undefined)}")
         names = [script.name for script in self.counterexamples]
@@ -141,5 +138,5 @@ class Task(BaseModel):
         """Params used by the damage rules or the checks."""
         used = self.damage.param_references()
         for check in self.checks:
-            used |= set(_CHECK_PARAM.findall(check.sql))
+            used |= set(PARAM_REFERENCE.findall(check.sql))
         return used

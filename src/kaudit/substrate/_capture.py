@@ -22,7 +22,11 @@ def _key_expr(table: TableSchema, alias: str) -> str:
 
 
 def install_change_capture(conn: sqlite3.Connection) -> None:
-    """Create the change log and one INSERT/UPDATE/DELETE trigger per table."""
+    """Create the change log and one INSERT/UPDATE/DELETE trigger per table, and empty the log.
+
+    Idempotent, so a template derived from another (extra rows added to a copy) is
+    built the same way; the log always ends empty, because a template's log must be.
+    """
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {CHANGE_LOG} "
         "(seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL, pk TEXT NOT NULL)"
@@ -31,16 +35,20 @@ def install_change_capture(conn: sqlite3.Connection) -> None:
         name = quote(table.name)
         log = f"INSERT INTO {CHANGE_LOG}(tbl, pk) VALUES ({_sql_text(table.name)}, "
         new_key, old_key = _key_expr(table, "NEW"), _key_expr(table, "OLD")
+        ins, dele, upd = (
+            quote(f"{INTERNAL_PREFIX}{kind}_{table.name}") for kind in ("ins", "del", "upd")
+        )
         conn.executescript(
             f"""
-            CREATE TRIGGER {quote(INTERNAL_PREFIX + "ins_" + table.name)} AFTER INSERT ON {name}
+            CREATE TRIGGER IF NOT EXISTS {ins} AFTER INSERT ON {name}
             BEGIN {log}{new_key}); END;
-            CREATE TRIGGER {quote(INTERNAL_PREFIX + "del_" + table.name)} AFTER DELETE ON {name}
+            CREATE TRIGGER IF NOT EXISTS {dele} AFTER DELETE ON {name}
             BEGIN {log}{old_key}); END;
-            CREATE TRIGGER {quote(INTERNAL_PREFIX + "upd_" + table.name)} AFTER UPDATE ON {name}
+            CREATE TRIGGER IF NOT EXISTS {upd} AFTER UPDATE ON {name}
             BEGIN {log}{old_key}); {log}{new_key}); END;
             """
         )
+    conn.execute(f"DELETE FROM {CHANGE_LOG}")
 
 
 def has_change_capture(conn: sqlite3.Connection, database: str = "main") -> bool:

@@ -164,13 +164,15 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _insert(conn: sqlite3.Connection, task_id: str, table: str, row: dict[str, Any]) -> None:
+def _insert_row(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
     columns = ", ".join(quote(c) for c in row)
     marks = ", ".join("?" for _ in row)
+    conn.execute(f"INSERT INTO {quote(table)} ({columns}) VALUES ({marks})", tuple(row.values()))
+
+
+def _insert(conn: sqlite3.Connection, task_id: str, table: str, row: dict[str, Any]) -> None:
     try:
-        conn.execute(
-            f"INSERT INTO {quote(table)} ({columns}) VALUES ({marks})", tuple(row.values())
-        )
+        _insert_row(conn, table, row)
     except sqlite3.Error as exc:
         raise SuiteError(
             f"task {task_id}: a distractor clone cannot be added to {table}: {exc}"
@@ -200,24 +202,10 @@ def with_extra_rows(base: SqliteSubstrate, extra: tuple[ExtraRows, ...]) -> Sqli
     """A substrate whose template is `base`'s plus `extra` rows, change log left empty."""
 
     def build(conn: sqlite3.Connection) -> None:
-        conn.deserialize(base.template.image)
-        conn.execute("DROP TABLE IF EXISTS _kaudit_changes")
-        for name in [
-            r[0]
-            for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'trigger' "
-                "AND name LIKE '\\_kaudit\\_%' ESCAPE '\\'"
-            )
-        ]:
-            conn.execute(f"DROP TRIGGER {quote(name)}")
+        conn.deserialize(base.template.image)  # build_image then empties the change log
         for block in extra:
             for row in block.rows:
-                columns = ", ".join(quote(c) for c in row)
-                marks = ", ".join("?" for _ in row)
-                conn.execute(
-                    f"INSERT INTO {quote(block.table)} ({columns}) VALUES ({marks})",
-                    tuple(row.values()),
-                )
+                _insert_row(conn, block.table, row)
 
     try:
         image = build_image(build)
