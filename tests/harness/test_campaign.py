@@ -56,24 +56,6 @@ def test_run_seeds_do_not_depend_on_schedule(mini_suite: Suite, tmp_path: Path) 
     assert outcomes[0][0][1] == run_seed(3, "simulated:reference", "demo/close-account", 0)
 
 
-def test_reference_agent_damage_matches_its_declared_weight(
-    mini_suite: Suite, tmp_path: Path
-) -> None:
-    with Ledger(tmp_path / "l.sqlite") as ledger:
-        asyncio.run(
-            run_campaign(
-                CampaignPlan("c", k=400, seed=11),
-                mini_suite,
-                [ReferenceAgent()],
-                ledger,
-                executor=LocalExecutor(16),
-            )
-        )
-        damage = sum(r.counts_as_damage for r in ledger.records())
-    # close_both has weight 0.3: 400 runs give 120 expected, sd ~9.2
-    assert 80 < damage < 160
-
-
 class Yielding(ScriptedAgent):
     """Replays a script but yields to the event loop before every turn, so runs interleave."""
 

@@ -45,12 +45,12 @@ class ExecutorKind(StrEnum):
 
 
 def build_agent(spec: str, overrides: dict[str, Any]) -> Agent:
-    """A chat agent for `openai:`/`anthropic:` specs and YAML configs; else the registry's."""
+    """A chat agent from a model config YAML; every other spec through the agent registry."""
     from kaudit.agents.chat import is_config_path, model_agent
 
-    if is_config_path(spec) or spec.startswith(("openai:", "anthropic:")):
+    if is_config_path(spec):
         return model_agent(spec, **overrides)
-    return make_agent(spec)
+    return make_agent(spec, **overrides)
 
 
 def build_executor(

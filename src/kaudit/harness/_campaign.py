@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from kaudit.agents import Agent
 from kaudit.harness._executor import Executor, LocalExecutor, RunJob
 from kaudit.harness._manifest import build_manifest, finish_manifest
-from kaudit.harness._run import RunResult, execute_run, invalid_result
+from kaudit.harness._run import RunResult, execute_run, invalid_result, run_id
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
 from kaudit.ledger import Ledger, RunRecord
@@ -62,7 +62,6 @@ class CampaignResult:
     output_tokens: int = 0
     cost_usd: float = 0.0
     damage_dollars: float = 0.0
-    records: list[RunRecord] = field(default_factory=list)
 
     def add(self, record: RunRecord) -> None:
         """Count one recorded run."""
@@ -77,7 +76,6 @@ class CampaignResult:
         self.damage_dollars = float(
             Decimal(repr(self.damage_dollars)) + Decimal(repr(record.dollars or 0))
         )
-        self.records.append(record)
 
 
 def plan_jobs(plan: CampaignPlan, agents: Sequence[Agent], tasks: Sequence[Task]) -> list[RunJob]:
@@ -163,7 +161,7 @@ def with_agent_facts(result: RunResult, agent: Agent, job: RunJob) -> RunResult:
     facts = getattr(agent, "run_facts", None)
     if not callable(facts):
         return result
-    found: dict[str, Any] = facts(f"{job.campaign}/{job.model}/{job.task}/{job.run_index}")
+    found: dict[str, Any] = facts(run_id(*job.key))
     totals = found.get("totals", {})
     record = result.record
     update: dict[str, Any] = {"extra": record.extra | {"sampling": found.get("sampling")}}

@@ -48,6 +48,11 @@ class _Loop:
         self.retries += turn.usage.retries
 
 
+def run_id(campaign: str, model: str, task: str, run_index: int) -> str:
+    """The id a run is known by to its sandbox, its agent and a serving stack's logs."""
+    return f"{campaign}/{model}/{task}/{run_index}"
+
+
 def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
@@ -144,16 +149,16 @@ async def execute_run(
     """
     started = time.perf_counter()
     key = {"campaign": campaign, "model": agent.name, "task": task.id, "run_index": run_index}
-    run_id = f"{campaign}/{agent.name}/{task.id}/{run_index}"
+    this_run = run_id(campaign, agent.name, task.id, run_index)
     tools = offered_tools(task, substrate)
     t0 = time.perf_counter()
     try:
-        sandbox = substrate.seed(run_id)
+        sandbox = substrate.seed(this_run)
     except KauditError as exc:
         return invalid_result(key, seed, restarted, f"seed failed: {exc}", total_ms=_ms(started))
     seed_ms = _ms(t0)
     episode = Episode(
-        task=task, run_id=run_id, seed=seed, tool_specs=tuple(t.spec() for t in tools.values())
+        task=task, run_id=this_run, seed=seed, tool_specs=tuple(t.spec() for t in tools.values())
     )
     final: StateDump | None = None
     t0 = time.perf_counter()

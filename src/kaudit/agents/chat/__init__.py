@@ -58,9 +58,9 @@ def model_agent(spec: str, **overrides: Any) -> ChatAgent:
 
 @register_agent("openai")
 def _openai(argument: str, options: dict[str, Any]) -> Agent:
-    return ChatAgent(short_config("openai", argument, **options))
+    return model_agent(f"openai:{argument}", **options)
 
 
 @register_agent("anthropic")
 def _anthropic(argument: str, options: dict[str, Any]) -> Agent:
-    return ChatAgent(short_config("anthropic", argument, **options))
+    return model_agent(f"anthropic:{argument}", **options)

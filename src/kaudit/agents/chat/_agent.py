@@ -13,8 +13,6 @@ from kaudit.agents.chat._retry import RateLimiter
 from kaudit.agents.chat._session import ChatSession, Conversation, RunTotals
 from kaudit.errors import KauditError
 
-_EXTRA = {"openai": "openai", "anthropic": "anthropic"}
-
 
 class ChatAgent:
     """A model under audit reached over HTTP; one client per event loop, shared by its runs.
@@ -100,5 +98,5 @@ def _provider_module(provider: str) -> Any:
         return importlib.import_module(f"kaudit.agents.chat._{provider}")
     except ModuleNotFoundError as exc:
         raise KauditError(
-            f"the {provider} client is not installed: pip install 'kaudit[{_EXTRA[provider]}]'"
+            f"the {provider} client is not installed: pip install 'kaudit[{provider}]'"
         ) from exc

@@ -10,9 +10,8 @@ from anthropic.types import Message
 
 from kaudit.agents._protocol import Episode, Observation, ToolCall
 from kaudit.agents.chat._config import ModelConfig
-from kaudit.agents.chat._openai import run_headers
 from kaudit.agents.chat._retry import Disposition, SdkErrors
-from kaudit.agents.chat._session import Reply
+from kaudit.agents.chat._session import Reply, run_headers
 
 
 def make_client(config: ModelConfig) -> anthropic.AsyncAnthropic:

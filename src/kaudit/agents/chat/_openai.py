@@ -15,7 +15,7 @@ from openai.types.chat import ChatCompletion
 from kaudit.agents._protocol import Episode, Observation, ToolCall
 from kaudit.agents.chat._config import ModelConfig
 from kaudit.agents.chat._retry import Disposition, SdkErrors
-from kaudit.agents.chat._session import Reply, parse_arguments
+from kaudit.agents.chat._session import Reply, parse_arguments, run_headers
 
 _SEED_RANGE = 2**31 - 1  # some compatible servers reject seeds beyond int32
 
@@ -123,8 +123,3 @@ class OpenAIConversation:
     def retry_after(self, exc: Exception) -> float | None:
         """The Retry-After of a status error."""
         return _ERRORS.retry_after(exc)
-
-
-def run_headers(episode: Episode) -> dict[str, str]:
-    """Headers that let a serving stack's logs (and the test server) tell runs apart."""
-    return {"X-Kaudit-Run-Id": episode.run_id, "X-Kaudit-Seed": str(episode.seed)}

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from kaudit.agents._protocol import Observation, ToolCall, Turn, Usage
+from kaudit.agents._protocol import Episode, Observation, ToolCall, Turn, Usage
 from kaudit.agents.chat._config import ModelConfig
 from kaudit.agents.chat._retry import Backoff, Disposition, RateLimiter
 from kaudit.errors import AgentError, KauditError
@@ -130,3 +130,8 @@ class ChatSession:
 
     async def aclose(self) -> None:
         """The client is shared by the agent's runs on this event loop; nothing to release."""
+
+
+def run_headers(episode: Episode) -> dict[str, str]:
+    """Headers that let a serving stack's logs (and the test server) tell runs apart."""
+    return {"X-Kaudit-Run-Id": episode.run_id, "X-Kaudit-Seed": str(episode.seed)}
