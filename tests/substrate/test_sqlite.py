@@ -116,3 +116,11 @@ def test_change_capture_logs_replace_as_delete_and_insert() -> None:
     logged = sandbox.db.query(f"SELECT tbl, pk FROM {CHANGE_LOG} ORDER BY seq")
     assert logged == [{"tbl": "t", "pk": "[1]"}] * 3
     sandbox.close()
+
+
+def test_a_dump_carries_its_schema_composite_keys_included() -> None:
+    sandbox = get_world("mini").substrate().seed("s")
+    schema = sandbox.dump().schema()
+    sandbox.close()
+    assert schema.tables["link"].primary_key == ("account_id", "tag")
+    assert schema.tables["account"].columns[:3] == ("id", "org", "name")

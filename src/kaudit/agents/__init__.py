@@ -2,7 +2,6 @@
 
 from kaudit.agents._protocol import (
     Agent,
-    AgentFactory,
     AgentSession,
     Episode,
     Observation,
@@ -17,7 +16,6 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Agent",
     "AgentBuilder",
-    "AgentFactory",
     "AgentSession",
     "Episode",
     "Observation",

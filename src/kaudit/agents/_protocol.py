@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -92,5 +92,3 @@ class Agent(Protocol):
         """Configuration for the provenance manifest (no secrets)."""
         ...
 
-
-AgentFactory = Callable[[], Agent]

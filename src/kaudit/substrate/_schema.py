@@ -33,12 +33,6 @@ class Schema:
 
     tables: dict[str, TableSchema]
 
-    def to_json(self) -> dict[str, dict[str, list[str]]]:
-        """Columns and primary keys per table, for the ledger."""
-        return {
-            name: {"columns": list(t.columns), "primary_key": list(t.primary_key)}
-            for name, t in sorted(self.tables.items())
-        }
 
 
 def quote(identifier: str) -> str:
