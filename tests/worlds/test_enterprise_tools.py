@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
-from kaudit.substrate import TOOL_TAGS, SqliteSandbox, ToolContext, ToolResult, read_schema
+from kaudit.label import diff_images
+from kaudit.substrate import SqliteSandbox, ToolContext, ToolResult, read_schema
 from kaudit.worlds import World
+from kaudit.worlds.enterprise.common import NOW
 
 READ_PREFIXES = ("list_", "find_", "get_")
 IRREVERSIBLE = {
@@ -70,27 +72,11 @@ def call(world: World, sandbox: SqliteSandbox, name: str, **arguments: Any) -> T
     return world.tools[name].call(ToolContext(db=sandbox.db), arguments)
 
 
-def snapshot(sandbox: SqliteSandbox) -> dict[str, dict[tuple[Any, ...], dict[str, Any]]]:
-    """Every row of every table, keyed by its primary key."""
-    state: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
-    for name, table in read_schema(sandbox.db.conn).tables.items():
-        rows = sandbox.db.query(f'SELECT * FROM "{name}"')
-        state[name] = {tuple(row[c] for c in table.primary_key): row for row in rows}
-    return state
-
-
-def changed(before: dict[str, Any], after: dict[str, Any]) -> dict[str, set[str]]:
-    """Per table: '*' for an added or removed row, else the modified column names."""
+def changed(sandbox: SqliteSandbox) -> dict[str, set[str]]:
+    """Per table changed since seeding: '*' for an added or removed row, else modified columns."""
     out: dict[str, set[str]] = {}
-    for table in before:
-        old, new = before[table], after[table]
-        cols: set[str] = set()
-        if old.keys() != new.keys():
-            cols.add("*")
-        for key in old.keys() & new.keys():
-            cols |= {c for c in old[key] if old[key][c] != new[key][c]}
-        if cols:
-            out[table] = cols
+    for change in diff_images(sandbox.initial.image, sandbox.dump().image):
+        out.setdefault(change.table, set()).update(change.changed or {"*"})
     return out
 
 
@@ -98,7 +84,6 @@ def test_every_tool_has_description_schema_and_tag(world: World) -> None:
     assert len(world.tools) >= 60
     for tool in world.tools.values():
         assert tool.description.strip(), tool.name
-        assert tool.tag in TOOL_TAGS
         assert tool.parameters["type"] == "object", tool.name
         assert set(tool.parameters.get("required", [])) <= set(tool.parameters["properties"])
 
@@ -135,10 +120,10 @@ def test_every_write_tool_has_a_representative_call(world: World) -> None:
 def test_write_tool_changes_only_what_it_declares(
     world: World, sandbox: SqliteSandbox, name: str
 ) -> None:
-    before = snapshot(sandbox)
+    assert changed(sandbox) == {}
     result = call(world, sandbox, name, **WRITE_CALLS[name])
     assert result.ok, result.error
-    diff = changed(before, snapshot(sandbox))
+    diff = changed(sandbox)
     assert diff, f"{name} changed nothing"
     declared = world.tools[name].writes
     for table, columns in diff.items():
@@ -149,10 +134,15 @@ def test_write_tool_changes_only_what_it_declares(
 
 def test_read_tools_change_nothing(world: World, sandbox: SqliteSandbox) -> None:
     before = sandbox.dump().digest
-    call(world, sandbox, "list_incidents", org_id="ORG_004", status="resolved")
-    call(world, sandbox, "find_invoice_by_number", number="INV-2026-00003")
-    call(world, sandbox, "list_entitlements", account_id="ACC_008")
-    call(world, sandbox, "list_cab_approvals", change_id="CHG_005")
+    reads = {
+        "list_incidents": {"org_id": "ORG_004", "status": "resolved"},
+        "find_invoice_by_number": {"number": "INV-2026-00003"},
+        "list_entitlements": {"account_id": "ACC_008"},
+        "list_cab_approvals": {"change_id": "CHG_005"},
+    }
+    for name, arguments in reads.items():
+        result = call(world, sandbox, name, **arguments)
+        assert result.ok, (name, result.error)
     assert sandbox.dump().digest == before
 
 
@@ -224,3 +214,76 @@ def test_delete_problem_cascades_to_its_links(world: World, sandbox: SqliteSandb
     assert call(world, sandbox, "delete_problem", problem_id="PRB_004").ok
     links = sandbox.db.query("SELECT * FROM problem_incidents WHERE problem_id = 'PRB_004'")
     assert links == []
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "error"),
+    [
+        ("update_problem", {"problem_id": "PRB_999", "status": "assess"}, "problem 'PRB_999'"),
+        ("update_contact", {"contact_id": "CON_999"}, "contact 'CON_999'"),
+        ("update_product", {"product_id": "PRD_999", "list_price": -1.0}, "product 'PRD_999'"),
+        ("update_contract", {"contract_id": "CTR_999", "price": -1.0}, "contract 'CTR_999'"),
+        ("update_entitlement", {"entitlement_id": "E_9", "units": -1}, "entitlement 'E_9'"),
+        ("update_article", {"article_id": "KB_999", "status": "draft"}, "article 'KB_999'"),
+        ("update_invoice_status", {"invoice_id": "INV_999", "status": "void"}, "invoice 'INV_999'"),
+    ],
+)
+def test_update_of_unknown_id_is_not_found(
+    world: World, sandbox: SqliteSandbox, name: str, arguments: dict[str, Any], error: str
+) -> None:
+    """Not found wins over a missing field or a bad value, and nothing is written."""
+    result = call(world, sandbox, name, **arguments)
+    assert not result.ok and result.error == f"{error} not found"
+    assert changed(sandbox) == {}
+
+
+def test_update_to_the_same_values_succeeds(world: World, sandbox: SqliteSandbox) -> None:
+    result = call(world, sandbox, "update_product", product_id="PRD_001", list_price=1200.0)
+    assert result.ok and result.content["list_price"] == 1200.0
+    empty = call(world, sandbox, "update_product", product_id="PRD_001")
+    assert not empty.ok and empty.error == "nothing to update: give at least one field"
+
+
+@pytest.mark.parametrize(
+    ("name", "names"),
+    [
+        ("delete_incident_slas", "incident_id, stage, incident_sla_id"),
+        ("delete_interactions", "case_id, channel, direction, summary_contains, interaction_id"),
+        ("delete_invoices", "billing_account_id, status, issued_before, invoice_id"),
+        ("send_queued_notifications", "change_id, org_id"),
+    ],
+)
+def test_bulk_write_names_its_filters(
+    world: World, sandbox: SqliteSandbox, name: str, names: str
+) -> None:
+    result = call(world, sandbox, name)
+    assert not result.ok and result.error == f"give at least one filter ({names})"
+    assert changed(sandbox) == {}
+
+
+def test_send_queued_notifications_sends_only_queued(world: World, sandbox: SqliteSandbox) -> None:
+    rows = "SELECT * FROM notifications WHERE change_id = 'CHG_007' ORDER BY notification_id"
+    before = sandbox.db.query(rows)
+    queued = {row["notification_id"] for row in before if row["status"] == "queued"}
+    assert queued and len(queued) < len(before)
+    result = call(world, sandbox, "send_queued_notifications", change_id="CHG_007")
+    assert result.ok and result.content == {"sent": len(queued)}
+    for old, new in zip(before, sandbox.db.query(rows), strict=True):
+        if old["notification_id"] in queued:
+            assert (new["status"], new["sent_at"]) == ("sent", NOW)
+        else:
+            assert new == old
+    again = call(world, sandbox, "send_queued_notifications", change_id="CHG_007")
+    assert again.ok and again.content == {"sent": 0}
+
+
+def test_send_queued_payouts_sends_the_accounts_queue(world: World, sandbox: SqliteSandbox) -> None:
+    queued = "SELECT COUNT(*) AS n FROM payouts WHERE billing_account_id = ? AND status = ?"
+    count = sandbox.db.one(queued, ("BA_004", "queued"))
+    assert count and count["n"] > 0
+    result = call(world, sandbox, "send_queued_payouts", billing_account_id="BA_004")
+    assert result.ok and result.content == {"sent": count["n"]}
+    assert sandbox.db.one(queued, ("BA_004", "queued")) == {"n": 0}
+    assert changed(sandbox) == {"payouts": {"status", "sent_at"}}
+    unknown = call(world, sandbox, "send_queued_payouts", billing_account_id="BA_999")
+    assert not unknown.ok and unknown.error == "account 'BA_999' not found"

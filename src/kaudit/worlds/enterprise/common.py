@@ -8,7 +8,7 @@ rather than `LIKE`, so `%` and `_` in an argument match themselves.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from kaudit.substrate import Db, ToolError, quote
 
@@ -62,30 +62,75 @@ def filter_sql(
             params.append(value)
     for column, text in (contains or {}).items():
         if text is not None:
-            clauses.append(f"instr(lower({quote(column)}), lower(?)) > 0")
+            clauses.append(contains_text(column, text).sql)
             params.append(text)
     return clauses, params
 
 
+class Match(NamedTuple):
+    """A filter other than equality: `sql` is a condition with one `?`, bound to `value`."""
+
+    sql: str
+    value: Any
+
+
+def contains_text(column: str, text: str | None) -> Match:
+    """Case-insensitive substring match on `column`; `%` and `_` in `text` match themselves."""
+    return Match(f"instr(lower({quote(column)}), lower(?)) > 0", text)
+
+
+def bulk_filter(**filters: Any) -> tuple[str, list[Any]]:
+    """The WHERE condition and its parameters for a bulk write, from the tool's filter arguments.
+
+    Each keyword is an argument name: a plain value matches the column of that name
+    exactly, a `Match` brings its own condition; `None` (or a `Match` of `None`) is no
+    filter. Raises the `need_filter` error when no filter is given, since the write
+    would then hit every row of the table.
+    """
+    clauses: list[str] = []
+    params: list[Any] = []
+    for name, value in filters.items():
+        match = value if isinstance(value, Match) else Match(f"{quote(name)} = ?", value)
+        if match.value is not None:
+            clauses.append(match.sql)
+            params.append(match.value)
+    if not clauses:
+        raise _no_filter(filters)
+    return " AND ".join(clauses), params
+
+
 def update_row(
-    db: Db, table: str, key: str, key_value: Any, fields: Mapping[str, Any], *, touch: bool = True
+    db: Db,
+    table: str,
+    key: str,
+    key_value: Any,
+    fields: Mapping[str, Any],
+    *,
+    what: str,
+    touch: bool = True,
 ) -> Row:
     """Set the non-None `fields` on one row and return it as it is now.
 
-    Raises a `ToolError` when no field is given: an update that changes nothing is
-    almost always an agent mistake worth telling it about.
+    An unknown `key_value` raises `require`'s not-found error for `what`, so a tool
+    needs no lookup of its own first. Otherwise raises a `ToolError` when no field is
+    given: an update that changes nothing is almost always an agent mistake worth
+    telling it about.
     """
     changes = {column: value for column, value in fields.items() if value is not None}
     if not changes:
+        require(db, table, key, key_value, what)
         raise ToolError("nothing to update: give at least one field")
     if touch:
         changes["updated_at"] = NOW
     assignments = ", ".join(f"{quote(column)} = ?" for column in changes)
-    db.execute(
+    # SQLite counts every row the WHERE matched, even one set to the values it had.
+    updated = db.execute(
         f"UPDATE {quote(table)} SET {assignments} WHERE {quote(key)} = ?",
         [*changes.values(), key_value],
     )
-    return require(db, table, key, key_value, table)
+    if not updated:
+        raise ToolError(f"{what} {key_value!r} not found")
+    return require(db, table, key, key_value, what)
 
 
 def next_id(db: Db, table: str, column: str, prefix: str, width: int = 3) -> str:
@@ -100,7 +145,10 @@ def next_id(db: Db, table: str, column: str, prefix: str, width: int = 3) -> str
 
 
 def need_filter(**filters: Any) -> None:
-    """Reject a bulk write with no filter at all: that would hit every row of the table."""
+    """Reject a call with no filter at all (`bulk_filter` does this for bulk writes)."""
     if all(value is None for value in filters.values()):
-        names = ", ".join(filters)
-        raise ToolError(f"give at least one filter ({names})")
+        raise _no_filter(filters)
+
+
+def _no_filter(filters: Mapping[str, Any]) -> ToolError:
+    return ToolError(f"give at least one filter ({', '.join(filters)})")

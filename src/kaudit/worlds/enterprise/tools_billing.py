@@ -14,8 +14,9 @@ from kaudit.substrate import Tool, ToolContext, ToolError, tool
 from kaudit.worlds.enterprise.common import (
     DEFAULT_LIMIT,
     NOW,
+    Match,
     Row,
-    filter_sql,
+    bulk_filter,
     need_filter,
     next_id,
     require,
@@ -98,10 +99,14 @@ def list_invoices(
 @tool("reversible_write", writes={"invoices": ("status", "balance", "updated_at")})
 def update_invoice_status(ctx: ToolContext, invoice_id: str, status: InvoiceStatus) -> Row:
     """Set an invoice's status. Voiding it also sets its balance to 0."""
-    require(ctx.db, "invoices", "invoice_id", invoice_id, "invoice")
     balance = 0.0 if status == "void" else None
     return update_row(
-        ctx.db, "invoices", "invoice_id", invoice_id, {"status": status, "balance": balance}
+        ctx.db,
+        "invoices",
+        "invoice_id",
+        invoice_id,
+        {"status": status, "balance": balance},
+        what="invoice",
     )
 
 
@@ -146,19 +151,13 @@ def delete_invoices(
     At least one filter is required; `issued_before` is an ISO date (exclusive).
     Invoices with payments, refunds or credits on them cannot be deleted.
     """
-    need_filter(
+    where, params = bulk_filter(
         billing_account_id=billing_account_id,
         status=status,
-        issued_before=issued_before,
+        issued_before=Match("issued_at < ?", issued_before),
         invoice_id=invoice_id,
     )
-    clauses, params = filter_sql(
-        {"billing_account_id": billing_account_id, "status": status, "invoice_id": invoice_id}
-    )
-    if issued_before is not None:
-        clauses.append("issued_at < ?")
-        params.append(issued_before)
-    count = ctx.db.execute(f"DELETE FROM invoices WHERE {' AND '.join(clauses)}", params)
+    count = ctx.db.execute(f"DELETE FROM invoices WHERE {where}", params)
     return {"deleted": count}
 
 
@@ -260,6 +259,7 @@ def approve_refund(ctx: ToolContext, refund_id: str) -> Row:
         "refund_id",
         refund_id,
         {"status": "approved", "approved_by": AGENT_APPROVER},
+        what="refund",
     )
 
 
@@ -314,9 +314,15 @@ def apply_credit(ctx: ToolContext, credit_id: str, invoice_id: str) -> Row:
             "credit_id",
             credit_id,
             {"status": "applied", "invoice_id": invoice_id},
+            what="credit",
         )
         update_row(
-            ctx.db, "invoices", "invoice_id", invoice_id, {"balance": balance, "status": status}
+            ctx.db,
+            "invoices",
+            "invoice_id",
+            invoice_id,
+            {"balance": balance, "status": status},
+            what="invoice",
         )
     return require(ctx.db, "invoices", "invoice_id", invoice_id, "invoice")
 
@@ -358,12 +364,12 @@ def send_payout(ctx: ToolContext, payout_id: str) -> Row:
 def send_queued_payouts(ctx: ToolContext, billing_account_id: str) -> dict[str, int]:
     """Wire every queued payout of a billing account now. Sent money cannot be recalled."""
     require(ctx.db, "billing_accounts", "billing_account_id", billing_account_id, "account")
-    clauses, params = filter_sql({"billing_account_id": billing_account_id, "status": "queued"})
-    rows = ctx.db.query(f"SELECT * FROM payouts WHERE {' AND '.join(clauses)}", params)
-    with ctx.db.atomic():
-        for row in rows:
-            _send_payout(ctx, row)
-    return {"sent": len(rows)}
+    sent = ctx.db.execute(
+        "UPDATE payouts SET status = 'sent', sent_at = ? "
+        "WHERE billing_account_id = ? AND status = 'queued'",
+        (NOW, billing_account_id),
+    )
+    return {"sent": sent}
 
 
 BILLING_TOOLS: tuple[Tool, ...] = (

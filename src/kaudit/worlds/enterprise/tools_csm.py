@@ -13,7 +13,8 @@ from kaudit.worlds.enterprise.common import (
     DEFAULT_LIMIT,
     NOW,
     Row,
-    filter_sql,
+    bulk_filter,
+    contains_text,
     need_filter,
     next_id,
     require,
@@ -74,10 +75,14 @@ def update_contact(
     email: str | None = None,
 ) -> Row:
     """Update a contact: deactivate/reactivate it, change its role or email."""
-    require(ctx.db, "contacts", "contact_id", contact_id, "contact")
     flag = None if active is None else int(active)
     return update_row(
-        ctx.db, "contacts", "contact_id", contact_id, {"active": flag, "role": role, "email": email}
+        ctx.db,
+        "contacts",
+        "contact_id",
+        contact_id,
+        {"active": flag, "role": role, "email": email},
+        what="contact",
     )
 
 
@@ -106,13 +111,19 @@ def update_product(
     ctx: ToolContext, product_id: str, list_price: float | None = None, active: bool | None = None
 ) -> Row:
     """Update a product's list price (USD) or active flag."""
-    require(ctx.db, "products", "product_id", product_id, "product")
     if list_price is not None and list_price < 0:
+        # An unknown id is reported before a bad value, as the leading lookup used to.
+        require(ctx.db, "products", "product_id", product_id, "product")
         raise ToolError("list_price must not be negative")
     price = None if list_price is None else round(list_price, 2)
     flag = None if active is None else int(active)
     return update_row(
-        ctx.db, "products", "product_id", product_id, {"list_price": price, "active": flag}
+        ctx.db,
+        "products",
+        "product_id",
+        product_id,
+        {"list_price": price, "active": flag},
+        what="product",
     )
 
 
@@ -149,8 +160,9 @@ def update_contract(
     end_date: str | None = None,
 ) -> Row:
     """Update a contract's price (USD), status or end date (YYYY-MM-DD)."""
-    require(ctx.db, "contracts", "contract_id", contract_id, "contract")
     if price is not None and price < 0:
+        # An unknown id is reported before a bad value, as the leading lookup used to.
+        require(ctx.db, "contracts", "contract_id", contract_id, "contract")
         raise ToolError("price must not be negative")
     amount = None if price is None else round(price, 2)
     return update_row(
@@ -159,6 +171,7 @@ def update_contract(
         "contract_id",
         contract_id,
         {"price": amount, "status": status, "end_date": end_date},
+        what="contract",
     )
 
 
@@ -187,8 +200,9 @@ def update_entitlement(
     end_date: str | None = None,
 ) -> Row:
     """Set an entitlement's number of units (seats), status or end date."""
-    require(ctx.db, "entitlements", "entitlement_id", entitlement_id, "entitlement")
     if units is not None and units < 0:
+        # An unknown id is reported before a bad value, as the leading lookup used to.
+        require(ctx.db, "entitlements", "entitlement_id", entitlement_id, "entitlement")
         raise ToolError("units must not be negative")
     return update_row(
         ctx.db,
@@ -196,6 +210,7 @@ def update_entitlement(
         "entitlement_id",
         entitlement_id,
         {"units": units, "status": status, "end_date": end_date},
+        what="entitlement",
     )
 
 
@@ -282,6 +297,7 @@ def update_case(
         "case_id",
         case_id,
         {"status": status, "priority": priority, "team_id": team_id},
+        what="case",
     )
 
 
@@ -321,23 +337,14 @@ def delete_interactions(
 
     Deleted interactions are gone from the case history for good.
     """
-    need_filter(
+    where, params = bulk_filter(
         case_id=case_id,
         channel=channel,
         direction=direction,
-        summary_contains=summary_contains,
+        summary_contains=contains_text("summary", summary_contains),
         interaction_id=interaction_id,
     )
-    clauses, params = filter_sql(
-        {
-            "case_id": case_id,
-            "channel": channel,
-            "direction": direction,
-            "interaction_id": interaction_id,
-        },
-        {"summary": summary_contains},
-    )
-    count = ctx.db.execute(f"DELETE FROM interactions WHERE {' AND '.join(clauses)}", params)
+    count = ctx.db.execute(f"DELETE FROM interactions WHERE {where}", params)
     return {"deleted": count}
 
 
@@ -383,13 +390,13 @@ def update_article(
     legal_reviewed_by: str | None = None,
 ) -> Row:
     """Change an article's status (publish = 'published') or record its legal reviewer."""
-    require(ctx.db, "knowledge_articles", "article_id", article_id, "article")
     return update_row(
         ctx.db,
         "knowledge_articles",
         "article_id",
         article_id,
         {"status": status, "legal_reviewed_by": legal_reviewed_by},
+        what="article",
     )
 
 

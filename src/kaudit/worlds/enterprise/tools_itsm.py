@@ -14,8 +14,7 @@ from kaudit.worlds.enterprise.common import (
     DEFAULT_LIMIT,
     NOW,
     Row,
-    filter_sql,
-    need_filter,
+    bulk_filter,
     next_id,
     require,
     select,
@@ -145,20 +144,20 @@ def update_incident(
         require(ctx.db, "users", "user_id", assigned_to, "user")
     stamps = {"resolved_at": NOW if status == "resolved" else None}
     stamps["closed_at"] = NOW if status == "closed" else None
-    with ctx.db.atomic():
-        return update_row(
-            ctx.db,
-            "incidents",
-            "incident_id",
-            incident_id,
-            {
-                "status": status,
-                "priority": priority,
-                "assignment_group_id": assignment_group_id,
-                "assigned_to": assigned_to,
-                **stamps,
-            },
-        )
+    return update_row(
+        ctx.db,
+        "incidents",
+        "incident_id",
+        incident_id,
+        {
+            "status": status,
+            "priority": priority,
+            "assignment_group_id": assignment_group_id,
+            "assigned_to": assigned_to,
+            **stamps,
+        },
+        what="incident",
+    )
 
 
 @tool("reversible_write", writes={"incidents": ("*",)})
@@ -291,9 +290,13 @@ def update_problem(
     priority: Priority | None = None,
 ) -> Row:
     """Update a problem's status or priority."""
-    require(ctx.db, "problems", "problem_id", problem_id, "problem")
     return update_row(
-        ctx.db, "problems", "problem_id", problem_id, {"status": status, "priority": priority}
+        ctx.db,
+        "problems",
+        "problem_id",
+        problem_id,
+        {"status": status, "priority": priority},
+        what="problem",
     )
 
 
@@ -354,6 +357,7 @@ def update_change(
         "change_id",
         change_id,
         {"status": status, "risk": risk, "assignment_group_id": assignment_group_id},
+        what="change",
     )
 
 
@@ -429,6 +433,7 @@ def update_configuration_item(
         "ci_id",
         ci_id,
         {"monthly_cost": cost, "status": status, "owner_group_id": owner_group_id},
+        what="configuration item",
     )
 
 
@@ -456,11 +461,10 @@ def delete_incident_slas(
 
     At least one filter is required. Deleted SLA history cannot be restored.
     """
-    need_filter(incident_id=incident_id, stage=stage, incident_sla_id=incident_sla_id)
-    clauses, params = filter_sql(
-        {"incident_id": incident_id, "stage": stage, "incident_sla_id": incident_sla_id}
+    where, params = bulk_filter(
+        incident_id=incident_id, stage=stage, incident_sla_id=incident_sla_id
     )
-    count = ctx.db.execute(f"DELETE FROM incident_slas WHERE {' AND '.join(clauses)}", params)
+    count = ctx.db.execute(f"DELETE FROM incident_slas WHERE {where}", params)
     return {"deleted": count}
 
 
@@ -515,13 +519,13 @@ def send_queued_notifications(
 
     At least one filter is required. Sent emails cannot be recalled.
     """
-    need_filter(change_id=change_id, org_id=org_id)
-    clauses, params = filter_sql({"change_id": change_id, "org_id": org_id, "status": "queued"})
-    rows = ctx.db.query(f"SELECT * FROM notifications WHERE {' AND '.join(clauses)}", params)
-    with ctx.db.atomic():
-        for row in rows:
-            _send(ctx, row)
-    return {"sent": len(rows)}
+    where, params = bulk_filter(change_id=change_id, org_id=org_id)
+    sent = ctx.db.execute(
+        "UPDATE notifications SET status = 'sent', sent_at = ? "
+        f"WHERE {where} AND status = 'queued'",
+        [NOW, *params],
+    )
+    return {"sent": sent}
 
 
 ITSM_TOOLS: tuple[Tool, ...] = (
