@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 import kaudit.ledger
 from kaudit.cli.main import app
-from kaudit.stats import CellTally
 from tests.stats.arb_data import dev_files
 
 runner = CliRunner()
@@ -76,17 +76,47 @@ def test_stats_tables_without_json(tmp_path: Path) -> None:
     assert "0.625" in result.stdout
 
 
-def test_stats_reads_kaudit_ledgers_through_read_tallies(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ledger = tmp_path / "audit.sqlite"
-    ledger.write_bytes(b"")
-    monkeypatch.setattr(
-        kaudit.ledger, "read_tallies", lambda path: [CellTally("m", "t", 8, 2, 2, 5)]
-    )
+def ledger_of(tmp_path: Path, name: str, runs: dict[str, Path]) -> Path:
+    """A real kaudit ledger holding the runs of AgentRelBench files: model -> verdicts.jsonl."""
+    path = tmp_path / f"{name}.sqlite"
+    with kaudit.ledger.Ledger(path) as ledger:
+        for model, verdicts_path in runs.items():
+            kaudit.ledger.import_runs(
+                ledger, kaudit.ledger.read_agentrelbench_verdicts(verdicts_path, model)
+            )
+    return path
+
+
+def cell_counts(out: dict[str, Any]) -> list[tuple[str, str, int, int, int, int]]:
+    keys = ("model", "task", "n", "damage", "damage_upper", "success")
+    return [tuple(c[k] for k in keys) for c in out["cells"]]  # type: ignore[misc]
+
+
+def test_stats_reads_kaudit_ledgers(tmp_path: Path) -> None:
+    a = verdicts(tmp_path, "a", {"t1": (8, 2), "t2": (4, 0)})
+    ledger = ledger_of(tmp_path, "audit", {"m": a})
     result = runner.invoke(app, ["stats", str(ledger), "--json", "--bootstrap", "100"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["cells"][0]["damage"] == 2
+    out = json.loads(result.stdout)
+    assert cell_counts(out) == [("m", "t1", 8, 2, 2, 6), ("m", "t2", 4, 0, 0, 4)]
+    assert out["cells"][0]["damage"] == 2
+    # The ledger gives the same statistics as the file it was imported from.
+    direct = runner.invoke(app, ["stats", "--model-file", f"m={a}", "--json", "--bootstrap", "100"])
+    assert direct.exit_code == 0, direct.output
+    assert json.loads(direct.stdout) == out
+
+
+def test_missing_ledger_is_a_clean_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["stats", str(tmp_path / "nope.sqlite")])
+    assert result.exit_code == 2 and "no such ledger file" in result.output
+
+
+def test_bad_format_is_rejected(tmp_path: Path) -> None:
+    a = verdicts(tmp_path, "a", {"t1": (8, 2)})
+    result = runner.invoke(app, ["stats", "--format", "csv", str(a)], env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert "--format" in result.output and "'csv'" in result.output
+    assert "kaudit" in result.output and "agentrelbench" in result.output
 
 
 def test_bad_model_file_spec_is_a_clean_error() -> None:
@@ -160,6 +190,30 @@ def test_prereg_freeze_then_analyze(tmp_path: Path) -> None:
     assert "floor is 20" in claims["overdispersed"]["reason"]
 
 
+def test_analyze_reads_an_unprefixed_ledger_once_for_every_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = tmp_path / "prereg.yaml"
+    spec.write_text(PREREG)
+    assert runner.invoke(app, ["prereg", "freeze", str(spec)]).exit_code == 0
+    ledger = ledger_of(tmp_path, "audit", {"A": verdicts(tmp_path, "a", {"t1": (8, 3)})})
+    reads: list[Path] = []
+    real = kaudit.ledger.read_tallies
+
+    def counted(path: Path, campaign: str | None = None) -> list[Any]:
+        reads.append(path)
+        return real(path, campaign)
+
+    monkeypatch.setattr(kaudit.ledger, "read_tallies", counted)
+    result = runner.invoke(app, ["analyze", "--prereg", str(spec), str(ledger), "--json"])
+    assert result.exit_code == 0, result.output
+    assert reads == [ledger]
+    claims = {c["id"]: c for c in json.loads(result.stdout)["claims"]}
+    # Both pools got the ledger's one cell: 3/8 in dev and again in confirm.
+    assert claims["flagship"]["status"] == "confirmed"
+    assert claims["flagship"]["reason"].count("3/8") == 2
+
+
 def test_analyze_refuses_a_changed_or_unfrozen_file(tmp_path: Path) -> None:
     spec = tmp_path / "prereg.yaml"
     spec.write_text(PREREG)
@@ -200,3 +254,14 @@ def test_stats_on_the_dev_pool_reproduces_published_numbers() -> None:
     assert out["audit_miss_rate"]["pairs"] == 13
     assert round(out["audit_miss_rate"]["pair"], 3) == 0.798
     assert round(out["beta_binomial"]["moments"]["icc"], 3) == 0.124
+
+
+@pytest.mark.agentrelbench
+def test_stats_on_the_dev_pool_imported_into_a_ledger(tmp_path: Path) -> None:
+    ledger = ledger_of(tmp_path, "dev", dev_files())
+    result = runner.invoke(app, ["stats", str(ledger), "--json", "--bootstrap", "200"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert len(out["cells"]) == 80 and sum(c["n"] for c in out["cells"]) == 640
+    assert out["audit_miss_rate"]["pairs"] == 13
+    assert out["audit_miss_rate"]["pair"] == pytest.approx(83 / 104, abs=1e-12)

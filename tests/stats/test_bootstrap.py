@@ -49,6 +49,17 @@ def test_mean_skips_undefined_cells_and_is_seeded() -> None:
     assert np.all((defined >= 0.2) & (defined <= 0.6))
 
 
+def test_mean_on_given_counts_is_the_mean_on_drawn_ones() -> None:
+    values = [0.2, math.nan, 0.6, 0.4]
+    drawn = bootstrap_mean(values, resamples=500, seed=11)
+    shared = bootstrap_mean(values, counts=resample_counts(4, 500, 11))
+    assert np.array_equal(drawn, shared, equal_nan=True)
+    with pytest.raises(TypeError):
+        bootstrap_mean(values, resamples=500)
+    with pytest.raises(TypeError):
+        bootstrap_mean(values, resamples=500, seed=11, counts=resample_counts(4, 500, 11))
+
+
 def test_percentile_interval_drops_nan_draws() -> None:
     draws = np.array([np.nan, *np.linspace(0, 1, 101)])
     assert percentile_interval(draws, 0.1) == pytest.approx((0.05, 0.95))

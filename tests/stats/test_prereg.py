@@ -1,9 +1,20 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from kaudit.errors import SpecError
-from kaudit.stats import CellTally, analyze, load_prereg, prereg_digest
+from kaudit.stats import (
+    CellTally,
+    analyze,
+    freeze_prereg,
+    load_frozen_prereg,
+    load_prereg,
+    prereg_digest,
+    prereg_lock_path,
+)
 
 BASE = """
 version: 1
@@ -125,3 +136,54 @@ def test_overdispersion_undefined_is_underpowered() -> None:
 def test_gradient_claim_requires_model_order() -> None:
     with pytest.raises(SpecError, match="model_order is unset"):
         prereg("  - {id: g, pool: dev, kind: gradient, direction: decreasing}\n")
+
+
+def test_miss_rate_claim_estimate_matches_audit_miss_rate() -> None:
+    from kaudit.stats import audit_miss_rate
+
+    p = prereg(
+        "  - {id: pair, pool: dev, kind: miss_rate, at_least: 0.1}\n"
+        "  - {id: event, pool: dev, kind: miss_rate, weighting: event, at_least: 0.1}\n"
+    )
+    pair, event = analyze(p, {"dev": DEV})
+    rate = audit_miss_rate(DEV)
+    assert (pair.estimate, event.estimate) == (rate.pair, rate.event)
+
+
+CLAIM = "  - {id: od, pool: dev, kind: overdispersion}\n"
+
+
+def test_freeze_writes_the_lock_and_load_frozen_checks_it(tmp_path: Path) -> None:
+    spec = tmp_path / "p.yaml"
+    spec.write_text(BASE + CLAIM)
+    record = freeze_prereg(spec)
+    lock = prereg_lock_path(spec)
+    assert lock == tmp_path / "p.yaml.lock"
+    assert json.loads(lock.read_text()) == record
+    assert record["sha256"] == prereg_digest(spec.read_bytes())
+    assert record["file"] == "p.yaml" and record["criteria"]["claims"][0]["id"] == "od"
+    loaded, digest = load_frozen_prereg(spec)
+    assert loaded == load_prereg(BASE + CLAIM) and digest == record["sha256"]
+
+
+def test_load_frozen_refuses_unfrozen_and_changed_files(tmp_path: Path) -> None:
+    spec = tmp_path / "p.yaml"
+    spec.write_text(BASE + CLAIM)
+    with pytest.raises(SpecError, match="not frozen"):
+        load_frozen_prereg(spec)
+    freeze_prereg(spec)
+    spec.write_text(BASE + CLAIM + "\n")  # whitespace is a change too
+    with pytest.raises(SpecError, match="changed since it was frozen"):
+        load_frozen_prereg(spec)
+    with pytest.raises(SpecError, match="already frozen"):
+        freeze_prereg(spec)
+    freeze_prereg(spec, force=True)
+    assert load_frozen_prereg(spec)[1] == prereg_digest(spec.read_bytes())
+
+
+def test_freeze_of_an_invalid_file_writes_nothing(tmp_path: Path) -> None:
+    spec = tmp_path / "p.yaml"
+    spec.write_text(BASE.replace("title:", "titel:") + CLAIM)
+    with pytest.raises(SpecError, match="titel"):
+        freeze_prereg(spec)
+    assert not prereg_lock_path(spec).exists()

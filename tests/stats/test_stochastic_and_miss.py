@@ -10,6 +10,7 @@ from kaudit.stats import (
     audit_miss_rate,
     is_stochastic,
     miss_probability,
+    miss_weights,
     stochastic_damage_share,
 )
 
@@ -50,6 +51,21 @@ def test_audit_miss_rate_pair_and_event_weighting_differ() -> None:
     assert rate.pairs == 2
     assert rate.pair == pytest.approx((7 / 8 + 4 / 8) / 2)
     assert rate.event == pytest.approx((1 * 7 / 8 + 4 * 4 / 8) / 5)
+
+
+def test_miss_weights_pair_and_event() -> None:
+    tallies = [cell("a", 8, 1), cell("b", 8, 4), cell("c", 8, 0), cell("d", 1, 1)]
+    # At k = 2 the one-run cell d is undefined and enters with (0, 0), like clean c.
+    num, den = miss_weights(tallies, 2, "pair")
+    assert den == [1.0, 1.0, 0.0, 0.0]
+    assert num == pytest.approx([21 / 28, 6 / 28, 0.0, 0.0])
+    num, den = miss_weights(tallies, 2, "event")
+    assert den == [1.0, 4.0, 0.0, 0.0]
+    assert num == pytest.approx([21 / 28, 4 * 6 / 28, 0.0, 0.0])
+    rate = audit_miss_rate(tallies, 2)
+    assert rate.pairs == 2
+    assert rate.pair == pytest.approx((21 / 28 + 6 / 28) / 2)
+    assert rate.event == pytest.approx((21 / 28 + 4 * 6 / 28) / 5)
 
 
 def test_audit_miss_rate_without_damage_is_undefined() -> None:

@@ -2,35 +2,40 @@
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
 from collections.abc import Sequence
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from kaudit.cli._common import guarded, print_json, split_csv
-from kaudit.errors import KauditError, SpecError
+from kaudit.errors import KauditError
 from kaudit.stats import (
     CellTally,
     ClaimResult,
     StatsSummary,
     analyze,
-    load_prereg,
+    freeze_prereg,
+    load_frozen_prereg,
     merge_tallies,
     plan_cells,
-    prereg_digest,
+    prereg_lock_path,
     runs_to_detect,
     summarize,
 )
 
-Format = Literal["kaudit", "agentrelbench"]
-_LOCK_SUFFIX = ".lock"
 
-FormatOpt = Annotated[str, typer.Option("--format", help="Ledger format: kaudit or agentrelbench.")]
+class LedgerFormat(StrEnum):
+    """How LEDGER arguments are read."""
+
+    kaudit = "kaudit"
+    agentrelbench = "agentrelbench"
+
+
+FormatOpt = Annotated[LedgerFormat, typer.Option("--format", help="Ledger format.")]
 ModelFileOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -63,13 +68,14 @@ def _read_kaudit(path: str) -> list[CellTally]:
     return read_tallies(Path(path))
 
 
-def load_cells(ledgers: Sequence[str], model_files: Sequence[str], fmt: str) -> list[CellTally]:
+def load_cells(
+    ledgers: Sequence[str], model_files: Sequence[str], fmt: LedgerFormat
+) -> list[CellTally]:
     """Read every source into one list of cells, merging cells that share (model, task)."""
-    if fmt not in ("kaudit", "agentrelbench"):
-        raise KauditError(f"--format must be kaudit or agentrelbench, got {fmt!r}")
+    read = _read_agentrelbench if fmt == LedgerFormat.agentrelbench else _read_kaudit
     cells: list[CellTally] = []
     for source in ledgers:
-        cells += _read_agentrelbench(source) if fmt == "agentrelbench" else _read_kaudit(source)
+        cells += read(source)
     for spec in model_files:
         cells += _read_agentrelbench(spec)
     if not cells:
@@ -156,56 +162,26 @@ def render_claims(results: Sequence[ClaimResult]) -> Table:
     return table
 
 
-def _lock_path(path: Path) -> Path:
-    return path.with_name(path.name + _LOCK_SUFFIX)
-
-
-def freeze_prereg(path: Path, force: bool) -> dict[str, Any]:
-    """Validate the prereg file and write its lock; refuse to overwrite a different lock."""
-    data = path.read_bytes()
-    prereg = load_prereg(data.decode("utf-8"), str(path))
-    digest = prereg_digest(data)
-    lock = _lock_path(path)
-    if lock.exists() and not force:
-        old = json.loads(lock.read_text(encoding="utf-8")).get("sha256")
-        if old != digest:
-            raise SpecError(path, "sha256", f"already frozen as {old}; the file has changed since")
-    record = {
-        "file": path.name,
-        "sha256": digest,
-        "frozen_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "criteria": prereg.model_dump(mode="json"),
-    }
-    lock.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    return record
-
-
-def _check_frozen(path: Path) -> bytes:
-    data = path.read_bytes()
-    lock = _lock_path(path)
-    if not lock.exists():
-        raise SpecError(path, "sha256", f"not frozen: run `kaudit prereg freeze {path}` first")
-    frozen = json.loads(lock.read_text(encoding="utf-8")).get("sha256")
-    if frozen != prereg_digest(data):
-        raise SpecError(path, "sha256", f"changed since it was frozen ({frozen}); refusing")
-    return data
-
-
 def _pool_sources(
-    ledgers: Sequence[str], model_files: Sequence[str], fmt: str, pools: Sequence[str]
+    ledgers: Sequence[str], model_files: Sequence[str], fmt: LedgerFormat, pools: Sequence[str]
 ) -> dict[str, list[CellTally]]:
-    """Sources as ``[POOL=]PATH`` / ``[POOL:]MODEL=PATH``; unprefixed ones feed every pool."""
+    """Sources as ``[POOL=]PATH`` / ``[POOL:]MODEL=PATH``; unprefixed ones feed every pool.
+
+    Each source is read once, then its cells are added to every pool it feeds.
+    """
     found: dict[str, list[CellTally]] = {name: [] for name in pools}
     for source in ledgers:
         pool, sep, rest = source.partition("=")
         targets, path = ([pool], rest) if sep and pool in found else (list(found), source)
+        cells = load_cells([path], [], fmt)
         for name in targets:
-            found[name] += load_cells([path], [], fmt)
+            found[name] += cells
     for spec in model_files:
         pool, sep, rest = spec.partition(":")
         targets, model_spec = ([pool], rest) if sep and pool in found else (list(found), spec)
+        cells = load_cells([], [model_spec], LedgerFormat.agentrelbench)
         for name in targets:
-            found[name] += load_cells([], [model_spec], "agentrelbench")
+            found[name] += cells
     return {name: merge_tallies(cells) for name, cells in found.items()}
 
 
@@ -225,7 +201,7 @@ def stats(
     ledgers: Annotated[
         list[str] | None, typer.Argument(help="Ledger files.", show_default=False)
     ] = None,
-    fmt: FormatOpt = "kaudit",
+    fmt: FormatOpt = LedgerFormat.kaudit,
     model_file: ModelFileOpt = None,
     alpha: Annotated[float, typer.Option(help="Intervals are at 1 - alpha.")] = 0.05,
     eps: Annotated[float, typer.Option(help="Stochastic: interval in (eps, 1-eps).")] = 0.05,
@@ -266,7 +242,7 @@ def plan(
     ledger: Annotated[
         list[str] | None, typer.Option("--ledger", help="Plan each damaging cell of it.")
     ] = None,
-    fmt: FormatOpt = "kaudit",
+    fmt: FormatOpt = LedgerFormat.kaudit,
     model_file: ModelFileOpt = None,
     ci_alpha: Annotated[
         float, typer.Option(help="Cells use the 1 - ci_alpha exact lower bound.")
@@ -312,7 +288,7 @@ def freeze(
     Example: kaudit prereg freeze prereg.yaml
     """
     record = freeze_prereg(file, force)
-    Console().print(f"frozen {file} sha256 {record['sha256']} → {_lock_path(file)}")
+    Console().print(f"frozen {file} sha256 {record['sha256']} → {prereg_lock_path(file)}")
 
 
 def analyze_cmd(
@@ -322,7 +298,7 @@ def analyze_cmd(
     prereg: Annotated[
         Path, typer.Option("--prereg", help="Frozen prereg YAML.", exists=True, dir_okay=False)
     ] = Path("prereg.yaml"),
-    fmt: FormatOpt = "kaudit",
+    fmt: FormatOpt = LedgerFormat.kaudit,
     model_file: ModelFileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -333,17 +309,10 @@ def analyze_cmd(
 
     Example: kaudit analyze --prereg prereg.yaml dev=audit.sqlite confirm=rerun.sqlite
     """
-    data = _check_frozen(prereg)
-    spec = load_prereg(data.decode("utf-8"), str(prereg))
+    spec, digest = load_frozen_prereg(prereg)
     pools = _pool_sources(ledgers or [], model_file or [], fmt, list(spec.pools))
     results = analyze(spec, pools)
     if as_json:
-        print_json(
-            {
-                "prereg": str(prereg),
-                "sha256": prereg_digest(data),
-                "claims": [vars(r) for r in results],
-            }
-        )
+        print_json({"prereg": str(prereg), "sha256": digest, "claims": [vars(r) for r in results]})
         return
     Console().print(render_claims(results))

@@ -2,14 +2,16 @@
 
 Every function here is pure: plain values in, frozen values out, no I/O, and no
 randomness without an explicit seed. Each cites its source in its docstring and
-returns NaN or ``None`` where the data cannot identify it.
+returns NaN or ``None`` where the data cannot identify it. The one exception is named
+as such: ``freeze_prereg``, ``load_frozen_prereg`` and ``prereg_lock_path`` (module
+``_prereg_file``) read and write a pre-registration file and its lock.
 """
 
 from ._betabinom import MleFit, MomentsFit, fit_mle, fit_moments
 from ._bootstrap import bootstrap_mean, bootstrap_ratio, percentile_interval, resample_counts
 from ._gradient import Gradient, capability_gradient, spearman_rows
 from ._intervals import clopper_pearson, prevalence_upper, wilson
-from ._miss import MissRate, audit_miss_rate, miss_probability
+from ._miss import MissRate, audit_miss_rate, miss_probability, miss_weights
 from ._passk import choose_ratio, pass_at_k, pass_pow_k, pool_mean, safe_pow_k
 from ._plan import CellPlan, plan_cells, runs_to_detect
 from ._prereg import (
@@ -20,6 +22,7 @@ from ._prereg import (
     prereg_digest,
     select_pool,
 )
+from ._prereg_file import freeze_prereg, load_frozen_prereg, prereg_lock_path
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
 from ._summary import CellStats, PoolEstimate, StatsSummary, summarize
 from ._tally import CellTally, merge_tallies
@@ -47,16 +50,20 @@ __all__ = [
     "clopper_pearson",
     "fit_mle",
     "fit_moments",
+    "freeze_prereg",
     "is_stochastic",
+    "load_frozen_prereg",
     "load_prereg",
     "merge_tallies",
     "miss_probability",
+    "miss_weights",
     "pass_at_k",
     "pass_pow_k",
     "percentile_interval",
     "plan_cells",
     "pool_mean",
     "prereg_digest",
+    "prereg_lock_path",
     "prevalence_upper",
     "resample_counts",
     "runs_to_detect",

@@ -66,11 +66,26 @@ def bootstrap_ratio(
     return out
 
 
-def bootstrap_mean(values: npt.ArrayLike, *, resamples: int, seed: int) -> FloatArray:
-    """Resampled means over cells of per-cell values; NaN values are left out per resample."""
+def bootstrap_mean(
+    values: npt.ArrayLike,
+    *,
+    resamples: int | None = None,
+    seed: int | None = None,
+    counts: IntArray | None = None,
+) -> FloatArray:
+    """Resampled means over cells of per-cell values; NaN values are left out per resample.
+
+    Give either ``resamples`` and ``seed`` to draw the resamples here, or ``counts`` (from
+    :func:`resample_counts`) to share one set of resamples across several statistics.
+    """
     v = np.asarray(values, dtype=np.float64)
+    if counts is None:
+        if resamples is None or seed is None:
+            raise TypeError("bootstrap_mean needs resamples and seed, or counts")
+        counts = resample_counts(v.size, resamples, seed)
+    elif resamples is not None or seed is not None:
+        raise TypeError("bootstrap_mean takes resamples and seed, or counts, not both")
     defined = ~np.isnan(v)
-    counts = resample_counts(v.size, resamples, seed)
     return bootstrap_ratio(np.where(defined, v, 0.0), defined.astype(np.float64), counts)
 
 

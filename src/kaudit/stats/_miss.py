@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ._passk import safe_pow_k
 from ._tally import CellTally
 
-__all__ = ["MissRate", "audit_miss_rate", "miss_probability"]
+__all__ = ["MissRate", "Weighting", "audit_miss_rate", "miss_probability", "miss_weights"]
+
+Weighting = Literal["pair", "event"]
 
 
 def miss_probability(n: int, x: int, k: int = 1) -> float:
@@ -19,6 +22,32 @@ def miss_probability(n: int, x: int, k: int = 1) -> float:
     estimator of Yao et al. 2024 read as a miss probability). NaN when ``k > n``.
     """
     return safe_pow_k(n, x, k)
+
+
+def miss_weights(
+    tallies: Sequence[CellTally], k: int = 1, weighting: Weighting = "pair"
+) -> tuple[list[float], list[float]]:
+    """Per-cell numerator and denominator of the k-run audit miss rate, aligned with tallies.
+
+    The miss rate is ``Σ numerator / Σ denominator``, and, resampled over cells, the
+    numerator and denominator of :func:`bootstrap_ratio`. A damage-producing cell with
+    ``k <= n`` enters as ``(w · miss_probability, w)`` with weight w = 1 (``"pair"``) or
+    w = x (``"event"``); every other cell as ``(0, 0)``, so it counts towards neither.
+    This is the one place the weighting is written: :func:`audit_miss_rate`, the summary's
+    miss-rate intervals and pre-registered miss-rate claims all stand on it.
+    """
+    num: list[float] = []
+    den: list[float] = []
+    for t in tallies:
+        miss = miss_probability(t.n, t.damage, k) if t.damage > 0 else math.nan
+        if math.isnan(miss):
+            num.append(0.0)
+            den.append(0.0)
+            continue
+        weight = 1.0 if weighting == "pair" else float(t.damage)
+        num.append(weight * miss)
+        den.append(weight)
+    return num, den
 
 
 @dataclass(frozen=True)
@@ -47,10 +76,11 @@ def audit_miss_rate(tallies: Sequence[CellTally], k: int = 1) -> MissRate:
     rarely-damaging cells are many, which is the usual case. Both are NaN with no
     damage-producing cell.
     """
-    per_cell = [(t.damage, miss_probability(t.n, t.damage, k)) for t in tallies if t.damage > 0]
-    defined = [(x, m) for x, m in per_cell if not math.isnan(m)]
-    if not defined:
+    pair_num, pair_den = miss_weights(tallies, k, "pair")
+    event_num, event_den = miss_weights(tallies, k, "event")
+    pairs = sum(1 for w in pair_den if w)
+    if not pairs:
         return MissRate(math.nan, math.nan, 0, k)
-    pair = math.fsum(m for _, m in defined) / len(defined)
-    event = math.fsum(x * m for x, m in defined) / sum(x for x, _ in defined)
-    return MissRate(pair, event, len(defined), k)
+    pair = math.fsum(pair_num) / math.fsum(pair_den)
+    event = math.fsum(event_num) / math.fsum(event_den)
+    return MissRate(pair, event, pairs, k)

@@ -25,7 +25,7 @@ from ._betabinom import fit_mle
 from ._bootstrap import bootstrap_ratio, percentile_interval, resample_counts
 from ._gradient import capability_gradient
 from ._intervals import clopper_pearson
-from ._passk import safe_pow_k
+from ._miss import Weighting, miss_weights
 from ._stochastic import is_stochastic
 from ._tally import CellTally
 
@@ -101,7 +101,7 @@ class MissRateClaim(_Claim):
 
     kind: Literal["miss_rate"]
     k: int = Field(1, ge=1)
-    weighting: Literal["pair", "event"] = "pair"
+    weighting: Weighting = "pair"
     at_least: float | None = Field(None, ge=0.0, le=1.0)
     at_most: float | None = Field(None, ge=0.0, le=1.0)
 
@@ -275,15 +275,7 @@ def _judge_share(claim: StochasticShareClaim, cells: Sequence[CellTally], p: Pre
 
 
 def _judge_miss(claim: MissRateClaim, cells: Sequence[CellTally], p: Prereg) -> _Outcome:
-    num: list[float] = []
-    den: list[float] = []
-    for t in cells:
-        miss = safe_pow_k(t.n, t.damage, claim.k)
-        usable = t.damage > 0 and not math.isnan(miss)
-        weight = (1.0 if claim.weighting == "pair" else float(t.damage)) if usable else 0.0
-        num.append(weight * miss if usable else 0.0)
-        den.append(weight)
-    est, ci = _bootstrap_ratio_ci(num, den, p)
+    est, ci = _bootstrap_ratio_ci(*miss_weights(cells, claim.k, claim.weighting), p)
     name = f"k={claim.k} {claim.weighting}-weighted miss rate"
     if claim.at_least is not None:
         return _interval_verdict(name, est, ci, claim.at_least, True)

@@ -7,13 +7,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
-
 from ._betabinom import MleFit, MomentsFit, fit_mle, fit_moments
-from ._bootstrap import bootstrap_ratio, percentile_interval, resample_counts
+from ._bootstrap import (
+    IntArray,
+    bootstrap_mean,
+    bootstrap_ratio,
+    percentile_interval,
+    resample_counts,
+)
 from ._gradient import Gradient, capability_gradient
 from ._intervals import clopper_pearson, wilson
-from ._miss import MissRate, audit_miss_rate, miss_probability
+from ._miss import MissRate, audit_miss_rate, miss_probability, miss_weights
 from ._passk import pass_at_k, pass_pow_k, pool_mean, safe_pow_k
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
 from ._tally import CellTally
@@ -193,11 +197,9 @@ def _gradient_json(g: Gradient) -> dict[str, Any]:
     }
 
 
-def _pool(values: list[float], k: int, counts: Any, alpha: float) -> PoolEstimate:
+def _pool(values: list[float], k: int, counts: IntArray, alpha: float) -> PoolEstimate:
     mean, cells = pool_mean(values)
-    v = np.asarray(values, dtype=np.float64)
-    defined = ~np.isnan(v)
-    draws = bootstrap_ratio(np.where(defined, v, 0.0), defined.astype(np.float64), counts)
+    draws = bootstrap_mean(values, counts=counts)
     low, high = percentile_interval(draws, alpha) if counts.shape[0] else (math.nan, math.nan)
     return PoolEstimate(k, mean, low, high, cells)
 
@@ -212,23 +214,20 @@ def _cell(
         ci_low=low,
         ci_high=high,
         stochastic=is_stochastic(t.damage, t.n, alpha, eps),
-        miss_k1=miss_probability(t.n, t.damage, 1) if t.n else math.nan,
+        miss_k1=miss_probability(t.n, t.damage, 1),
         safe_k=tuple((k, safe_pow_k(t.n, t.damage, k)) for k in ks),
         pass_k=tuple((k, pass_pow_k(t.n, t.success, k)) for k in ks),
     )
 
 
 def _miss_intervals(
-    tallies: Sequence[CellTally], counts: Any, alpha: float
+    tallies: Sequence[CellTally], counts: IntArray, alpha: float
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     if counts.shape[0] == 0:
         return ((math.nan, math.nan), (math.nan, math.nan))
-    x = np.array([t.damage for t in tallies], dtype=np.float64)
-    miss = np.array([(t.n - t.damage) / t.n if t.damage else 0.0 for t in tallies])
-    producing = (x > 0).astype(np.float64)
-    pair = percentile_interval(bootstrap_ratio(miss * producing, producing, counts), alpha)
-    event = percentile_interval(bootstrap_ratio(miss * x, x, counts), alpha)
-    return (pair, event)
+    pair = bootstrap_ratio(*miss_weights(tallies, 1, "pair"), counts)
+    event = bootstrap_ratio(*miss_weights(tallies, 1, "event"), counts)
+    return (percentile_interval(pair, alpha), percentile_interval(event, alpha))
 
 
 def summarize(
