@@ -37,9 +37,9 @@ def arb_suite(arb_root: Path) -> Suite:
 
 @pytest.fixture(scope="session")
 def csm(arb_root: Path) -> EogWorld:
-    return EogWorld(arb_root, "csm", arb_root / CSM_SEED)
+    return EogWorld.load(arb_root, "csm", arb_root / CSM_SEED)
 
 
 @pytest.fixture(scope="session")
 def itsm(arb_root: Path) -> EogWorld:
-    return EogWorld(arb_root, "itsm", arb_root / ITSM_SEED)
+    return EogWorld.load(arb_root, "itsm", arb_root / ITSM_SEED)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from kaudit.label import diff_images
-from kaudit.substrate import SqliteSandbox, ToolContext, ToolResult
-from kaudit.substrate.eog import EMULATED_NOW, EogWorld
+from kaudit.substrate import SqliteDb, SqliteSandbox, ToolContext, ToolResult
+from kaudit.substrate.eog import EMULATED_NOW, EogWorld, IdScheme, id_scheme, next_id
 
 pytestmark = pytest.mark.agentrelbench
 
@@ -226,3 +228,42 @@ def test_tags_come_from_the_registry(csm: EogWorld) -> None:
         "link_case_knowledge": "reversible_write",  # compensable: a delete twin exists
         "delete_notifications": "irreversible", "create_new_account": "irreversible",
     }  # fmt: skip
+
+
+def _old_next_id(keys: list[Any]) -> Any:
+    """The former per-call derivation over every key, kept as the reference."""
+    if all(isinstance(k, int) for k in keys):
+        return max(keys, default=0) + 1
+    parts = [re.match(r"^(.*?)(\d+)$", k) if isinstance(k, str) else None for k in keys]
+    prefixes = {m.group(1) for m in parts if m}
+    assert None not in parts and len(prefixes) == 1
+    width = max(len(m.group(2)) for m in parts if m)
+    number = max(int(m.group(2)) for m in parts if m) + 1
+    return f"{prefixes.pop()}{number:0{width}d}"
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [[], [3, 1, 52], ["INC_001", "INC_023", "INC_7"], ["CRM_005", "CRM_998"], ["C1", "C9"]],
+)
+def test_next_id_matches_the_scheme_of_every_key(seed: list[Any]) -> None:
+    scheme = id_scheme("k", seed)
+    assert scheme is not None
+    db = SqliteDb(sqlite3.connect(":memory:"))
+    db.execute("CREATE TABLE t (k PRIMARY KEY)")
+    keys = list(seed)
+    for key in keys:
+        db.execute("INSERT INTO t (k) VALUES (?)", [key])
+    for _ in range(4):  # past a width boundary (CRM_999 -> CRM_1000, C9 -> C10)
+        new = next_id(db, "t", scheme)
+        assert new == _old_next_id(keys)
+        db.execute("INSERT INTO t (k) VALUES (?)", [new])
+        keys.append(new)
+
+
+def test_keys_of_no_single_scheme_have_none() -> None:
+    assert id_scheme("k", ["INC_001", "PRB_001"]) is None
+    assert id_scheme("k", ["INC_001", 2]) is None
+    assert id_scheme("k", ["INC_001", "INC_X"]) is None
+    assert id_scheme("k", ["INC_001", "INC_010"]) == IdScheme("k", "INC_", 3)
+    assert id_scheme("k", [1, 2]) == IdScheme("k")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
+from pathlib import Path
 
 import pytest
 
+import kaudit.substrate.eog._world as world_module
 from kaudit.substrate import StateDump, read_schema
 from kaudit.substrate.eog import EogWorld
 
@@ -28,7 +31,7 @@ ITSM_ROWS = {
 
 
 def _open(world: EogWorld) -> sqlite3.Connection:
-    return StateDump.of(world.image()).open()
+    return StateDump.of(world.image).open()
 
 
 def _counts(conn: sqlite3.Connection) -> dict[str, int]:
@@ -91,14 +94,35 @@ def test_columns_keep_their_natural_storage_class(csm: EogWorld, itsm: EogWorld)
 
 
 def test_template_is_cached_by_a_digest_over_seed_registries_and_version(
-    csm: EogWorld, itsm: EogWorld
+    csm: EogWorld, itsm: EogWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    digest = csm.recipe_digest()
     assert csm.recipe_digest() != itsm.recipe_digest()
-    assert csm.image() == csm.image()
-    rebuilt = EogWorld(csm.root, csm.domain, csm.seed_file)
-    assert rebuilt.recipe_digest() == csm.recipe_digest()
+    # the same inputs give the same digest
+    assert EogWorld(csm.domain, csm.seed_file, csm.registry).recipe_digest() == digest
+    # one changed byte of the seed (a comment, so the seed still parses) changes it
+    raw = bytearray(csm.seed_file.read_bytes())
+    assert raw[:4] == b"-- D"
+    raw[3:4] = b"d"
+    copy = tmp_path / csm.seed_file.name
+    copy.write_bytes(bytes(raw))
+    edited = EogWorld(csm.domain, copy, csm.registry)
+    assert edited.seed.columns == csm.seed.columns
+    assert len(edited.seed.statements) == len(csm.seed.statements)
+    assert edited.recipe_digest() != digest
+    # other registry bytes change it
+    other = dataclasses.replace(csm.registry, digest=itsm.registry.digest)
+    assert EogWorld(csm.domain, csm.seed_file, other).recipe_digest() != digest
+    # so does a new emulation version
+    monkeypatch.setattr(world_module, "EMULATION_VERSION", world_module.EMULATION_VERSION + "+1")
+    assert EogWorld(csm.domain, csm.seed_file, csm.registry).recipe_digest() != digest
+
+
+def test_the_image_is_built_once_per_world(csm: EogWorld) -> None:
+    assert csm.image is csm.image
+    assert csm.substrate(["create_new_account"]).template.image is csm.image
 
 
 def test_the_caller_acts_within_their_organization(itsm: EogWorld, csm: EogWorld) -> None:
-    assert itsm.caller(itsm.image(), "USER_001").org_id == "ORG_001"
-    assert csm.caller(csm.image(), 1).org_id is None  # csm users carry no organization
+    assert itsm.caller(StateDump.of(itsm.image), "USER_001").org_id == "ORG_001"
+    assert csm.caller(StateDump.of(csm.image), 1).org_id is None  # csm users carry no organization

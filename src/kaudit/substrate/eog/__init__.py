@@ -8,7 +8,7 @@ implements every selected tool with one of a few generic shapes (see `ToolPlan`)
 from kaudit.substrate.eog._registry import DomainRegistry, ToolTagInfo, load_registry
 from kaudit.substrate.eog._resolve import Shape, ToolPlan, classify, plan_tool, resolve_table
 from kaudit.substrate.eog._seed import Seed, SeedStatement, read_seed
-from kaudit.substrate.eog._shapes import EMULATED_NOW, Caller, next_id
+from kaudit.substrate.eog._shapes import EMULATED_NOW, Caller, IdScheme, id_scheme, next_id
 from kaudit.substrate.eog._suite import find_suite_root, load_agentrelbench_suite, task_folders
 from kaudit.substrate.eog._tables import TableInfo, table_infos
 from kaudit.substrate.eog._task import TaskSource, load_task_folder
@@ -20,6 +20,7 @@ __all__ = [
     "Caller",
     "DomainRegistry",
     "EogWorld",
+    "IdScheme",
     "Seed",
     "SeedStatement",
     "Shape",
@@ -29,6 +30,7 @@ __all__ = [
     "ToolTagInfo",
     "classify",
     "find_suite_root",
+    "id_scheme",
     "load_agentrelbench_suite",
     "load_registry",
     "load_task_folder",

@@ -98,7 +98,8 @@ def plan_filters(
     return tuple(filters)
 
 
-def _sql_value(value: Any) -> Any:
+def sql_value(value: Any) -> Any:
+    """A value as SQLite stores it: booleans as 0 / 1, everything else unchanged."""
     return int(value) if isinstance(value, bool) else value
 
 
@@ -110,7 +111,7 @@ def _like(value: Any) -> str:
 def _predicate(f: Filter, value: Any) -> tuple[str, list[Any]]:
     col = quote(f.columns[0])
     if f.op == "in":
-        items = [_sql_value(v) for v in value]
+        items = [sql_value(v) for v in value]
         return f"{col} IN ({', '.join('?' * len(items))})", items
     if f.op == "search":
         parts = [f"{quote(c)} LIKE ? ESCAPE '\\'" for c in f.columns]
@@ -120,7 +121,7 @@ def _predicate(f: Filter, value: Any) -> tuple[str, list[Any]]:
     if f.op == "nocase":
         return f"{col} = ? COLLATE NOCASE", [value]
     operator = {"eq": "=", "ge": ">=", "le": "<="}[f.op]
-    return f"{col} {operator} ?", [_sql_value(value)]
+    return f"{col} {operator} ?", [sql_value(value)]
 
 
 def where_clause(filters: tuple[Filter, ...], values: Mapping[str, Any]) -> tuple[str, list[Any]]:

@@ -24,18 +24,15 @@ _COMPOSITE = re.compile(r"(\w+) \(([\w ,]+)\)")
 
 @dataclass(frozen=True)
 class ToolTagInfo:
-    """The registry's reversibility tag of one tool and the severity it suggests."""
+    """The registry's reversibility tag of one tool."""
 
     tag: str
-    severity: str | None = None
-    note: str | None = None
 
 
 @dataclass(frozen=True)
 class DomainRegistry:
     """Everything `data/eog/` says about one domain (`csm`, `itsm`)."""
 
-    domain: str
     primary_keys: dict[str, tuple[str, ...]]
     volatile: dict[str, tuple[str, ...]]
     inventory: dict[str, dict[str, Any]]
@@ -104,7 +101,7 @@ def _tags(path: Path, data: Any) -> dict[str, ToolTagInfo]:
     if not isinstance(entries, list):
         raise SpecError(path, "tags", "expected a list of {name, tag}")
     return {
-        e["name"]: ToolTagInfo(e["tag"], e.get("severity"), e.get("note"))
+        e["name"]: ToolTagInfo(e["tag"])
         for e in entries
         if isinstance(e, dict) and "name" in e and "tag" in e
     }
@@ -120,7 +117,6 @@ def load_registry(root: Path, domain: str) -> DomainRegistry:
             raise SpecError(path, "<file>", f"the {kind} registry of domain {domain!r} is missing")
         digest.update(kind.encode() + b"\0" + path.read_bytes())
     return DomainRegistry(
-        domain=domain,
         primary_keys=_primary_keys(paths["primary-keys"], read_json(paths["primary-keys"])),
         volatile=_volatile(paths["volatile-columns"], read_json(paths["volatile-columns"])),
         inventory=_inventory(paths["tool-inventory"], read_json(paths["tool-inventory"])),

@@ -33,6 +33,12 @@ SHAPE_TAGS: dict[Shape, ToolTag] = {
 }
 """Fallback tags for a tool the tag registry does not list."""
 
+FILTERED_SHAPES: frozenset[Shape] = frozenset({"lookup", "list", "count", "delete"})
+"""Shapes that select rows by their inputs (the others set columns from them)."""
+
+CREATING_SHAPES: frozenset[Shape] = frozenset({"create", "send", "link"})
+"""Shapes that insert a row, with a new key in the seed's scheme unless one is given."""
+
 REGISTRY_TAGS: dict[str, ToolTag] = {
     "read": "read",
     "reversible-write": "reversible_write",
@@ -61,7 +67,7 @@ class ToolPlan:
     @property
     def inputs(self) -> dict[str, dict[str, Any]]:
         """Input properties by name."""
-        return dict(self.spec.get("inputSchema", {}).get("properties", {}))
+        return spec_inputs(self.spec)
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -77,20 +83,40 @@ class ToolPlan:
     @property
     def outputs(self) -> dict[str, dict[str, Any]]:
         """Output properties (of the object, or of each array item); empty when unschemed."""
-        out = self.spec.get("outputSchema") or {}
-        if out.get("type") == "array":
-            out = out.get("items") or {}
-        return dict(out.get("properties") or {})
+        return spec_outputs(self.spec)
 
     @property
     def returns_list(self) -> bool:
         """Whether the output schema is an array."""
-        return (self.spec.get("outputSchema") or {}).get("type") == "array"
+        return spec_returns_list(self.spec)
 
     @property
     def description(self) -> str:
         """The inventory description, as the model reads it."""
-        return str(self.spec.get("description", ""))
+        return spec_description(self.spec)
+
+
+def spec_inputs(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """An inventory entry's input properties by name."""
+    return dict(spec.get("inputSchema", {}).get("properties", {}))
+
+
+def spec_outputs(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """An inventory entry's output properties (of the object, or of each array item)."""
+    out = spec.get("outputSchema") or {}
+    if out.get("type") == "array":
+        out = out.get("items") or {}
+    return dict(out.get("properties") or {})
+
+
+def spec_returns_list(spec: Mapping[str, Any]) -> bool:
+    """Whether an inventory entry's output schema is an array."""
+    return (spec.get("outputSchema") or {}).get("type") == "array"
+
+
+def spec_description(spec: Mapping[str, Any]) -> str:
+    """An inventory entry's description, as the model reads it."""
+    return str(spec.get("description", ""))
 
 
 def tokens(name: str) -> list[str]:
@@ -133,13 +159,13 @@ def _name_score(tool: str, table: str) -> tuple[int, int]:
 
 def resolve_table(spec: Mapping[str, Any], tables: Mapping[str, TableInfo]) -> str | None:
     """The table the tool most plausibly reads or writes, or None when no column matches."""
-    plan = ToolPlan(spec["name"], "", "lookup", "read", spec)
-    props = set(plan.inputs) | set(plan.outputs)
+    name = str(spec["name"])
+    props = set(spec_inputs(spec)) | set(spec_outputs(spec))
     best: tuple[int, tuple[int, int]] | None = None
     chosen: str | None = None
     for table in tables.values():
         coverage = sum(1 for p in props if column_for(p, table) is not None)
-        score = (coverage, _name_score(plan.name, table.name))
+        score = (coverage, _name_score(name, table.name))
         if coverage and (best is None or score > best):
             best, chosen = score, table.name
     return chosen
@@ -147,8 +173,8 @@ def resolve_table(spec: Mapping[str, Any], tables: Mapping[str, TableInfo]) -> s
 
 def classify(spec: Mapping[str, Any]) -> Shape | None:
     """The tool's shape from its verb, output schema and description; None if unknown."""
-    plan = ToolPlan(spec["name"], "", "lookup", "read", spec)
-    words = plan.name.split("_")
+    words = str(spec["name"]).split("_")
+    description = spec_description(spec)
     verb = words[0]
     if verb == "delete":
         return "delete"
@@ -159,15 +185,15 @@ def classify(spec: Mapping[str, Any]) -> Shape | None:
     if verb == "send":
         return "send"
     if verb in _CREATE_VERBS:
-        return "link" if _LINK_WORDS.search(plan.description) else "create"
+        return "link" if _LINK_WORDS.search(description) else "create"
     if "count" in words or "counts" in words:
         return "count"
     if verb in _READ_VERBS:
-        if plan.returns_list:
+        if spec_returns_list(spec):
             return "list"
-        if plan.outputs or _SINGLE.search(plan.description):
+        if spec_outputs(spec) or _SINGLE.search(description):
             return "lookup"
-        return "list" if verb == "list" or _LIST_WORDS.search(plan.description) else "lookup"
+        return "list" if verb == "list" or _LIST_WORDS.search(description) else "lookup"
     return None
 
 

@@ -13,13 +13,20 @@ Timestamps come from the emulation clock, a constant, so runs stay reproducible.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kaudit.substrate import Db, ToolError, quote
-from kaudit.substrate.eog._filters import Filter, given, implied_filters, plan_filters, where_clause
-from kaudit.substrate.eog._resolve import Shape, ToolPlan
+from kaudit.substrate.eog._filters import (
+    Filter,
+    given,
+    implied_filters,
+    plan_filters,
+    sql_value,
+    where_clause,
+)
+from kaudit.substrate.eog._resolve import FILTERED_SHAPES, Shape, ToolPlan
 from kaudit.substrate.eog._tables import TableInfo
 
 EMULATED_NOW = "2026-07-16 12:00:00"
@@ -31,10 +38,32 @@ _NUMBERED = re.compile(r"^(.*?)(\d+)$")
 
 @dataclass(frozen=True)
 class Caller:
-    """Who the tools act as: the task's `user_info` user and that user's organization."""
+    """Who the tools act as: the organization of the task's `user_info` user, if any."""
 
-    user_id: Any = None
     org_id: Any = None
+
+
+@dataclass(frozen=True)
+class IdScheme:
+    """How a table's single key column spells new keys, as its seed rows do."""
+
+    column: str
+    prefix: str | None = None
+    """The text before the number, as in `INC_` of `INC_023`; None for integer keys."""
+    width: int = 0
+    """The widest number of the seed, to which new numbers are zero-padded."""
+
+
+def id_scheme(column: str, keys: Iterable[Any]) -> IdScheme | None:
+    """The scheme `keys` follow: all integers, or one PREFIX + digits; None when neither."""
+    keys = list(keys)
+    if all(isinstance(k, int) for k in keys):
+        return IdScheme(column)
+    parts = [_NUMBERED.match(k) if isinstance(k, str) else None for k in keys]
+    prefixes = {m.group(1) for m in parts if m}
+    if None in parts or len(prefixes) != 1:
+        return None
+    return IdScheme(column, prefixes.pop(), max(len(m.group(2)) for m in parts if m))
 
 
 @dataclass(frozen=True)
@@ -47,6 +76,8 @@ class Emulation:
     caller: Caller = field(default_factory=Caller)
     bumps_updated: bool = False
     filters: tuple[Filter, ...] = ()
+    ids: IdScheme | None = None
+    """How a created row's key is spelled; None when the seed's keys follow no scheme."""
 
     @property
     def name(self) -> str:
@@ -142,7 +173,7 @@ def update(em: Emulation, db: Db, args: dict[str, Any]) -> Any:
         if _fetch(em, db, key) is None:
             raise ToolError(f"no {em.table.name} with {em.table.primary_key} = {key}")
         sets = [f"{quote(c)} = ?" for c in changes]
-        values = [_value(v) for v in changes.values()]
+        values = [sql_value(v) for v in changes.values()]
         where = _key_where(em.table)
         if "no changes" in em.plan.description.lower() and _changes_nothing(em, db, key, changes):
             raise ToolError("no changes detected: every field already has that value")
@@ -160,32 +191,33 @@ def _changes_nothing(
     """Whether the row already holds every given value (compared with column affinity)."""
     differs = " OR ".join(f"{quote(c)} IS NOT ?" for c in changes)
     sql = f"SELECT 1 AS x FROM {em.name} WHERE {_key_where(em.table)} AND ({differs})"
-    return db.one(sql, [*key, *(_value(v) for v in changes.values())]) is None
+    return db.one(sql, [*key, *(sql_value(v) for v in changes.values())]) is None
 
 
-def _value(value: Any) -> Any:
-    return int(value) if isinstance(value, bool) else value
+def next_id(db: Db, table: str, scheme: IdScheme) -> Any:
+    """The next key in `scheme`: max + 1 for integers, PREFIX + zero-padded (max + 1).
 
-
-def next_id(db: Db, table: TableInfo) -> Any:
-    """The next key in the seed's scheme: max + 1 for integers, PREFIX + zero-padded n + 1."""
-    column = table.primary_key[0]
-    keys = [r["k"] for r in db.query(f"SELECT {quote(column)} AS k FROM {quote(table.name)}")]
-    if all(isinstance(k, int) for k in keys):
-        return max(keys, default=0) + 1
-    parts = [_NUMBERED.match(k) if isinstance(k, str) else None for k in keys]
-    prefixes = {m.group(1) for m in parts if m}
-    if None in parts or len(prefixes) != 1:
-        raise ToolError(
-            f"cannot generate a new {column}: the existing keys follow no single scheme"
+    Only keys that follow the scheme count, so one odd key never derails the numbering.
+    """
+    column = quote(scheme.column)
+    if scheme.prefix is None:
+        row = db.one(
+            f"SELECT MAX({column}) AS n FROM {quote(table)} WHERE typeof({column}) = 'integer'"
         )
-    width = max(len(m.group(2)) for m in parts if m)
-    number = max(int(m.group(2)) for m in parts if m) + 1
-    return f"{prefixes.pop()}{number:0{width}d}"
+        return (row["n"] if row and row["n"] is not None else 0) + 1
+    start = len(scheme.prefix) + 1
+    row = db.one(
+        f"SELECT MAX(CAST(substr({column}, ?) AS INTEGER)) AS n FROM {quote(table)} "
+        f"WHERE typeof({column}) = 'text' AND substr({column}, 1, ?) = ? "
+        f"AND substr({column}, ?) <> '' AND substr({column}, ?) NOT GLOB '*[^0-9]*'",
+        (start, start - 1, scheme.prefix, start, start),
+    )
+    number = (row["n"] if row and row["n"] is not None else 0) + 1
+    return f"{scheme.prefix}{number:0{scheme.width}d}"
 
 
 def _defaults(em: Emulation, args: dict[str, Any]) -> dict[str, Any]:
-    values = {k: _value(v) for k, v in args.items()}
+    values = {k: sql_value(v) for k, v in args.items()}
     for name, schema in em.plan.inputs.items():
         if name in values:
             continue
@@ -226,7 +258,12 @@ def create(em: Emulation, db: Db, args: dict[str, Any]) -> Any:
         values = _defaults(em, args)
         _check_references(em, db, values)
         if len(em.table.primary_key) == 1 and em.table.primary_key[0] not in values:
-            values[em.table.primary_key[0]] = next_id(db, em.table)
+            if em.ids is None:
+                raise ToolError(
+                    f"cannot generate a new {em.table.primary_key[0]}: "
+                    "the existing keys follow no single scheme"
+                )
+            values[em.table.primary_key[0]] = next_id(db, em.table.name, em.ids)
         columns = ", ".join(map(quote, values))
         db.execute(
             f"INSERT INTO {em.name} ({columns}) VALUES ({', '.join('?' * len(values))})",
@@ -249,7 +286,7 @@ def link(em: Emulation, db: Db, args: dict[str, Any]) -> Any:
     different links of the same change.
     """
     _require_any_of(em, args)
-    ends = {n: _value(args.get(n)) for n in link_key(em)}
+    ends = {n: sql_value(args.get(n)) for n in link_key(em)}
     if any(v is not None for v in ends.values()):
         where = " AND ".join(f"{quote(c)} IS ?" for c in ends)
         if db.one(f"SELECT 1 AS x FROM {em.name} WHERE {where}", list(ends.values())) is not None:
@@ -271,7 +308,7 @@ def unlink(em: Emulation, db: Db, args: dict[str, Any]) -> Any:
     where = " AND ".join(f"{quote(c)} = ?" for c in match)
     with db.atomic():
         removed = db.execute(
-            f"DELETE FROM {em.name} WHERE {where}", [_value(v) for v in match.values()]
+            f"DELETE FROM {em.name} WHERE {where}", [sql_value(v) for v in match.values()]
         )
     if removed == 0:
         raise ToolError(f"no {em.table.name} matches {match}")
@@ -303,7 +340,7 @@ SHAPES: dict[Shape, Callable[[Emulation, Db, dict[str, Any]], Any]] = {
 
 def filters_for(plan: ToolPlan, table: TableInfo) -> tuple[Filter, ...]:
     """The predicates a read or delete shape applies (writes that set columns have none)."""
-    if plan.shape in ("lookup", "list", "count", "delete"):
+    if plan.shape in FILTERED_SHAPES:
         return plan_filters(plan, table) + (
             implied_filters(plan, table) if plan.shape == "count" else ()
         )

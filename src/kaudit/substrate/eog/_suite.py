@@ -60,7 +60,9 @@ class _Worlds:
                 raise SuiteError(
                     f"task {source.task.id}: seed file {source.seed_file} does not exist"
                 )
-            self.worlds[source.seed_file] = EogWorld(self.root, source.domain, source.seed_file)
+            self.worlds[source.seed_file] = EogWorld(
+                source.domain, source.seed_file, self.registry(source.domain)
+            )
         return self.worlds[source.seed_file]
 
 

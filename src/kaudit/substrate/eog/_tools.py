@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from kaudit.errors import SpecError
 from kaudit.substrate import Tool, ToolContext
-from kaudit.substrate.eog._resolve import ToolPlan
-from kaudit.substrate.eog._shapes import SHAPES, Caller, Emulation, filters_for
+from kaudit.substrate.eog._resolve import FILTERED_SHAPES, ToolPlan
+from kaudit.substrate.eog._shapes import SHAPES, Caller, Emulation, IdScheme, filters_for
 from kaudit.substrate.eog._tables import TableInfo
 
 _SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
@@ -52,7 +52,7 @@ def arguments_model(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
 
 def _check_writable(plan: ToolPlan, table: TableInfo) -> None:
     """Write shapes set columns by input name; an input that is no column is a plan error."""
-    if plan.shape in ("lookup", "list", "count", "delete"):
+    if plan.shape in FILTERED_SHAPES:
         return
     unknown = [p for p in plan.inputs if not table.has(p)]
     if unknown:
@@ -79,13 +79,20 @@ def build_tool(
     tables: Mapping[str, TableInfo],
     caller: Caller,
     volatile: Mapping[str, tuple[str, ...]],
+    ids: IdScheme | None = None,
 ) -> Tool:
     """The kaudit tool for `plan`; its JSON schema is the inventory's, unchanged."""
     table = tables[plan.table]
     _check_writable(plan, table)
     bumps = table.updated is not None and table.updated in volatile.get(table.name, ())
     em = Emulation(
-        plan, table, tables, caller, bumps_updated=bumps, filters=filters_for(plan, table)
+        plan,
+        table,
+        tables,
+        caller,
+        bumps_updated=bumps,
+        filters=filters_for(plan, table),
+        ids=ids,
     )
     run = SHAPES[plan.shape]
 

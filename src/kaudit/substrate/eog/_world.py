@@ -18,9 +18,9 @@ from typing import Any
 from kaudit.errors import SpecError
 from kaudit.substrate import SqliteSubstrate, StateDump, cached_image, quote
 from kaudit.substrate.eog._registry import DomainRegistry, load_registry
-from kaudit.substrate.eog._resolve import ToolPlan, column_for, plan_tool
+from kaudit.substrate.eog._resolve import CREATING_SHAPES, ToolPlan, column_for, plan_tool
 from kaudit.substrate.eog._seed import Seed, read_seed
-from kaudit.substrate.eog._shapes import Caller
+from kaudit.substrate.eog._shapes import Caller, IdScheme, id_scheme
 from kaudit.substrate.eog._tables import (
     TableInfo,
     create_sql,
@@ -39,15 +39,19 @@ EMULATION_VERSION = "1"
 class EogWorld:
     """A seed file of one domain, with everything needed to emulate its MCP server."""
 
-    root: Path
     domain: str
     seed_file: Path
-    _substrates: dict[tuple[Any, frozenset[str]], SqliteSubstrate] = field(default_factory=dict)
+    registry: DomainRegistry
+    """The domain's registries, loaded once per domain by whoever builds the worlds."""
+    _substrates: dict[tuple[Any, frozenset[str]], SqliteSubstrate] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _id_schemes: dict[str, IdScheme | None] = field(default_factory=dict, init=False, repr=False)
 
-    @cached_property
-    def registry(self) -> DomainRegistry:
-        """The domain's registries."""
-        return load_registry(self.root, self.domain)
+    @classmethod
+    def load(cls, root: Path, domain: str, seed_file: Path) -> EogWorld:
+        """The world of `seed_file`, with the registries of `domain` read from `root`."""
+        return cls(domain, seed_file, load_registry(root, domain))
 
     @cached_property
     def seed(self) -> Seed:
@@ -116,36 +120,56 @@ class EogWorld:
                     self.seed_file, statement.table, f"seed rows break the key: {exc}"
                 ) from None
 
+    @cached_property
     def image(self) -> bytes:
-        """The template image, built once per recipe digest."""
+        """The template image, built (or read from the cache) once per recipe digest."""
         return cached_image(self.recipe_digest(), self.build)
 
-    def caller(self, image: bytes, user_id: Any) -> Caller:
-        """The acting user and, when the users table records one, their organization."""
+    def caller(self, template: StateDump, user_id: Any) -> Caller:
+        """Who `user_id` acts as: their organization, when the users table records one."""
         users = next((t for t in self.tables.values() if t.primary_key == ("user_id",)), None)
         if users is None or user_id is None or not users.has("org_id"):
-            return Caller(user_id=user_id)
-        conn = StateDump.of(image).open()
+            return Caller()
+        conn = template.open()
         try:
             row = conn.execute(
                 f"SELECT org_id FROM {quote(users.name)} WHERE user_id = ?", (user_id,)
             ).fetchone()
         finally:
             conn.close()
-        return Caller(user_id=user_id, org_id=row[0] if row else None)
+        return Caller(org_id=row[0] if row else None)
+
+    def id_schemes(self, template: StateDump, tables: Iterable[str]) -> dict[str, IdScheme | None]:
+        """The key scheme of each single-key table in `tables`, read from the seed rows once."""
+        wanted = [t for t in dict.fromkeys(tables) if len(self.tables[t].primary_key) == 1]
+        missing = [t for t in wanted if t not in self._id_schemes]
+        if missing:
+            conn = template.open()
+            try:
+                for table in missing:
+                    column = self.tables[table].primary_key[0]
+                    keys = conn.execute(f"SELECT {quote(column)} FROM {quote(table)}")
+                    self._id_schemes[table] = id_scheme(column, (k for (k,) in keys))
+            finally:
+                conn.close()
+        return {t: self._id_schemes[t] for t in wanted}
 
     def substrate(self, tools: Iterable[str], user_id: Any = None) -> SqliteSubstrate:
         """A substrate offering `tools`, acting as `user_id` (built once per combination)."""
         names = frozenset(tools)
         key = (user_id, names)
         if key not in self._substrates:
-            image = self.image()
-            caller = self.caller(image, user_id)
+            plans = [self.plan(n) for n in sorted(names)]
             volatile = self.volatile()
-            built = {
-                n: build_tool(self.plan(n), self.tables, caller, volatile) for n in sorted(names)
-            }
-            self._substrates[key] = SqliteSubstrate(self.name, image, built, volatile)
+            substrate = SqliteSubstrate(self.name, self.image, {}, volatile)
+            caller = self.caller(substrate.template, user_id)
+            creating = (p.table for p in plans if p.shape in CREATING_SHAPES)
+            ids = self.id_schemes(substrate.template, creating)
+            substrate.tools.update(
+                (p.name, build_tool(p, self.tables, caller, volatile, ids.get(p.table)))
+                for p in plans
+            )
+            self._substrates[key] = substrate
         return self._substrates[key]
 
     def volatile(self) -> dict[str, tuple[str, ...]]:
