@@ -91,4 +91,3 @@ class Agent(Protocol):
     def describe(self) -> dict[str, Any]:
         """Configuration for the provenance manifest (no secrets)."""
         ...
-

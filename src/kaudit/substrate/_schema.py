@@ -34,7 +34,6 @@ class Schema:
     tables: dict[str, TableSchema]
 
 
-
 def quote(identifier: str) -> str:
     """Quote an SQL identifier (table or column name) for SQLite."""
     return '"' + identifier.replace('"', '""') + '"'
