@@ -57,7 +57,7 @@ def build_executor(
     kind: ExecutorKind, concurrency: int, agents: list[Agent], ray_address: str | None
 ) -> Executor:
     """The executor, with each model's own cap on runs in flight."""
-    caps = {a.name: cap for a in agents if (cap := getattr(a, "max_concurrent_runs", None))}
+    caps = {a.name: cap for a in agents if (cap := a.max_concurrent_runs)}
     if kind is ExecutorKind.ray:
         return RayExecutor(ray_address, concurrency=concurrency, model_caps=caps)
     return LocalExecutor(concurrency, caps)
@@ -104,7 +104,7 @@ class CampaignProgress:
         self._done += 1
         self._errors += record.status == "invalid" or record.termination == "errored"
         self._damage += record.counts_as_damage
-        self._dollars += float(record.dollars or 0)
+        self._dollars += float(record.damage_dollars)
         self._tokens += record.input_tokens + record.output_tokens
         self._cost += record.cost_usd
         self._advance()

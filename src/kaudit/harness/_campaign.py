@@ -16,11 +16,11 @@ from typing import Any
 from kaudit.agents import Agent
 from kaudit.harness._executor import Executor, LocalExecutor, RunJob
 from kaudit.harness._manifest import build_manifest, finish_manifest
-from kaudit.harness._run import RunResult, execute_run, invalid_result, run_id
+from kaudit.harness._run import RunRequest, RunResult, invalid_result, run_pipeline
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
 from kaudit.ledger import Ledger, RunRecord
-from kaudit.spec import Task
+from kaudit.spec import FaultRule, Identity, Task
 from kaudit.suites import Suite
 
 
@@ -29,6 +29,8 @@ class CampaignPlan:
     """What to run. Re-running the same plan on the same ledger resumes it.
 
     With `until`, `k` is the maximum per cell and each cell stops once the rule holds.
+    `faults` are injected into every task's runs (after the task's own); `identity` is
+    the boundary of tasks that declare none.
     """
 
     name: str
@@ -36,10 +38,21 @@ class CampaignPlan:
     seed: int = 0
     keep_dumps: bool = False
     until: StoppingRule | None = None
+    faults: tuple[FaultRule, ...] = ()
+    identity: Identity | None = None
 
     def config(self, suite: Suite) -> dict[str, Any]:
-        """The facts a resumed campaign must share with its start."""
-        return {"seed": self.seed, "suite_digest": suite.digest}
+        """The facts a resumed campaign must share with its start.
+
+        Faults and identity are included only when set, so campaigns started before
+        they existed resume as before.
+        """
+        config: dict[str, Any] = {"seed": self.seed, "suite_digest": suite.digest}
+        if self.faults:
+            config["faults"] = [rule.model_dump(mode="json") for rule in self.faults]
+        if self.identity is not None:
+            config["identity"] = self.identity.model_dump(mode="json")
+        return config
 
     def stopping_rule(self) -> dict[str, Any]:
         """The rule for the manifest: fixed k, or the sequential rule."""
@@ -73,9 +86,7 @@ class CampaignResult:
         self.input_tokens += record.input_tokens
         self.output_tokens += record.output_tokens
         self.cost_usd += record.cost_usd
-        self.damage_dollars = float(
-            Decimal(repr(self.damage_dollars)) + Decimal(repr(record.dollars or 0))
-        )
+        self.damage_dollars = float(Decimal(repr(self.damage_dollars)) + record.damage_dollars)
 
 
 def plan_jobs(plan: CampaignPlan, agents: Sequence[Agent], tasks: Sequence[Task]) -> list[RunJob]:
@@ -102,7 +113,6 @@ def manifest(
     Versions, git commit, suite and template digests, redacted model configs, sampling,
     stopping rule, substrate, executor, host, start and (once finished) end.
     """
-    describe = getattr(executor, "describe", None)
     return build_manifest(
         k=plan.k,
         seed=plan.seed,
@@ -110,7 +120,7 @@ def manifest(
         suite=suite,
         agents=agents,
         tasks=tasks,
-        executor=describe() if callable(describe) else {"kind": type(executor).__name__},
+        executor=executor.describe() if executor is not None else {"kind": "none"},
         previous=previous,
     )
 
@@ -123,57 +133,39 @@ class RunWork:
     agents: dict[str, Agent]
     tasks: dict[str, Task]
     keep_dumps: bool = False
+    faults: tuple[FaultRule, ...] = ()
+    identity: Identity | None = None
+
+    def request(self, job: RunJob, restarted: int) -> RunRequest:
+        """The run request for an admitted job."""
+        return RunRequest(
+            campaign=job.campaign,
+            task=self.tasks[job.task],
+            model=job.model,
+            run_index=job.run_index,
+            seed=job.seed,
+            restarted=restarted,
+            faults=self.faults,
+            identity=self.identity,
+        )
 
     async def __call__(self, job: RunJob, restarted: int) -> RunResult:
         """The run's result; a harness failure becomes an INVALID record, never a score."""
-        task = self.tasks[job.task]
-        agent = self.agents[job.model]
+        request = self.request(job, restarted)
         try:
-            result = await execute_run(
-                campaign=job.campaign,
-                task=task,
-                agent=agent,
-                substrate=self.suite.substrate(task),
-                run_index=job.run_index,
-                seed=job.seed,
-                restarted=restarted,
+            return await run_pipeline(
+                request,
+                self.agents[job.model],
+                self.suite.substrate(request.task),
                 keep_dump=self.keep_dumps,
             )
         except Exception:  # a harness bug: recorded as invalid with the trace, never scored
-            result = harness_failure(job, restarted, traceback.format_exc(limit=5))
-        return with_agent_facts(result, agent, job)
+            return harness_failure(request, traceback.format_exc(limit=5))
 
     async def aclose(self) -> None:
         """Close the agents' connections on this event loop."""
         for agent in self.agents.values():
-            close = getattr(agent, "aclose", None)
-            if callable(close):
-                await close()
-
-
-def with_agent_facts(result: RunResult, agent: Agent, job: RunJob) -> RunResult:
-    """The record completed with what the agent kept outside its turns.
-
-    A chat agent's last API call can fail after retries: no turn carries those retries,
-    so the agent's own per-run totals (`run_facts`) replace the turn sums, and its
-    sampling parameters are recorded with the run.
-    """
-    facts = getattr(agent, "run_facts", None)
-    if not callable(facts):
-        return result
-    found: dict[str, Any] = facts(run_id(*job.key))
-    totals = found.get("totals", {})
-    record = result.record
-    update: dict[str, Any] = {"extra": record.extra | {"sampling": found.get("sampling")}}
-    if totals.get("api_calls"):
-        update |= {
-            "input_tokens": totals["input_tokens"],
-            "output_tokens": totals["output_tokens"],
-            "cost_usd": totals["cost_usd"],
-            "retries": totals["retries"],
-        }
-        update["extra"] = update["extra"] | {"api_calls": totals["api_calls"]}
-    return RunResult(record.model_copy(update=update), result.final_image, result.verdict)
+            await agent.aclose()
 
 
 class CampaignRunner:
@@ -266,7 +258,14 @@ async def _run_locked(
     done = ledger.finished(plan.name)
     todo = [job for job in jobs if job.key not in done]
     result = CampaignResult(planned=len(jobs), skipped=len(jobs) - len(todo))
-    work = RunWork(suite, {a.name: a for a in agents}, {t.id: t for t in chosen}, plan.keep_dumps)
+    work = RunWork(
+        suite,
+        {a.name: a for a in agents},
+        {t.id: t for t in chosen},
+        plan.keep_dumps,
+        plan.faults,
+        plan.identity,
+    )
 
     def stopped(job: RunJob) -> None:
         result.stopped += 1
@@ -296,13 +295,7 @@ async def _run_locked(
     return result
 
 
-def harness_failure(job: RunJob, restarted: int, trace: str) -> RunResult:
+def harness_failure(request: RunRequest, trace: str) -> RunResult:
     """An INVALID record for a run the harness itself could not complete."""
-    key = {
-        "campaign": job.campaign,
-        "model": job.model,
-        "task": job.task,
-        "run_index": job.run_index,
-    }
     reason = f"harness error: {trace.strip().splitlines()[-1]}"
-    return invalid_result(key, job.seed, restarted, reason, extra={"trace": trace})
+    return invalid_result(request, reason, extra={"trace": trace})

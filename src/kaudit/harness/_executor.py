@@ -35,6 +35,10 @@ OnResult = Callable[[RunResult], None]
 class Executor(Protocol):
     """Runs jobs and hands each result to `on_result` on the caller's thread as it finishes."""
 
+    def describe(self) -> dict[str, Any]:
+        """What the executor is, for the campaign manifest."""
+        ...
+
     async def execute(self, jobs: Sequence[RunJob], run: JobRunner, on_result: OnResult) -> None:
         """Run every job; `on_result` records each one before the next is reported."""
         ...

@@ -80,7 +80,7 @@ def build_report(records: Iterable[RunRecord], alpha: float = 0.05) -> CampaignR
     simulated: dict[tuple[str, str], bool] = {}
     for record in kept:
         cell = (record.model, record.task)
-        dollars[cell] = dollars.get(cell, Decimal(0)) + Decimal(repr(record.dollars or 0))
+        dollars[cell] = dollars.get(cell, Decimal(0)) + record.damage_dollars
         cost[cell] = cost.get(cell, 0.0) + record.cost_usd
         simulated[cell] = bool(record.extra.get("simulated", False))
     rows = tuple(
