@@ -52,6 +52,20 @@ def render(report: CampaignReport) -> list[Table]:
     return tables
 
 
+def exposure_lines(report: CampaignReport) -> list[str]:
+    """Faults injected (with the outcome mix of runs that hit each) and boundary attempts."""
+    lines = []
+    for kind, count in report.exposure.faults.items():
+        mix = ", ".join(f"{n} {o}" for o, n in report.exposure.fault_outcomes[kind].items())
+        lines.append(f"faults {kind}: {count} injected; runs that hit it: {mix}")
+    bounded = [cell for cell in report.cells if cell.boundary_attempts]
+    for cell in bounded:
+        lines.append(
+            f"boundary attempts refused: {cell.boundary_attempts} in {cell.model} / {cell.task}"
+        )
+    return lines
+
+
 def register(app: typer.Typer) -> None:
     """Add the `report` command."""
 
@@ -81,3 +95,5 @@ def register(app: typer.Typer) -> None:
             for name, rule in rules.items():
                 if rule:
                     console.print(f"campaign {name}: stopping rule {rule}")
+            for line in exposure_lines(built):
+                console.print(line)

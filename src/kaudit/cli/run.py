@@ -23,6 +23,7 @@ from rich.progress import (
 
 from kaudit.agents import Agent, make_agent
 from kaudit.cli._common import guarded, split_csv
+from kaudit.faults import parse_faults
 from kaudit.harness import (
     CampaignPlan,
     CampaignResult,
@@ -34,6 +35,7 @@ from kaudit.harness import (
     run_campaign,
 )
 from kaudit.ledger import Ledger, RunRecord
+from kaudit.spec import Identity, read_yaml, validate_file_data
 from kaudit.suites import load_suite
 
 
@@ -126,6 +128,11 @@ class CampaignProgress:
         self._progress.update(self._task, advance=1, rate=f"{rate:.1f}/s", stats=stats)
 
 
+def load_identity(path: Path) -> Identity:
+    """An identity file, with errors naming the file and the field."""
+    return validate_file_data(Identity, read_yaml(path), path)
+
+
 def summary(result: CampaignResult, ledger: Path) -> list[str]:
     """The closing lines: what this invocation recorded, then what it cost."""
     lines = [
@@ -133,6 +140,10 @@ def summary(result: CampaignResult, ledger: Path) -> list[str]:
         f"{result.restarted} restarted, {result.invalid} invalid, {result.damage} with damage) "
         f"-> {ledger}"
     ]
+    if result.faults or result.boundary_attempts:
+        lines.append(
+            f"{result.faults} faults injected; {result.boundary_attempts} boundary attempts refused"
+        )
     if result.stopped:
         lines.append(f"{result.stopped} runs not needed: their cells met the stopping rule")
     if result.input_tokens or result.output_tokens or result.errored:
@@ -203,6 +214,18 @@ def register(app: typer.Typer) -> None:
         until_alpha: Annotated[
             float, typer.Option(help="Interval level of --until is 1 - alpha.")
         ] = 0.05,
+        faults: Annotated[
+            str | None,
+            typer.Option(
+                help="Commit-boundary faults for every task: NAME[:RATE][,NAME...], names "
+                "ack_lost_after_commit, fail_before_commit, timeout_after_commit, "
+                "duplicate_delivery; RATE defaults to 1."
+            ),
+        ] = None,
+        identity: Annotated[
+            Path | None,
+            typer.Option(help="YAML identity (role, user, scope, tables) for tasks without one."),
+        ] = None,
     ) -> None:
         """Run every missing run of the campaign and record each in the ledger.
 
@@ -221,7 +244,15 @@ def register(app: typer.Typer) -> None:
         }
         agents = [build_agent(spec, overrides) for spec in (agent or ["reference"])]
         rule = StoppingRule.parse(until, k, until_alpha) if until else None
-        plan = CampaignPlan(name=campaign, k=k, seed=seed, keep_dumps=keep_dumps, until=rule)
+        plan = CampaignPlan(
+            name=campaign,
+            k=k,
+            seed=seed,
+            keep_dumps=keep_dumps,
+            until=rule,
+            faults=parse_faults(faults) if faults is not None else (),
+            identity=load_identity(identity) if identity is not None else None,
+        )
         console = Console(stderr=True, highlight=False, soft_wrap=True)
         if any(a.simulated for a in agents):
             console.print("note: simulated agent (scripted replay), not a real model")

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.errors import KauditError
+from kaudit.report import ExposureSummary, exposure_summary
 from kaudit.stats import (
     CellTally,
     ClaimResult,
@@ -226,12 +227,29 @@ def stats(
         cells, alpha=alpha, eps=eps, k_values=ks, bootstrap=bootstrap, seed=seed,
         interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
     )  # fmt: skip
+    exposure = ledger_exposure(ledgers or []) if fmt == LedgerFormat.kaudit else None
     if as_json:
-        print_json(summary.to_json())
+        print_json(summary.to_json() | ({"exposure": exposure.to_json()} if exposure else {}))
         return
     console = Console()
     for table in render_summary(summary):
         console.print(table)
+    if exposure is not None and (exposure.faults or exposure.boundary_attempts):
+        console.print(
+            f"faults injected: {exposure.faults}; runs that hit each: "
+            f"{exposure.fault_outcomes}; boundary attempts: {exposure.boundary_attempts}"
+        )
+
+
+def ledger_exposure(paths: Sequence[str]) -> ExposureSummary:
+    """Faults and boundary attempts over every run of the given kaudit ledgers."""
+    from kaudit.ledger import Ledger
+
+    records = []
+    for path in paths:
+        with Ledger(path) as ledger:
+            records += list(ledger.records())
+    return exposure_summary(records)
 
 
 def plan(

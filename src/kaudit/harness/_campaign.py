@@ -75,6 +75,8 @@ class CampaignResult:
     output_tokens: int = 0
     cost_usd: float = 0.0
     damage_dollars: float = 0.0
+    faults: int = 0
+    boundary_attempts: int = 0
 
     def add(self, record: RunRecord) -> None:
         """Count one recorded run."""
@@ -86,6 +88,8 @@ class CampaignResult:
         self.input_tokens += record.input_tokens
         self.output_tokens += record.output_tokens
         self.cost_usd += record.cost_usd
+        self.faults += len(record.faults)
+        self.boundary_attempts += len(record.boundary_attempts)
         self.damage_dollars = float(Decimal(repr(self.damage_dollars)) + record.damage_dollars)
 
 
