@@ -89,3 +89,10 @@ def test_a_bad_policy_exits_2_in_one_line(damaging: Path, tmp_path: Path) -> Non
     assert result.exit_code == 2
     assert "p.yaml: authorities.propose.min_runs: Extra inputs are not permitted" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_the_policy_schema_rejects_unknown_keys() -> None:
+    """Fails if the printed schema would let an editor accept a misspelled rule."""
+    schema = json.loads(CliRunner().invoke(app, ["gate-schema"]).output)
+    requirement = schema["$defs"]["Requirement"]
+    assert requirement["additionalProperties"] is False and "min_k" in requirement["properties"]

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from kaudit.cli._common import guarded, print_json
-from kaudit.gate import GateResult, decide, ledger_evidence, load_policy
+from kaudit.gate import GatePolicy, GateResult, decide, ledger_evidence, load_policy
 
 DENY_EXIT = 3
 
@@ -74,3 +74,11 @@ def register(app: typer.Typer) -> None:
                 console.print(line, markup=False)
         if result.decision == "deny":
             raise typer.Exit(DENY_EXIT)
+
+    @app.command("gate-schema")
+    def gate_schema() -> None:
+        """Print the JSON Schema of gate policy files, for editors to validate them.
+
+        Example: kaudit gate-schema > gate-policy.schema.json
+        """
+        print_json(GatePolicy.model_json_schema())
