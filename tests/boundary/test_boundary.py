@@ -114,3 +114,22 @@ def test_blocked_attempts_leave_the_dump_identical_to_the_template(
     gateway.call("1", "update_account", {"account_id": "ACC_001", "balance": 0})
     gateway.call("2", "delete_account", {"account_id": "ACC_001"})
     assert sandbox.dump().digest == sandbox.initial.digest
+
+
+@tool("reversible_write", writes={"account": ("status",)})
+def close_pair(ctx: ToolContext, first: str, second: str) -> dict[str, str]:
+    """Close two accounts with two statements and no transaction of its own."""
+    ctx.db.execute("UPDATE account SET status = 'closed' WHERE id = ?", (first,))
+    ctx.db.execute("UPDATE account SET status = 'closed' WHERE id = ?", (second,))
+    return {"closed": f"{first},{second}"}
+
+
+def test_a_refused_call_is_rolled_back_whole(sandbox: SqliteSandbox) -> None:
+    """Fails if the layer keeps the in-scope half of a call whose second write was refused."""
+    identity = Identity(role="agent", scope={"org": "ORG_A"})
+    layer = BoundaryLayer(sandbox.db, SqliteGuard(sandbox.db.conn, identity))
+    tools = {"close_pair": close_pair}
+    gateway = ToolGateway(tools, ToolContext(db=sandbox.db, identity=identity), [layer])
+    assert not gateway.call("1", "close_pair", {"first": "ACC_000", "second": "ACC_001"}).ok
+    assert status(sandbox, "ACC_000") == "open"
+    assert [a.key for a in layer.attempts] == ['["ACC_001"]']
