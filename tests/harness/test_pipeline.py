@@ -68,3 +68,28 @@ def test_validate_checks_the_declared_boundary_attempts() -> None:
     assert asyncio.run(check_script(suite, task, script)).passed
     found = asyncio.run(check_script(suite, task, wrong)).mismatches
     assert found == ("boundary_attempts: expected 0, got 1",)
+
+
+class Crashes(FactfulAgent):
+    """An agent whose session hits a harness bug (not an AgentError) after spending tokens."""
+
+    def start(self, episode: Episode) -> Any:
+        return self
+
+    async def next_turn(self, observations: Any) -> Any:
+        raise RuntimeError("bug in the harness")
+
+
+def test_a_harness_failure_is_invalid_but_keeps_what_was_spent(mini_suite: Suite) -> None:
+    """Fails if a crashed run is scored, or its spent tokens and dollars are dropped."""
+    from kaudit.harness import RunJob, RunWork
+
+    agent = Crashes()
+    work = RunWork(mini_suite, {agent.name: agent}, dict(mini_suite.tasks))
+    job = RunJob("c", agent.name, "demo/close-account", 0, 9)
+    record = asyncio.run(work(job, 0)).record
+    assert record.status == "invalid" and "RuntimeError: bug in the harness" in (
+        record.invalid_reason or ""
+    )
+    assert (record.input_tokens, record.cost_usd, record.retries) == (11, 0.25, 1)
+    assert agent.asked == ["c/external/demo/close-account/0"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from kaudit.agents import Agent
+from kaudit.agents import Agent, RunFacts
 from kaudit.harness._executor import Executor, LocalExecutor, RunJob
 from kaudit.harness._manifest import build_manifest, finish_manifest
 from kaudit.harness._run import RunRequest, RunResult, invalid_result, run_pipeline
@@ -164,7 +164,8 @@ class RunWork:
                 keep_dump=self.keep_dumps,
             )
         except Exception:  # a harness bug: recorded as invalid with the trace, never scored
-            return harness_failure(request, traceback.format_exc(limit=5))
+            failed = harness_failure(request, traceback.format_exc(limit=5))
+            return with_spend(failed, self.agents[job.model].run_facts(request.run_id))
 
     async def aclose(self) -> None:
         """Close the agents' connections on this event loop."""
@@ -297,6 +298,23 @@ async def _run_locked(
     counts = {"ran": result.ran, "restarted": result.restarted, "stopped": result.stopped}
     ledger.set_manifest(plan.name, finish_manifest(stored, counts))
     return result
+
+
+def with_spend(result: RunResult, facts: RunFacts | None) -> RunResult:
+    """An INVALID record with what the agent spent before the harness failed.
+
+    The failure is never scored, but the tokens and dollars were spent; taking the
+    facts also releases what the agent kept for the run.
+    """
+    if facts is None or not facts.api_calls:
+        return result
+    spend = {
+        "input_tokens": facts.input_tokens,
+        "output_tokens": facts.output_tokens,
+        "cost_usd": facts.cost_usd,
+        "retries": facts.retries,
+    }
+    return RunResult(result.record.model_copy(update=spend), None, None)
 
 
 def harness_failure(request: RunRequest, trace: str) -> RunResult:
