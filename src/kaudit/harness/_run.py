@@ -208,7 +208,7 @@ def label(
 
 
 @dataclass(frozen=True)
-class RunFactsIn:
+class RecordParts:
     """What the record phase combines besides the verdict."""
 
     transcript: Transcript
@@ -221,7 +221,7 @@ class RunFactsIn:
     sampling: dict[str, Any] | None = None
 
 
-def record(request: RunRequest, labeled: Labeled, facts: RunFactsIn) -> RunRecord:
+def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunRecord:
     """The one place a labeled (or invalid) run becomes a `RunRecord`."""
     verdict = labeled.verdict
     transcript = facts.transcript
@@ -335,7 +335,7 @@ async def run_pipeline(
         label_ms=label_ms,
         total_ms=_ms(started),
     )
-    facts = RunFactsIn(
+    facts = RecordParts(
         transcript=transcript,
         gateway=gateway,
         initial_digest=sandbox.initial.digest,
