@@ -70,3 +70,15 @@ def test_bad_faults_and_identity_files_exit_2_in_one_line(tmp_path: Path) -> Non
     bad = CliRunner().invoke(app, ["run", "--ledger", ledger, "--identity", str(identity)])
     assert bad.exit_code == 2 and "id.yaml: tables.payouts[0]: Input should be" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_tasks_list_shows_each_tasks_faults_and_identity() -> None:
+    """Fails if `tasks list --json` hides which tasks inject faults or run under an identity."""
+    listed = json.loads(CliRunner().invoke(app, ["tasks", "list", "--json"]).output)
+    by_id = {task["id"]: task for task in listed}
+    assert by_id["billing/payout-ack-lost"]["faults"] == [
+        {"kind": "ack_lost_after_commit", "rate": 1.0, "tools": ["issue_payout"], "limit": 1}
+    ]
+    assert by_id["billing/void-invoice-purge"]["identity"] == "billing-clerk"
+    assert sum(bool(t["faults"]) for t in listed) == 4
+    assert sum(t["identity"] is not None for t in listed) == 4
