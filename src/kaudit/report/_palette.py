@@ -25,7 +25,7 @@ SERIES: tuple[Style, ...] = (
     ("#c0392b", "^", "\\\\"),
     ("#2e9e6a", "D", "xx"),
     ("#56b4e9", "v", ".."),
-    ("#e6c229", "P", "oo"),
+    ("#f0e442", "P", "oo"),
 )
 
 SEVERITY_STYLE: dict[str, tuple[str, str]] = {
