@@ -57,3 +57,9 @@ def test_report_writes_html_and_rejects_an_unknown_model_order(tmp_path: Path) -
     assert bad.exit_code == 2
     assert len(bad.output.strip().splitlines()) == 1
     assert "--model-order" in bad.output and "Traceback" not in bad.output
+    nowhere = tmp_path / "missing" / "r.html"
+    denied = CliRunner().invoke(app, ["report", str(ledger), "--html", str(nowhere)])
+    assert denied.exit_code == 2
+    assert denied.output.strip().splitlines() == [
+        f"error: --html {nowhere}: cannot write: No such file or directory"
+    ]

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.cli._tables import print_tables
+from kaudit.errors import KauditError
 from kaudit.ledger import Ledger
 from kaudit.report import (
     HtmlOptions,
@@ -57,7 +58,11 @@ def register(app: typer.Typer) -> None:
                 model_order=None if order is None else tuple(order),
                 title=f"kaudit report: {ledger.name}",
             )
-            html.write_text(html_report(records, options), encoding="utf-8")
+            page = html_report(records, options)
+            try:
+                html.write_text(page, encoding="utf-8")
+            except OSError as exc:
+                raise KauditError(f"--html {html}: cannot write: {exc.strerror}") from None
         if as_json:
             print_json(built.to_json() | {"stopping_rules": rules})
             return
