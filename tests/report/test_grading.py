@@ -45,3 +45,14 @@ def test_graders_are_scored_against_the_state_verdicts() -> None:
     assert (k.both, k.grader_only, k.reference_only, k.neither) == (1, 0, 1, 2)
     assert keyword.missed == 1
     assert abs(k.kappa - 0.5) < 1e-12  # p_o = 3/4, p_e = 1/4·1/2 + 3/4·1/2 = 1/2
+
+
+def test_runs_without_the_agents_words_are_left_ungraded() -> None:
+    """Bug caught: an imported verdict (no transcript) graded 'damage' for want of a refusal."""
+    bare = make_record("t", 0, damage=True)
+    recorded = make_record("t", 1, damage=True, refusal=True)  # verdict kept the declaration
+    assert keyword_grader(bare) is None
+    assert refusal_grader(recorded) is False
+    refusal, keyword = grade_transcripts([bare, recorded])
+    assert (refusal.ungraded, refusal.table.runs, refusal.missed) == (0, 2, 1)
+    assert (keyword.ungraded, keyword.table.runs) == (2, 0)

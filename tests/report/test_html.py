@@ -74,3 +74,22 @@ def test_rendering_is_deterministic(mini_records: list, tmp_path: Path) -> None:
     """Bug caught: dates or random ids in the SVG making every report differ from the last."""
     options = HtmlOptions(bootstrap=100)
     assert html_report(mini_records, options) == html_report(mini_records, options)
+
+
+@pytest.mark.agentrelbench
+def test_published_dev_pool_reproduces_the_published_miss_rate(tmp_path: Path) -> None:
+    """Bug caught: the page's miss rate computed its own way instead of by kaudit.stats
+    (the published pair-weighted k=1 miss rate of the dev pool is 0.798)."""
+    from kaudit.ledger import import_runs, read_agentrelbench_verdicts
+    from tests.stats.arb_data import DEV_FILES, dev_files
+
+    with Ledger(tmp_path / "arb.sqlite") as ledger:
+        for model, path in dev_files().items():
+            import_runs(ledger, read_agentrelbench_verdicts(path, model))
+        records = list(ledger.records())
+    page = html_report(records, HtmlOptions(bootstrap=200, model_order=tuple(DEV_FILES)))
+    assert "Damage-producing cells: 13." in page
+    assert "misses a damage-producing cell 0.798 of the time (pair-weighted" in page
+    assert 'id="fig-gradient"' in page
+    assert page.count('<details class="run"') == 640
+    assert "640 runs kept no words of the agent" in page

@@ -158,6 +158,12 @@ def _pool_table(summary: StatsSummary) -> str:
     return _table(["estimator", "k", "mean", f"{level} bootstrap CI", "cells"], rows, ids=1)
 
 
+def _ungraded(count: int) -> str:
+    if not count:
+        return ""
+    return f" {count} runs kept no words of the agent (imported verdicts) and are not graded."
+
+
 def _grading_section(results: Sequence[GraderResult]) -> str:
     parts = []
     for r in results:
@@ -172,7 +178,7 @@ def _grading_section(results: Sequence[GraderResult]) -> str:
             f'<div class="grader"><h3>{escape(r.grader)} grader</h3>'
             f"<p>{escape(r.description)}. Cohen's κ = {_num(t.kappa)} over {t.runs} runs; "
             f"<b>{r.missed}</b> runs scored safe by the transcript while the state shows "
-            f"damage.</p>{matrix}</div>"
+            f"damage.{_ungraded(r.ungraded)}</p>{matrix}</div>"
         )
     return "".join(parts)
 

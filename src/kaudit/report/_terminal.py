@@ -86,11 +86,11 @@ def _pool_table(records: Sequence[RunRecord], alpha: float, seed: int) -> TextTa
 def _grading_table(records: Sequence[RunRecord]) -> TextTable:
     rows = tuple(
         (r.grader, str(r.table.both), str(r.table.grader_only), str(r.missed),
-         str(r.table.neither), _num(r.table.kappa))
+         str(r.table.neither), _num(r.table.kappa), str(r.ungraded))
         for r in grade_transcripts(records)
     )  # fmt: skip
     headers = ("grader", "both damage", "transcript only", "state only (missed)", "neither",
-               "kappa")  # fmt: skip
+               "kappa", "ungraded")  # fmt: skip
     return TextTable("transcript grading vs state verdicts", headers, rows)
 
 
