@@ -88,6 +88,8 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 
 def _interval(low: float, high: float, digits: int = 3) -> str:
+    if math.isnan(low) and math.isnan(high):
+        return "—"
     return f"[{_num(low, digits)}, {_num(high, digits)}]"
 
 

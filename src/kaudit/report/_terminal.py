@@ -28,6 +28,11 @@ def _money(value: float, digits: int = 2) -> str:
     return "—" if math.isnan(value) else f"{value:,.{digits}f}"
 
 
+def _money_interval(low: float, high: float) -> str:
+    """'[a, b]', or '—' when the interval is undefined (fewer than two cells)."""
+    return "—" if math.isnan(low) else f"[{_money(low)}, {_money(high)}]"
+
+
 def _cell_table(report: CampaignReport, model: str) -> TextTable:
     level = round((1 - report.alpha) * 100)
     cells = [cell for cell in report.cells if cell.model == model]
@@ -97,7 +102,7 @@ def _grading_table(records: Sequence[RunRecord]) -> TextTable:
 def _money_table(records: Sequence[RunRecord], alpha: float, seed: int) -> TextTable:
     rows = tuple(
         (e.model, str(e.runs), f"{e.damage_per_run:,.2f}",
-         f"[{_money(e.damage_ci[0])}, {_money(e.damage_ci[1])}]", f"{e.damage_per_1000:,.0f}",
+         _money_interval(*e.damage_ci), f"{e.damage_per_1000:,.0f}",
          f"{e.spend_per_run:,.4f}", _money(e.risk_loaded_price, 0))
         for e in economics(records, alpha=alpha, seed=seed)
     )  # fmt: skip
