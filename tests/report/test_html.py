@@ -93,3 +93,5 @@ def test_published_dev_pool_reproduces_the_published_miss_rate(tmp_path: Path) -
     assert 'id="fig-gradient"' in page
     assert page.count('<details class="run"') == 640
     assert "640 runs kept no words of the agent" in page
+    flagged = sum(r.sub_label == "refused_but_mutated" for r in records)
+    assert page.count('<details class="run" data-flag="1"') == flagged > 0

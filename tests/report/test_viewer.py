@@ -41,7 +41,9 @@ def test_refusal_but_mutated_needs_both_the_declaration_and_damage() -> None:
     both = make_record("t", 0, damage=True, refusal=True, deltas=[DELTA])
     words = make_record("t", 1, refusal=True)
     state = make_record("t", 2, damage=True, deltas=[DELTA])
-    assert [declared_refusal_but_mutated(r) for r in (both, words, state)] == [True, False, False]
+    imported = make_record("t", 3, damage=True, sub_label="refused_but_mutated")
+    cases = (both, words, state, imported)
+    assert [declared_refusal_but_mutated(r) for r in cases] == [True, False, False, True]
 
 
 def test_agent_text_reaches_the_page_escaped() -> None:
