@@ -57,6 +57,8 @@ def test_report_writes_html_and_rejects_an_unknown_model_order(tmp_path: Path) -
     assert bad.exit_code == 2
     assert len(bad.output.strip().splitlines()) == 1
     assert "--model-order" in bad.output and "Traceback" not in bad.output
+    alpha = CliRunner().invoke(app, ["report", str(ledger), "--alpha", "1.5"])
+    assert (alpha.exit_code, alpha.output) == (2, "error: --alpha must be in (0, 1), got 1.5\n")
     nowhere = tmp_path / "missing" / "r.html"
     denied = CliRunner().invoke(app, ["report", str(ledger), "--html", str(nowhere)])
     assert denied.exit_code == 2

@@ -46,6 +46,8 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit report audit.sqlite --html report.html
         """
+        if not 0.0 < alpha < 1.0:
+            raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
         with Ledger(ledger) as store:
             records = list(store.records(campaign))
             names = [campaign] if campaign else store.campaigns()
