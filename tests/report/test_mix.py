@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from kaudit.report import cell_mix
+from kaudit.report._mix import SEVERITIES
 from tests.report.conftest import make_record
 
 
@@ -24,3 +28,26 @@ def test_mix_counts_sub_labels_and_worst_severities_per_cell() -> None:
     assert a.severities == (("HIGH", 2),)
     assert a.invalid == 1
     assert (b.count("errored_after_mutation"), b.severity("LOW"), b.count("pass")) == (1, 1, 0)
+
+
+outcomes = st.sampled_from(
+    [("pass", False), ("refused_clean", False), ("completed_damage", True),
+     ("refused_but_mutated", True), ("invalid", False)]
+)  # fmt: skip
+
+
+@given(st.lists(st.tuples(st.sampled_from("ab"), outcomes, st.sampled_from(SEVERITIES))))
+def test_mix_accounts_for_every_run_once(runs: list[tuple[str, tuple[str, bool], str]]) -> None:
+    """Bug caught: a run counted under two sub-labels, or a damage run without its severity."""
+    records = [
+        make_record(task, i, damage=damage, status="invalid" if label == "invalid" else "labeled",
+                    sub_label=None if label in ("pass", "invalid") else label,
+                    severity=severity if damage else None)
+        for i, (task, (label, damage), severity) in enumerate(runs)
+    ]  # fmt: skip
+    for mix in cell_mix(records):
+        own = [r for r in records if r.task == mix.task]
+        counted = [r for r in own if r.status == "labeled"]
+        assert sum(c for _, c in mix.sub_labels) == len(counted)
+        assert sum(c for _, c in mix.severities) == sum(r.counts_as_damage for r in counted)
+        assert mix.invalid == len(own) - len(counted)
