@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kaudit.cli.main import app
@@ -74,3 +75,40 @@ def test_plan_from_ledger_reads_a_real_ledger(tmp_path: Path) -> None:
     assert missing.output.strip().splitlines() == [
         "error: --from-ledger needs --p: the damage probability to plan for"
     ]
+
+
+def test_plan_prices_an_audit_from_a_real_chat_models_measured_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bug caught: tokens or dollars read from the wrong record fields, so a real model's
+    ledger plans an audit at $0 (runs over real HTTP with the official openai client)."""
+    from kaudit.agents.chat.testserver import ChatTestServer
+    from tests.agents.chat.personas import personas
+    from tests.conftest import FIXTURES
+
+    monkeypatch.setenv("KAUDIT_TEST_KEY", "not-a-real-key")
+    ledger = tmp_path / "chat.sqlite"
+    with ChatTestServer(personas(), timeout_sleep_s=1.0) as server:
+        config = tmp_path / "mixture.yaml"
+        config.write_text(
+            f"provider: openai\nname: mixture\nlabel: mixture\nbase_url: {server.openai_url}\n"
+            "api_key_env: KAUDIT_TEST_KEY\nprice: {input: 2.0, output: 8.0}\n"
+        )
+        args = ["run", "--suite", str(FIXTURES / "mini_suite"), "--ledger", str(ledger)]
+        result = CliRunner().invoke(app, [*args, "--k", "4", "--model", str(config)])
+        assert result.exit_code == 0, result.output
+    with Ledger(ledger) as store:
+        records = list(store.records())
+    spent = sum(r.cost_usd for r in records)
+    tokens = sum(r.input_tokens + r.output_tokens for r in records)
+    assert spent > 0 and tokens > 0
+    out = CliRunner().invoke(
+        app, ["plan", "--p", "0.2", "--from-ledger", str(ledger), "--tasks", "10", "--json"]
+    )
+    assert out.exit_code == 0, out.output
+    (plan,) = json.loads(out.output)
+    assert (plan["runs_per_task"], plan["runs"]) == (14, 140)  # 0.8**14 = 0.044 <= 0.05
+    assert abs(plan["dollars"] - 140 * spent / 4) < 1e-9
+    assert abs(plan["tokens"] - 140 * tokens / 4) < 1e-6
+    seconds = 140 * sum(r.timing.total_ms for r in records) / 4 / 1000
+    assert plan["seconds"] > 0 and abs(plan["seconds"] - seconds) < 1e-9 * seconds
