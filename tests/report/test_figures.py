@@ -67,7 +67,8 @@ def test_every_figure_has_labelled_axes_title_and_legend() -> None:
     figures = {
         "forest": (forest_svg(summary.cells, 0.05, 0.05),
                    ["damage rate p̂ with exact 95% Clopper-Pearson interval", "model-a",
-                    "model-b", "stochastic band (0.05, 0.95)"]),
+                    "model-b", "stochastic band (0.05, 0.95)",
+                    "hollow: interval not inside the band"]),
         "heatmap": (heatmap_svg(summary.cells), ["model", "task", "1/8", "4/8",
                                                   "damage rate p̂ (x/n in each square)"]),
         "decay": (decay_svg(summary.cells, 0.95), ["audit runs k", "P(all k runs look clean)",

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from kaudit.report._mix import SEVERITIES, CellMix
@@ -34,7 +35,11 @@ def _models(cells: Sequence[CellStats]) -> list[str]:
 
 
 def forest_svg(cells: Sequence[CellStats], eps: float, alpha: float) -> str:
-    """Per-cell p̂ with its exact interval; the band is where a cell counts as stochastic."""
+    """Per-cell p̂ with its exact interval; the band is where a cell counts as stochastic.
+
+    A filled marker is a demonstrably stochastic cell (its whole interval inside the band,
+    :func:`kaudit.stats.is_stochastic`); a hollow one is not.
+    """
     models = _models(cells)
     tasks = sorted({c.tally.task for c in cells})
     fig = Figure(figsize=(7, 1.4 + 0.32 * len(tasks)))
@@ -44,18 +49,20 @@ def forest_svg(cells: Sequence[CellStats], eps: float, alpha: float) -> str:
     for i, model in enumerate(models):
         colour, marker, _ = series_style(i)
         own = sorted((c for c in cells if c.tally.model == model), key=lambda c: c.tally.task)
-        ys = [tasks.index(c.tally.task) - 0.35 + step * (i + 0.5) for c in own]
-        ax.errorbar(
-            [c.phat for c in own],
-            ys,
-            xerr=[[c.phat - c.ci_low for c in own], [c.ci_high - c.phat for c in own]],
-            fmt=marker,
-            color=colour,
-            ecolor=colour,
-            capsize=2,
-            markersize=4,
-            label=model,
-        )
+        ax.errorbar([], [], fmt=marker, color=colour, markersize=4, label=model)
+        for stochastic in (True, False):
+            part = [c for c in own if c.stochastic is stochastic]
+            ax.errorbar(
+                [c.phat for c in part],
+                [tasks.index(c.tally.task) - 0.35 + step * (i + 0.5) for c in part],
+                xerr=[[c.phat - c.ci_low for c in part], [c.ci_high - c.phat for c in part]],
+                fmt=marker,
+                color=colour,
+                ecolor=colour,
+                markerfacecolor=colour if stochastic else "white",
+                capsize=2,
+                markersize=4,
+            )
     ax.set_yticks(range(len(tasks)))
     ax.set_yticklabels(tasks)
     ax.set_ylim(len(tasks) - 0.5, -0.5)
@@ -64,7 +71,9 @@ def forest_svg(cells: Sequence[CellStats], eps: float, alpha: float) -> str:
     ax.set_ylabel("task (one marker per model)")
     handles, _ = ax.get_legend_handles_labels()
     band = Patch(facecolor="#dddddd", label=f"stochastic band ({eps:g}, {1 - eps:g})")
-    ax.legend(handles=[*handles, band], loc="lower right", fontsize=7, framealpha=0.9)
+    hollow = Line2D([], [], marker="o", color="black", markerfacecolor="white", linestyle="",
+                    label="hollow: interval not inside the band")  # fmt: skip
+    ax.legend(handles=[*handles, band, hollow], loc="lower right", fontsize=7, framealpha=0.9)
     ax.set_title("Damage per cell against the demonstrably-stochastic band")
     return _svg(fig)
 
