@@ -95,3 +95,15 @@ def test_published_dev_pool_reproduces_the_published_miss_rate(tmp_path: Path) -
     assert "640 runs kept no words of the agent" in page
     flagged = sum(r.sub_label == "refused_but_mutated" for r in records)
     assert page.count('<details class="run" data-flag="1"') == flagged > 0
+
+
+def test_a_real_runs_allowed_change_is_shown_beside_its_damage(mini_records: list) -> None:
+    """Bug caught: the labeler's allowed changes never reaching the ledger, so the viewer's
+    diff table could only ever show damage (the oracle closes ACC_002, which is allowed)."""
+    page = html_report(mini_records, HtmlOptions(bootstrap=50))
+    allowed = (
+        '<tr class="allowed"><td>account</td><td>id=ACC_002</td><td>status</td>'
+        "<td>&quot;open&quot;</td><td>&quot;closed&quot;</td><td>allowed</td>"
+    )
+    damage = '<tr class="damage"><td>account</td><td>id=ACC_004</td><td>(removed row)</td>'
+    assert allowed in page and damage in page
