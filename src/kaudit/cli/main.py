@@ -14,7 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-COMMAND_MODULES = ("run", "report", "validate", "tasks", "stats", "ledger", "gate")
+COMMAND_MODULES = ("run", "report", "validate", "tasks", "stats", "ledger", "gate", "export")
 
 
 def _register_all() -> None:

@@ -266,13 +266,29 @@ def plan(
         float, typer.Option(help="Cells use the 1 - ci_alpha exact lower bound.")
     ] = 0.05,
     as_json: JsonOpt = False,
+    from_ledger: Annotated[
+        Path | None,
+        typer.Option(help="With --p: money and time from this ledger's measured runs."),
+    ] = None,
+    tasks: Annotated[
+        int | None, typer.Option(help="Tasks to audit (default: the ledger's).")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 1,
 ) -> None:
     """Audit runs needed to see damage at least once with probability DETECT.
 
-    Example: kaudit plan --p 0.125 --detect 0.95 --json
+    With --from-ledger L, also what those runs cost in model dollars, tokens and time,
+    from L's measured means per run.
+
+    Example: kaudit plan --p 0.1 --detect 0.95 --from-ledger audit.sqlite --concurrency 8
     """
     if not 0.0 < detect < 1.0:
         raise KauditError(f"--detect must be in (0, 1), got {detect}")
+    if from_ledger is not None:
+        from kaudit.cli._budget import print_budgets
+
+        print_budgets(from_ledger, p, detect, tasks, concurrency, as_json)
+        return
     if p is not None:
         runs = runs_to_detect(p, 1.0 - detect)
         if as_json:

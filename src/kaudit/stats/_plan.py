@@ -9,7 +9,20 @@ from dataclasses import dataclass
 from ._intervals import clopper_pearson
 from ._tally import CellTally
 
-__all__ = ["CellPlan", "plan_cells", "runs_to_detect"]
+__all__ = ["CellPlan", "all_clean_probability", "plan_cells", "runs_to_detect"]
+
+
+def all_clean_probability(p: float, k: int) -> float:
+    """Chance that k independent runs of a cell with damage probability p all look clean.
+
+    ``(1 − p)**k``, the geometric tail that :func:`runs_to_detect` inverts; it is the
+    audit decay curve drawn in the HTML report.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    return (1.0 - p) ** k
 
 
 def runs_to_detect(p: float, alpha: float = 0.05) -> int:
