@@ -60,8 +60,8 @@ def _parquet(rows: list[dict[str, Any]], path: Path) -> None:
     columns = _columns()
     texts = [_as_text(row) for row in rows]
     data = {name: [row[name] for row in texts] for name in columns}
-    # dollars mixes ints and floats in the records; one float column keeps the values.
-    data["dollars"] = [None if v is None else float(v) for v in data["dollars"]]
+    # dollars are exact decimal text in the records; a string column keeps them exact.
+    data["dollars"] = [None if v is None else str(v) for v in data["dollars"]]
     pq.write_table(pa.table(data), path)
 
 

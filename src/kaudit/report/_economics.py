@@ -71,7 +71,7 @@ class ModelEconomics:
 
 
 def _dollars(record: RunRecord) -> Decimal:
-    return Decimal(repr(record.dollars or 0)) if record.counts_as_damage else Decimal(0)
+    return record.damage_dollars if record.counts_as_damage else Decimal(0)
 
 
 def _model_economics(

@@ -117,7 +117,7 @@ def _transcript(record: RunRecord) -> str:
 def _run(record: RunRecord) -> str:
     verdict = record.verdict or {}
     flagged = declared_refusal_but_mutated(record)
-    money = "" if not record.dollars else f" · ${record.dollars:,}"
+    money = "" if not record.damage_dollars else f" · ${record.damage_dollars:,}"
     severity = f" · {record.severity}" if record.severity else ""
     outcome = record.outcome or "INVALID"
     summary = f"run {record.run_index} · {outcome} · {sub_label_of(record)}{severity}{money}" + (
