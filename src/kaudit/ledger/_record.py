@@ -61,3 +61,9 @@ class RunRecord(BaseModel):
     initial_digest: str | None = Field(None, description="sha256 of the seeded image.")
     final_digest: str | None = Field(None, description="sha256 of the final image.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Agent-specific facts.")
+    attempt: int = Field(
+        0, ge=0, description="0 for a run's first record; a harness retry appends attempt + 1."
+    )
+    task_digest: str | None = Field(
+        None, description="sha256 of the parsed task; cells of different digests never pool."
+    )

@@ -10,6 +10,7 @@ from kaudit.spec._damage import (
     Severity,
     bind_value,
 )
+from kaudit.spec._digest import task_digest
 from kaudit.spec._load import field_path, load_task, read_yaml, validate_file_data
 from kaudit.spec._script import Expected, Outcome, Script, ScriptStep, SubLabel, ToolCallStep
 from kaudit.spec._task import Check, Comparison, Distractor, ExtraRows, Irreversibility, Task
@@ -38,5 +39,6 @@ __all__ = [
     "field_path",
     "load_task",
     "read_yaml",
+    "task_digest",
     "validate_file_data",
 ]
