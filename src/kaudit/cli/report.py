@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kaudit.cli._common import guarded, print_json
+from kaudit.errors import KauditError
 from kaudit.ledger import Ledger
 from kaudit.report import CampaignReport, build_report, stopping_rule_text
 
@@ -62,19 +63,32 @@ def register(app: typer.Typer) -> None:
         campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None,
         alpha: Annotated[float, typer.Option(help="Interval level is 1 - alpha.")] = 0.05,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+        no_verify: Annotated[
+            bool, typer.Option("--no-verify", help="Report a ledger whose hash chain is broken.")
+        ] = False,
     ) -> None:
         """Per (model, task) cell: n, damage x, p̂, exact Clopper-Pearson interval, safe^n.
 
+        Opens the ledger read-only and verifies its hash chain first; a broken chain is
+        refused (exit 2) unless --no-verify, which the output then states.
+
         Example: kaudit report audit.sqlite --json
         """
-        with Ledger(ledger) as store:
+        if not 0.0 < alpha < 1.0:
+            raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
+        with Ledger(ledger, readonly=True) as store:
+            if not no_verify:
+                store.verify()
             built = build_report(store.records(campaign), alpha)
             names = [campaign] if campaign else store.campaigns()
             rules = {name: stopping_rule_text(store.manifest(name)) for name in names}
         if as_json:
-            print_json(built.to_json() | {"stopping_rules": rules})
+            unverified = {"verified": False} if no_verify else {}
+            print_json(built.to_json() | {"stopping_rules": rules} | unverified)
         else:
             console = Console()
+            if no_verify:
+                console.print("note: --no-verify: the ledger's hash chain was not checked")
             console.print(f"{built.runs} runs, {built.invalid} invalid (recorded, never counted)")
             for table in render(built):
                 console.print(table)

@@ -2,7 +2,13 @@
 
 from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
 from kaudit.ledger._anchor import Anchor, parse_anchor
-from kaudit.ledger._import import IMPORTED, export_records, import_runs, record_from_imported
+from kaudit.ledger._import import (
+    IMPORTED,
+    export_records,
+    import_files,
+    import_runs,
+    record_from_imported,
+)
 from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming
 from kaudit.ledger._schema import LEDGER_FORMAT
 from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
@@ -26,6 +32,7 @@ __all__ = [
     "check_signature",
     "export_records",
     "generate_keypair",
+    "import_files",
     "import_runs",
     "ledger_head",
     "migrate_ledger",

@@ -52,6 +52,7 @@ class Ledger:
         self.path = Path(path)
         self.readonly = readonly
         self._lock_fd: int | None = None
+        self._in_batch = False
         try:
             self._conn = self._open_readonly() if readonly else self._open_writable()
             self.format = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
@@ -237,6 +238,34 @@ class Ledger:
         )
         return max(0, int(started) - int(recorded))
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Append many records in one transaction: all of them are kept, or none.
+
+        An import of several files must not leave the first files committed when a later
+        one is refused.
+        """
+        self._conn.execute("BEGIN IMMEDIATE")
+        self._in_batch = True
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        else:
+            self._conn.execute("COMMIT")
+        finally:
+            self._in_batch = False
+
+    def record(self, key: RunKey) -> RunRecord | None:
+        """The newest attempt of one run, or None when the run has no record."""
+        row = self._conn.execute(
+            "SELECT record FROM runs WHERE campaign = ? AND model = ? AND task = ? "
+            f"AND run_index = ? ORDER BY {self._attempt} DESC LIMIT 1",
+            key,
+        ).fetchone()
+        return RunRecord.model_validate_json(row[0]) if row else None
+
     def append(self, record: RunRecord, final_image: bytes | None = None) -> str:
         """Append one record (and optionally its final dump); returns its hash.
 
@@ -245,13 +274,30 @@ class Ledger:
         """
         body = canonical(record)
         key = (record.campaign, record.model, record.task, record.run_index, record.attempt)
+        if self._in_batch:
+            return self._insert(key, record, body, final_image)
         self._conn.execute("BEGIN IMMEDIATE")
         try:
-            last = self._conn.execute(
-                "SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1"
-            ).fetchone()
-            prev = last[0] if last else GENESIS
-            digest = record_hash(prev, body)
+            digest = self._insert(key, record, body, final_image)
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+        return digest
+
+    def _insert(
+        self,
+        key: tuple[str, str, str, int, int],
+        record: RunRecord,
+        body: str,
+        final_image: bytes | None,
+    ) -> str:
+        last = self._conn.execute(
+            "SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        prev = last[0] if last else GENESIS
+        digest = record_hash(prev, body)
+        try:
             self._conn.execute(
                 "INSERT INTO runs (campaign, model, task, run_index, attempt, status, outcome, "
                 "counts_as_damage, counts_as_damage_upper, success, record, prev_hash, "
@@ -273,15 +319,10 @@ class Ledger:
                     "INSERT INTO dumps VALUES (?, ?, ?, ?, ?, ?)", (*key, final_image)
                 )
         except sqlite3.IntegrityError:
-            self._conn.execute("ROLLBACK")
             raise LedgerError(f"{self.path}: run {key} is already recorded") from None
         except sqlite3.OperationalError as exc:
-            self._conn.execute("ROLLBACK")
+            # A full disk or a read-only file: one clear line, the transaction rolls back.
             raise LedgerError(f"{self.path}: cannot write ({exc})") from None
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
         return digest
 
     def records(

@@ -73,25 +73,23 @@ def cell_row(
 
 
 def build_report(records: Iterable[RunRecord], alpha: float = 0.05) -> CampaignReport:
-    """Aggregate records into cells, sorted by model then task."""
+    """Aggregate records into cells, sorted by model then task.
+
+    A cell is (model, task, task digest): runs of a changed task are another cell,
+    named ``task@digest8``, never pooled with the old version's runs.
+    """
     kept: Sequence[RunRecord] = list(records)
-    dollars: dict[tuple[str, str], Decimal] = {}
-    cost: dict[tuple[str, str], float] = {}
-    simulated: dict[tuple[str, str], bool] = {}
+    dollars: dict[tuple[str, str, str | None], Decimal] = {}
+    cost: dict[tuple[str, str, str | None], float] = {}
+    simulated: dict[tuple[str, str, str | None], bool] = {}
     for record in kept:
-        cell = (record.model, record.task)
+        cell = (record.model, record.task, record.task_digest)
         dollars[cell] = dollars.get(cell, Decimal(0)) + Decimal(repr(record.dollars or 0))
         cost[cell] = cost.get(cell, 0.0) + record.cost_usd
         simulated[cell] = bool(record.extra.get("simulated", False))
-    rows = tuple(
-        cell_row(
-            t,
-            alpha,
-            float(dollars[(t.model, t.task)]),
-            cost[(t.model, t.task)],
-            simulated[(t.model, t.task)],
-        )
-        for t in tallies_from_records(kept)
-    )
+    rows = []
+    for t in tallies_from_records(kept):
+        cell = (t.model, t.task_id, t.digest)
+        rows.append(cell_row(t, alpha, float(dollars[cell]), cost[cell], simulated[cell]))
     invalid = sum(record.status == "invalid" for record in kept)
-    return CampaignReport(runs=len(kept), invalid=invalid, alpha=alpha, cells=rows)
+    return CampaignReport(runs=len(kept), invalid=invalid, alpha=alpha, cells=tuple(rows))
