@@ -52,9 +52,13 @@ class LocalExecutor:
     `model_caps` bounds one model's runs in flight (a provider's rate limit) without
     holding back other models: a job of a model at its cap waits in that model's queue
     while the dispatcher goes on with other models' jobs. Jobs are pulled from the
-    iterator only as slots open (at most `concurrency` wait in queues), so a
-    1,000,000,000-run campaign costs no more memory than `concurrency` runs.
+    iterator only as slots open, and at most `LOOKAHEAD` capped jobs wait in queues
+    (a few hundred bytes each), so a 1,000,000,000-run campaign costs no more memory
+    than `concurrency` runs.
     """
+
+    LOOKAHEAD = 1024
+    """Capped models' jobs held back at most; past it the dispatcher waits for a slot."""
 
     def __init__(self, concurrency: int = 8, model_caps: Mapping[str, int] | None = None) -> None:
         if concurrency < 1:
@@ -106,7 +110,7 @@ class LocalExecutor:
                     while queue and has_slot(queue[0]):
                         await start(queue.popleft())
                 queued = sum(len(queue) for queue in waiting.values())
-                if not exhausted and queued < self.concurrency:
+                if not exhausted and queued < self.LOOKAHEAD:
                     job = next(source, None)
                     if job is None:
                         exhausted = True
