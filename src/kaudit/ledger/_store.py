@@ -70,7 +70,6 @@ class Ledger:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version not in READABLE_FORMATS:
-            conn.close()
             raise LedgerError(f"{self.path}: not a kaudit ledger ({_what_it_is(version, conn)})")
         return conn
 
