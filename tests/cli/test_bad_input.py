@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from kaudit.cli.main import main
+from tests.conftest import FIXTURES
 from tests.ledger.conftest import run_ledger
 from tests.ledger.test_agentrelbench_import import ROW
 
@@ -176,3 +177,17 @@ def test_report_json_has_no_bare_nan(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     cell = json.loads(result.stdout, parse_constant=lambda name: pytest.fail(name))["cells"][0]
     assert cell["n"] == 0 and cell["phat"] is None
+
+
+def test_a_full_disk_during_kaudit_run_is_one_error_line(tmp_path: Path) -> None:
+    """A failed append inside the executor's task group surfaced as an ExceptionGroup trace."""
+    ledger = tmp_path / "full.sqlite"
+    result = kaudit(
+        "run", "--suite", str(FIXTURES / "mini_suite"), "--k", "200", "--concurrency", "2",
+        "--ledger", str(ledger), preexec=small_files,
+    )  # fmt: skip
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2, result.stderr
+    note, error = result.stderr.strip().splitlines()
+    assert note.startswith("note: simulated agent")
+    assert error.startswith("error: ") and "full" in error, error

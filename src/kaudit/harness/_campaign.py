@@ -347,6 +347,10 @@ async def _run_locked(
     stopped = runner.cell_stopped if plan.until is not None else None
     try:
         await executor.execute(plan_jobs(plan, agents, chosen, latest, stopped), runner, record)
+    except BaseExceptionGroup as group:
+        # A task group wraps a failed ledger write (a full disk, a lost lock) with the
+        # cancellations it caused; the caller needs the one error that stopped the run.
+        raise first_cause(group) from None
     finally:
         await work.aclose()
     # Every planned run was settled before, ran now, or was left out by the stopping rule.
@@ -355,6 +359,12 @@ async def _run_locked(
     counts = {"ran": result.ran, "restarted": result.restarted, "stopped": result.stopped}
     ledger.set_manifest(plan.name, finish_manifest(stored, counts))
     return result
+
+
+def first_cause(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception inside a (possibly nested) exception group."""
+    first = group.exceptions[0]
+    return first_cause(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 def open_checked(ledger: Ledger, plan: CampaignPlan, suite: Suite, tasks: Sequence[Task]) -> None:
