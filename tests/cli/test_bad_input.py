@@ -55,10 +55,14 @@ def verdicts(path: Path, rows: int) -> Path:
     return path
 
 
-def small_files() -> None:
-    """A 'full disk' for the child: files may not grow past 48 KiB (EFBIG, not a signal)."""
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (48 * 1024, 48 * 1024))
+def small_files(limit: int = 48 * 1024) -> Callable[[], None]:
+    """A 'full disk' for the child: files may not grow past `limit` (EFBIG, not a signal)."""
+
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
 
 
 # (case id, arguments with {ledger}/{empty}/{broken}/{tmp} placeholders, words the line names)
@@ -135,7 +139,7 @@ def test_a_full_disk_is_one_line_and_exit_2_with_nothing_half_written(tmp_path: 
     ledger = tmp_path / "full.sqlite"
     result = kaudit(
         "ledger", "import", "--ledger", str(ledger), "--model-file", f"m={source}",
-        preexec=small_files,
+        preexec=small_files(),
     )  # fmt: skip
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 2, result.stderr
@@ -183,11 +187,13 @@ def test_a_full_disk_during_kaudit_run_is_one_error_line(tmp_path: Path) -> None
     """A failed append inside the executor's task group surfaced as an ExceptionGroup trace."""
     ledger = tmp_path / "full.sqlite"
     result = kaudit(
-        "run", "--suite", str(FIXTURES / "mini_suite"), "--k", "200", "--concurrency", "2",
-        "--ledger", str(ledger), preexec=small_files,
+        "run", "--suite", str(FIXTURES / "mini_suite"), "--k", "2000", "--concurrency", "2",
+        "--ledger", str(ledger), preexec=small_files(256 * 1024),
     )  # fmt: skip
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 2, result.stderr
     note, error = result.stderr.strip().splitlines()
     assert note.startswith("note: simulated agent")
-    assert error.startswith("error: ") and "full" in error, error
+    assert error.startswith(f"error: {ledger}: cannot write ("), error
+    with sqlite3.connect(ledger) as conn:  # it got some runs in before the disk filled
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] > 0

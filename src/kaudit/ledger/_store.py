@@ -144,6 +144,13 @@ class Ledger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        """One autocommitted write; a full disk or a read-only file becomes a LedgerError."""
+        try:
+            self._conn.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            raise LedgerError(f"{self.path}: cannot write ({exc})") from None
+
     def campaign_config(self, name: str) -> dict[str, Any] | None:
         """The identity a campaign was started with, or None for a new campaign."""
         row = self._conn.execute("SELECT config FROM campaigns WHERE name = ?", (name,)).fetchone()
@@ -159,7 +166,7 @@ class Ledger:
         """
         stored = self.campaign_config(name)
         if stored is None:
-            self._conn.execute(
+            self._write(
                 "INSERT INTO campaigns (name, config, created_at) VALUES (?, ?, ?)",
                 (name, json.dumps(config, sort_keys=True), time.time()),
             )
@@ -182,14 +189,14 @@ class Ledger:
 
     def set_config(self, name: str, config: dict[str, Any]) -> None:
         """Replace a campaign's stored identity (after `open_campaign` accepted the change)."""
-        self._conn.execute(
+        self._write(
             "UPDATE campaigns SET config = ? WHERE name = ?",
             (json.dumps(config, sort_keys=True), name),
         )
 
     def set_manifest(self, name: str, manifest: dict[str, Any]) -> None:
         """Store the campaign's provenance manifest."""
-        self._conn.execute(
+        self._write(
             "UPDATE campaigns SET manifest = ? WHERE name = ?", (json.dumps(manifest), name)
         )
 
@@ -230,7 +237,7 @@ class Ledger:
             "AND run_index = ?",
             key,
         ).fetchone()[0]
-        self._conn.execute(
+        self._write(
             "INSERT INTO attempts (campaign, model, task, run_index, started_at) "
             "VALUES (?, ?, ?, ?, ?)",
             (*key, time.time()),
