@@ -145,6 +145,13 @@ def test_cli_head_json_signed_round_trips_through_verify(ledger_path: Path, tmp_
     )
     assert ok.exit_code == 0, ok.output
     assert ok.stdout.strip() == "4 records, hash chain intact and matches its signed anchor"
+    as_json = runner.invoke(app, ["ledger", "verify", str(ledger_path), "--json"])
+    assert json.loads(as_json.stdout) == {
+        "records": 4,
+        "head": data["head"],
+        "anchored": False,
+        "signed": False,
+    }
     execute(ledger_path, "DELETE FROM runs WHERE seq > 3")
     bad = runner.invoke(app, ["ledger", "verify", str(ledger_path), "--head", head.stdout])
     assert bad.exit_code == 2
