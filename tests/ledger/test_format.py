@@ -124,3 +124,19 @@ def test_a_foreign_sqlite_database_is_refused_untouched(tmp_path: Path) -> None:
     with pytest.raises(LedgerError, match="not a kaudit ledger"):
         Ledger(path)
     assert path.read_bytes() == before
+
+
+def test_readers_of_a_ledger_at_rest_create_no_files(ledger_path: Path) -> None:
+    """A WAL-mode file makes even a mode=ro reader create -wal and -shm beside it."""
+    before = sorted(p.name for p in ledger_path.parent.iterdir())
+    content = ledger_path.read_bytes()
+    for args in (
+        ["report", str(ledger_path)],
+        ["stats", str(ledger_path)],
+        ["ledger", "verify", str(ledger_path)],
+        ["ledger", "head", str(ledger_path)],
+        ["ledger", "export", str(ledger_path)],
+    ):
+        assert runner.invoke(app, args).exit_code == 0, args
+    assert sorted(p.name for p in ledger_path.parent.iterdir()) == before
+    assert ledger_path.read_bytes() == content

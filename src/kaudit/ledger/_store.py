@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -132,7 +133,15 @@ class Ledger:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
-        """Close the file (SQLite first, then the lock descriptor)."""
+        """Close the file (SQLite first, then the lock descriptor).
+
+        A writer leaves the file in rollback-journal mode when it is the last one out, so
+        a read-only reader at rest needs no `-wal` / `-shm` files and creates none; with
+        another connection open the switch is refused and WAL simply stays.
+        """
+        if not self.readonly:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("PRAGMA journal_mode = DELETE")
         self._conn.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
