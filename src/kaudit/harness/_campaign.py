@@ -404,13 +404,15 @@ def _settled(
 
 
 def invalid_runs(ledger: Ledger, campaign: str, shown: int = 3) -> tuple[int, tuple[str, ...]]:
-    """How many runs of the campaign are INVALID at their newest attempt, and the first reasons."""
+    """How many runs of the campaign are INVALID at their newest attempt, and the first reasons.
+
+    Only the INVALID records are read, so a clean campaign costs one index query.
+    """
     keys = [key for key, (_, status) in ledger.latest(campaign).items() if status == "invalid"]
-    reasons: list[str] = []
-    for record in ledger.records(campaign):
-        if len(reasons) == shown:
-            break
-        if record.status == "invalid":
+    reasons = []
+    for key in keys[:shown]:
+        record = ledger.record(key)
+        if record is not None:
             reasons.append(
                 f"{record.model} {record.task} run {record.run_index} attempt "
                 f"{record.attempt + 1}: {record.invalid_reason}"
