@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from kaudit.errors import KauditError
+from kaudit.ledger import Anchor
 
 T = TypeVar("T")
 
@@ -62,6 +63,11 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_finite(item) for item in value]
     return value
+
+
+def head_line(anchor: Anchor) -> str:
+    """The one line `run`, `export`, `import` and `ledger head` end with, to keep elsewhere."""
+    return f"ledger head: {anchor.records} records, head {anchor.head}"
 
 
 def split_csv(value: str | None) -> list[str] | None:

@@ -10,11 +10,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from kaudit.cli._common import err_console, guarded, print_json
+from kaudit.cli._common import err_console, guarded, head_line, print_json
 from kaudit.errors import KauditError
 from kaudit.ledger import (
     IMPORTED,
-    Anchor,
     Ledger,
     export_records,
     generate_keypair,
@@ -34,11 +33,6 @@ class ExportFormat(StrEnum):
 
     jsonl = "jsonl"
     csv = "csv"
-
-
-def head_line(anchor: Anchor) -> str:
-    """The one line `run`, `export` and `head` end with, to copy somewhere safe."""
-    return f"ledger head: {anchor.records} records, head {anchor.head}"
 
 
 def register(app: typer.Typer) -> None:

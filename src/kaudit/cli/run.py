@@ -23,8 +23,7 @@ from rich.progress import (
 )
 
 from kaudit.agents import Agent, make_agent
-from kaudit.cli._common import guarded, split_csv
-from kaudit.cli.ledger import head_line
+from kaudit.cli._common import guarded, head_line, split_csv
 from kaudit.harness import (
     CampaignPlan,
     CampaignResult,

@@ -173,9 +173,10 @@ class RunWork:
     agents: dict[str, Agent]
     tasks: dict[str, Task]
     keep_dumps: bool = False
-    digests: dict[str, str] = field(default_factory=dict)
+    digests: dict[str, str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
+        # Each record names the task version it ran; computed once, not per run.
         self.digests = {task_id: task_digest(task) for task_id, task in self.tasks.items()}
 
     async def __call__(self, job: RunJob, restarted: int) -> RunResult:
