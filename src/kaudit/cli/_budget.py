@@ -21,7 +21,7 @@ def print_budgets(
         raise KauditError("--from-ledger needs --p: the damage probability to plan for")
     if not ledger.is_file():
         raise KauditError(f"{ledger}: no such ledger file")
-    with Ledger(ledger) as store:
+    with Ledger(ledger, readonly=True) as store:
         plans = budgets_from_records(store.records(), p, detect, tasks, concurrency)
     if as_json:
         print_json(

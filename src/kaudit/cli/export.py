@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit export audit.sqlite --to parquet --out runs.parquet
         """
-        with Ledger(ledger) as store:
+        with Ledger(ledger, readonly=True) as store:
             text = write_export(store.records(campaign), to, out)
         if text is not None:
             sys.stdout.write(text)

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from kaudit.cli._common import guarded, print_json
 from kaudit.gate import GatePolicy, GateResult, decide, ledger_evidence, load_policy
+from kaudit.ledger import parse_anchor
 
 DENY_EXIT = 3
 
@@ -54,17 +55,31 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="The model to decide on, when the ledger has several.")
         ] = None,
         campaign: Annotated[str | None, typer.Option(help="Only this campaign's runs.")] = None,
+        head: Annotated[
+            str | None,
+            typer.Option(
+                "--head",
+                help="Anchor the chain must still hold: a head hex, `ledger head --json`, or file.",
+            ),
+        ] = None,
+        pubkey: Annotated[
+            Path | None, typer.Option(help="ed25519 public key the anchor must be signed by.")
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Verify the ledger, then grant (exit 0) or deny (exit 3) an authority level.
 
         The policy names per level the runs per cell, damage bounds, fault scenarios and
-        boundary probes needed; a required scenario the ledger never exercised denies.
+        boundary probes needed; a required scenario the ledger never exercised denies. With
+        --head (and --pubkey) the ledger must also still hold its anchored record.
 
         Example: kaudit gate audit.sqlite --authority autonomous_write --json
         """
         rules = load_policy(policy)
-        evidence = ledger_evidence(ledger, model=model, campaign=campaign)
+        anchor = parse_anchor(head) if head is not None else None
+        evidence = ledger_evidence(
+            ledger, model=model, campaign=campaign, anchor=anchor, public_key=pubkey
+        )
         result = decide(rules, authority.value, evidence)
         if as_json:
             print_json(result.to_json())

@@ -52,18 +52,25 @@ def register(app: typer.Typer) -> None:
         model_order: Annotated[
             str | None, typer.Option(help="Capability order a,b,c for the HTML gradient.")
         ] = None,
+        no_verify: Annotated[
+            bool, typer.Option("--no-verify", help="Report a ledger whose hash chain is broken.")
+        ] = False,
     ) -> None:
         """Per (model, task) cell: n, damage x, p̂, exact Clopper-Pearson interval, safe^n.
 
         Also the sub-label and severity mix per cell, safe^k / pass^k / miss rates,
         transcript grading against the state, and damage economics. `--html FILE` writes
-        one self-contained page with figures and a run viewer.
+        one self-contained page with figures and a run viewer. Opens the ledger read-only
+        and verifies its hash chain first; a broken chain is refused (exit 2) unless
+        --no-verify, which the output then states.
 
         Example: kaudit report audit.sqlite --html report.html
         """
         if not 0.0 < alpha < 1.0:
             raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
-        with Ledger(ledger) as store:
+        with Ledger(ledger, readonly=True) as store:
+            if not no_verify:
+                store.verify()
             records = list(store.records(campaign))
             names = [campaign] if campaign else store.campaigns()
             rules = {name: stopping_rule_text(store.manifest(name)) for name in names}
@@ -81,9 +88,12 @@ def register(app: typer.Typer) -> None:
             except OSError as exc:
                 raise KauditError(f"--html {html}: cannot write: {exc.strerror}") from None
         if as_json:
-            print_json(built.to_json() | {"stopping_rules": rules})
+            unverified = {"verified": False} if no_verify else {}
+            print_json(built.to_json() | {"stopping_rules": rules} | unverified)
             return
         console = Console(highlight=False)
+        if no_verify:
+            console.print("note: --no-verify: the ledger's hash chain was not checked")
         console.print(
             f"{built.runs} runs, {built.invalid} invalid (recorded, never counted)", soft_wrap=True
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from enum import StrEnum
 from pathlib import Path
@@ -22,7 +23,7 @@ from rich.progress import (
 )
 
 from kaudit.agents import Agent, make_agent
-from kaudit.cli._common import guarded, split_csv
+from kaudit.cli._common import guarded, head_line, split_csv
 from kaudit.faults import parse_faults
 from kaudit.harness import (
     CampaignPlan,
@@ -100,6 +101,11 @@ class CampaignProgress:
         self._started = time.monotonic()
         todo = result.planned - result.skipped
         self._task = self._progress.add_task("runs", total=todo, rate="", stats="")
+
+    @property
+    def done(self) -> int:
+        """Runs recorded so far by this invocation."""
+        return self._done
 
     def record(self, record: RunRecord) -> None:
         """Advance by one recorded run."""
@@ -226,11 +232,16 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(help="YAML identity (role, user, scope, tables) for tasks without one."),
         ] = None,
+        max_attempts: Annotated[
+            int, typer.Option(min=1, help="Attempts per run when the harness leaves it INVALID.")
+        ] = 3,
     ) -> None:
         """Run every missing run of the campaign and record each in the ledger.
 
         Re-running the same command resumes: finished runs are kept, interrupted ones
-        run again from a fresh sandbox and are marked restarted.
+        run again from a fresh sandbox and are marked restarted, and runs the harness left
+        INVALID are retried (a new attempt; the old record stays in the chain). Exits 1
+        when the campaign still has INVALID runs, 130 when interrupted.
 
         Example: kaudit run --suite builtin --agent reference --k 8 --ledger audit.sqlite
         """
@@ -252,24 +263,47 @@ def register(app: typer.Typer) -> None:
             until=rule,
             faults=parse_faults(faults) if faults is not None else (),
             identity=load_identity(identity) if identity is not None else None,
+            max_attempts=max_attempts,
         )
         console = Console(stderr=True, highlight=False, soft_wrap=True)
         if any(a.simulated for a in agents):
             console.print("note: simulated agent (scripted replay), not a real model")
         chosen_executor = build_executor(executor, concurrency, agents, ray_address)
+        result: CampaignResult | None = None
         with Ledger(ledger) as store, CampaignProgress(console) as progress:
-            result = asyncio.run(
-                run_campaign(
-                    plan,
-                    loaded,
-                    agents,
-                    store,
-                    tasks=chosen,
-                    executor=chosen_executor,
-                    on_result=progress.record,
-                    on_plan=progress.plan,
-                    on_stop=progress.stop,
+            # Every finished run is already committed when SIGINT lands; say so below.
+            with contextlib.suppress(KeyboardInterrupt):
+                result = asyncio.run(
+                    run_campaign(
+                        plan,
+                        loaded,
+                        agents,
+                        store,
+                        tasks=chosen,
+                        executor=chosen_executor,
+                        on_result=progress.record,
+                        on_plan=progress.plan,
+                        on_stop=progress.stop,
+                    )
                 )
+            anchor = store.head()
+        if result is None:
+            console.print(
+                f"interrupted: {progress.done} runs recorded; run the same command to resume"
             )
+            raise typer.Exit(130)
         for line in summary(result, ledger):
             console.print(line)
+        console.print(head_line(anchor))
+        if result.open_invalid:
+            console.print(invalid_line(result, plan.max_attempts))
+            raise typer.Exit(1)
+
+
+def invalid_line(result: CampaignResult, max_attempts: int) -> str:
+    """Why the command exits 1: INVALID runs are never counted, so the audit is short."""
+    reasons = "; ".join(result.invalid_reasons)
+    return (
+        f"{result.open_invalid} runs INVALID (harness failures, never counted; runs are "
+        f"retried up to {max_attempts} attempts by running the same command): {reasons}"
+    )

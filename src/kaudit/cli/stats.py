@@ -61,27 +61,48 @@ def _read_agentrelbench(spec: str) -> list[CellTally]:
     return tallies_from_runs(read_agentrelbench_verdicts(Path(path), model))
 
 
-def _read_kaudit(path: str) -> list[CellTally]:
+def _read_kaudit(path: str, verify: bool = True) -> list[CellTally]:
     from kaudit.ledger import read_tallies
 
     if not Path(path).is_file():
         raise KauditError(f"{path}: no such ledger file")
-    return read_tallies(Path(path))
+    return read_tallies(Path(path)) if verify else read_tallies(Path(path), verify=False)
 
 
 def load_cells(
-    ledgers: Sequence[str], model_files: Sequence[str], fmt: LedgerFormat
+    ledgers: Sequence[str], model_files: Sequence[str], fmt: LedgerFormat, verify: bool = True
 ) -> list[CellTally]:
-    """Read every source into one list of cells, merging cells that share (model, task)."""
-    read = _read_agentrelbench if fmt == LedgerFormat.agentrelbench else _read_kaudit
+    """Read every source into one list of cells, merging cells that share (model, task).
+
+    A kaudit ledger's chain is verified before its numbers are used, unless `verify`
+    is False.
+    """
     cells: list[CellTally] = []
     for source in ledgers:
-        cells += read(source)
+        if fmt == LedgerFormat.agentrelbench:
+            cells += _read_agentrelbench(source)
+        else:
+            cells += _read_kaudit(source, verify)
     for spec in model_files:
         cells += _read_agentrelbench(spec)
     if not cells:
         raise KauditError("no cells: give a LEDGER or --model-file MODEL=PATH")
     return merge_tallies(cells)
+
+
+def _check_level(value: float, option: str) -> None:
+    if not 0.0 < value < 1.0:
+        raise KauditError(f"{option} must be in (0, 1), got {value}")
+
+
+def _k_values(text: str) -> list[int]:
+    """`--k 1,2,4` as integers, each at least 1."""
+    values = []
+    for part in split_csv(text) or []:
+        if not part.isdigit() or int(part) < 1:
+            raise KauditError(f"--k must be whole numbers >= 1 separated by commas, got {text!r}")
+        values.append(int(part))
+    return values
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -216,22 +237,33 @@ def stats(
         str | None, typer.Option(help="Model order a,b,c: adds the capability gradient.")
     ] = None,
     as_json: JsonOpt = False,
+    no_verify: Annotated[
+        bool, typer.Option("--no-verify", help="Use a ledger whose hash chain is broken.")
+    ] = False,
 ) -> None:
     """Per-cell intervals, audit miss rate, overdispersion, pass^k and safe^k of a pool.
 
+    Each kaudit ledger's hash chain is verified first; a broken one is refused (exit 2)
+    unless --no-verify, which the output then states.
+
     Example: kaudit stats --format agentrelbench --model-file llama-3.1-8b=verdicts.jsonl --json
     """
-    cells = load_cells(ledgers or [], model_file or [], fmt)
-    ks = [int(v) for v in split_csv(k) or []]
+    _check_level(alpha, "--alpha")
+    cells = load_cells(ledgers or [], model_file or [], fmt, verify=not no_verify)
+    ks = _k_values(k)
     summary = summarize(
         cells, alpha=alpha, eps=eps, k_values=ks, bootstrap=bootstrap, seed=seed,
         interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
     )  # fmt: skip
     exposure = ledger_exposure(ledgers or []) if fmt == LedgerFormat.kaudit else None
     if as_json:
-        print_json(summary.to_json() | ({"exposure": exposure.to_json()} if exposure else {}))
+        unverified = {"verified": False} if no_verify else {}
+        exposed = {"exposure": exposure.to_json()} if exposure else {}
+        print_json(summary.to_json() | exposed | unverified)
         return
     console = Console()
+    if no_verify:
+        console.print("note: --no-verify: the ledgers' hash chains were not checked")
     for table in render_summary(summary):
         console.print(table)
     if exposure is not None and (exposure.faults or exposure.boundary_attempts):
@@ -247,7 +279,7 @@ def ledger_exposure(paths: Sequence[str]) -> ExposureSummary:
 
     records = []
     for path in paths:
-        with Ledger(path) as ledger:
+        with Ledger(path, readonly=True) as ledger:
             records += list(ledger.records())
     return exposure_summary(records)
 
@@ -282,14 +314,15 @@ def plan(
 
     Example: kaudit plan --p 0.1 --detect 0.95 --from-ledger audit.sqlite --concurrency 8
     """
-    if not 0.0 < detect < 1.0:
-        raise KauditError(f"--detect must be in (0, 1), got {detect}")
+    _check_level(detect, "--detect")
     if from_ledger is not None:
         from kaudit.cli._budget import print_budgets
 
         print_budgets(from_ledger, p, detect, tasks, concurrency, as_json)
         return
     if p is not None:
+        if not 0.0 < p <= 1.0:
+            raise KauditError(f"--p must be a probability in (0, 1], got {p}")
         runs = runs_to_detect(p, 1.0 - detect)
         if as_json:
             print_json({"runs": runs, "p": p, "detect": detect})

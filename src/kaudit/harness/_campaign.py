@@ -8,19 +8,20 @@ it wherever the executor puts it (this process or a Ray worker) and returns the 
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from kaudit.agents import Agent, RunFacts
+from kaudit.errors import LedgerError
 from kaudit.harness._executor import Executor, LocalExecutor, RunJob
 from kaudit.harness._manifest import build_manifest, finish_manifest
 from kaudit.harness._run import RunRequest, RunResult, invalid_result, run_pipeline
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
-from kaudit.ledger import Ledger, RunRecord
-from kaudit.spec import FaultRule, Identity, Task
+from kaudit.ledger import IMPORTED, Ledger, RunKey, RunRecord
+from kaudit.spec import FaultRule, Identity, Task, task_digest
 from kaudit.suites import Suite
 
 
@@ -30,7 +31,8 @@ class CampaignPlan:
 
     With `until`, `k` is the maximum per cell and each cell stops once the rule holds.
     `faults` are injected into every task's runs (after the task's own); `identity` is
-    the boundary of tasks that declare none.
+    the boundary of tasks that declare none. A run left INVALID by a harness failure is
+    retried on the next invocation until it has had `max_attempts` attempts.
     """
 
     name: str
@@ -40,14 +42,23 @@ class CampaignPlan:
     until: StoppingRule | None = None
     faults: tuple[FaultRule, ...] = ()
     identity: Identity | None = None
+    max_attempts: int = 3
 
-    def config(self, suite: Suite) -> dict[str, Any]:
+    def config(self, suite: Suite, tasks: Sequence[Task] | None = None) -> dict[str, Any]:
         """The facts a resumed campaign must share with its start.
 
-        Faults and identity are included only when set, so campaigns started before
-        they existed resume as before.
+        The seed, the suite digest, each world's template digest and each task's spec
+        digest: a resume against another world or task version is refused, since its runs
+        would not measure the same thing. Faults and identity are included only when set,
+        so campaigns started before they existed resume as before.
         """
-        config: dict[str, Any] = {"seed": self.seed, "suite_digest": suite.digest}
+        chosen = list(tasks) if tasks is not None else list(suite.tasks.values())
+        config: dict[str, Any] = {
+            "seed": self.seed,
+            "suite_digest": suite.digest,
+            "template_digest": {t.world: suite.substrate(t).template_digest for t in chosen},
+            "task_digest": {t.id: task_digest(t) for t in chosen},
+        }
         if self.faults:
             config["faults"] = [rule.model_dump(mode="json") for rule in self.faults]
         if self.identity is not None:
@@ -71,6 +82,8 @@ class CampaignResult:
     damage: int = 0
     errored: int = 0
     stopped: int = 0
+    open_invalid: int = 0
+    invalid_reasons: tuple[str, ...] = ()
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -93,14 +106,47 @@ class CampaignResult:
         self.damage_dollars = float(Decimal(repr(self.damage_dollars)) + record.damage_dollars)
 
 
-def plan_jobs(plan: CampaignPlan, agents: Sequence[Agent], tasks: Sequence[Task]) -> list[RunJob]:
-    """Every (model, task, run index) of the plan, in a stable order."""
-    return [
-        RunJob(plan.name, agent.name, task.id, i, run_seed(plan.seed, agent.name, task.id, i))
-        for agent in agents
-        for task in tasks
-        for i in range(plan.k)
-    ]
+def next_attempt(latest: tuple[int, str] | None, max_attempts: int) -> int | None:
+    """The attempt a run needs next, or None when it is done or out of attempts.
+
+    `latest` is (attempt, status) of the run's newest record, None when it has none.
+    """
+    if latest is None:
+        return 0
+    attempt, status = latest
+    if status == "labeled" or attempt + 1 >= max_attempts:
+        return None
+    return attempt + 1
+
+
+def plan_jobs(
+    plan: CampaignPlan,
+    agents: Sequence[Agent],
+    tasks: Sequence[Task],
+    latest: Mapping[RunKey, tuple[int, str]] | None = None,
+    is_stopped: Callable[[str, str], bool] | None = None,
+) -> Iterator[RunJob]:
+    """The runs still to do, generated lazily run index by run index.
+
+    Nothing is built up front, so a huge k costs no memory. Index-major order keeps
+    cells level when a campaign is interrupted; a cell `is_stopped` says is done is
+    skipped, and generation ends once every cell is done.
+    """
+    done = latest or {}
+    for i in range(plan.k):
+        live = False
+        for agent in agents:
+            for task in tasks:
+                if is_stopped is not None and is_stopped(agent.name, task.id):
+                    continue
+                live = True
+                key = (plan.name, agent.name, task.id, i)
+                attempt = next_attempt(done.get(key), plan.max_attempts)
+                if attempt is not None:
+                    seed = run_seed(plan.seed, agent.name, task.id, i)
+                    yield RunJob(plan.name, agent.name, task.id, i, seed, attempt)
+        if not live:
+            return
 
 
 def manifest(
@@ -139,6 +185,11 @@ class RunWork:
     keep_dumps: bool = False
     faults: tuple[FaultRule, ...] = ()
     identity: Identity | None = None
+    digests: dict[str, str] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Each record names the task version it ran; computed once, not per run.
+        self.digests = {task_id: task_digest(task) for task_id, task in self.tasks.items()}
 
     def request(self, job: RunJob, restarted: int) -> RunRequest:
         """The run request for an admitted job."""
@@ -157,7 +208,7 @@ class RunWork:
         """The run's result; a harness failure becomes an INVALID record, never a score."""
         request = self.request(job, restarted)
         try:
-            return await run_pipeline(
+            result = await run_pipeline(
                 request,
                 self.agents[job.model],
                 self.suite.substrate(request.task),
@@ -165,12 +216,19 @@ class RunWork:
             )
         except Exception:  # a harness bug: recorded as invalid with the trace, never scored
             failed = harness_failure(request, traceback.format_exc(limit=5))
-            return with_spend(failed, self.agents[job.model].run_facts(request.run_id))
+            result = with_spend(failed, self.agents[job.model].run_facts(request.run_id))
+        return identified(result, job, self.digests[job.task])
 
     async def aclose(self) -> None:
         """Close the agents' connections on this event loop."""
         for agent in self.agents.values():
             await agent.aclose()
+
+
+def identified(result: RunResult, job: RunJob, digest: str) -> RunResult:
+    """The record with its attempt and the digest of the task version it ran."""
+    record = result.record.model_copy(update={"attempt": job.attempt, "task_digest": digest})
+    return RunResult(record, result.final_image, result.verdict)
 
 
 class CampaignRunner:
@@ -199,10 +257,14 @@ class CampaignRunner:
         if record.status == "labeled":
             self.counts.add(record.model, record.task, record.counts_as_damage)
 
+    def cell_stopped(self, model: str, task: str) -> bool:
+        """Whether the stopping rule already holds for the cell."""
+        n, damage = self.counts.get(model, task)
+        return self._rule is not None and self._rule.is_done(damage, n)
+
     def admit(self, job: RunJob) -> int | None:
         """Earlier unfinished attempts of the run, or None when its cell has stopped."""
-        n, damage = self.counts.get(job.model, job.task)
-        if self._rule is not None and self._rule.is_done(damage, n):
+        if self.cell_stopped(job.model, job.task):
             if self._on_stop is not None:
                 self._on_stop(job)
             return None
@@ -254,15 +316,14 @@ async def _run_locked(
 ) -> CampaignResult:
     chosen = list(tasks) if tasks is not None else list(suite.tasks.values())
     executor = executor or LocalExecutor()
-    ledger.open_campaign(plan.name, plan.config(suite))
+    open_checked(ledger, plan, suite, chosen)
     stored = manifest(
         plan, suite, agents, chosen, executor=executor, previous=ledger.manifest(plan.name)
     )
     ledger.set_manifest(plan.name, stored)
-    jobs = plan_jobs(plan, agents, chosen)
-    done = ledger.finished(plan.name)
-    todo = [job for job in jobs if job.key not in done]
-    result = CampaignResult(planned=len(jobs), skipped=len(jobs) - len(todo))
+    latest = ledger.latest(plan.name)
+    planned = plan.k * len(agents) * len(chosen)
+    result = CampaignResult(planned=planned, skipped=_settled(plan, latest, agents, chosen))
     work = RunWork(
         suite,
         {a.name: a for a in agents},
@@ -271,13 +332,7 @@ async def _run_locked(
         plan.faults,
         plan.identity,
     )
-
-    def stopped(job: RunJob) -> None:
-        result.stopped += 1
-        if on_stop is not None:
-            on_stop(job)
-
-    runner = CampaignRunner(work, ledger, plan.until, stopped)
+    runner = CampaignRunner(work, ledger, plan.until, on_stop)
     if plan.until is not None:
         for earlier in ledger.records(plan.name):
             runner.observe(earlier)
@@ -291,13 +346,80 @@ async def _run_locked(
         if on_result is not None:
             on_result(outcome.record)
 
+    stopped = runner.cell_stopped if plan.until is not None else None
     try:
-        await executor.execute(todo, runner, record)
+        await executor.execute(plan_jobs(plan, agents, chosen, latest, stopped), runner, record)
+    except BaseExceptionGroup as group:
+        # A task group wraps a failed ledger write (a full disk, a lost lock) with the
+        # cancellations it caused; the caller needs the one error that stopped the run.
+        raise first_cause(group) from None
     finally:
         await work.aclose()
+    # Every planned run was settled before, ran now, or was left out by the stopping rule.
+    result.stopped = max(0, result.planned - result.skipped - result.ran)
+    result.open_invalid, result.invalid_reasons = invalid_runs(ledger, plan.name)
     counts = {"ran": result.ran, "restarted": result.restarted, "stopped": result.stopped}
     ledger.set_manifest(plan.name, finish_manifest(stored, counts))
     return result
+
+
+def first_cause(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception inside a (possibly nested) exception group."""
+    first = group.exceptions[0]
+    return first_cause(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def open_checked(ledger: Ledger, plan: CampaignPlan, suite: Suite, tasks: Sequence[Task]) -> None:
+    """Verify the ledger and open the campaign, refusing one it must not extend.
+
+    Resume trusts the ledger's indexed columns, so the chain and those columns are
+    verified first; a campaign of imported runs is never extended with executed ones,
+    or the imported rows would count as this campaign's finished runs.
+    """
+    ledger.verify()
+    stored = ledger.campaign_config(plan.name)
+    if stored is not None and stored.get("source") == IMPORTED:
+        raise LedgerError(
+            f"{ledger.path}: campaign {plan.name!r} holds imported {IMPORTED} runs; "
+            "use another --campaign name"
+        )
+    ledger.open_campaign(plan.name, plan.config(suite, tasks))
+
+
+def _settled(
+    plan: CampaignPlan,
+    latest: Mapping[RunKey, tuple[int, str]],
+    agents: Sequence[Agent],
+    tasks: Sequence[Task],
+) -> int:
+    """Planned runs that need nothing more: labeled, or out of attempts."""
+    models = {a.name for a in agents}
+    task_ids = {t.id for t in tasks}
+    return sum(
+        1
+        for (_, model, task, index), state in latest.items()
+        if model in models
+        and task in task_ids
+        and index < plan.k
+        and next_attempt(state, plan.max_attempts) is None
+    )
+
+
+def invalid_runs(ledger: Ledger, campaign: str, shown: int = 3) -> tuple[int, tuple[str, ...]]:
+    """How many runs of the campaign are INVALID at their newest attempt, and the first reasons.
+
+    Only the INVALID records are read, so a clean campaign costs one index query.
+    """
+    keys = [key for key, (_, status) in ledger.latest(campaign).items() if status == "invalid"]
+    reasons = []
+    for key in keys[:shown]:
+        record = ledger.record(key)
+        if record is not None:
+            reasons.append(
+                f"{record.model} {record.task} run {record.run_index} attempt "
+                f"{record.attempt + 1}: {record.invalid_reason}"
+            )
+    return len(keys), tuple(reasons)
 
 
 def with_spend(result: RunResult, facts: RunFacts | None) -> RunResult:

@@ -81,6 +81,12 @@ class RunRecord(BaseModel):
         default_factory=list, description="Calls the permission boundary refused."
     )
     identity: str | None = Field(None, description="Role the run acted as, when bounded.")
+    attempt: int = Field(
+        0, ge=0, description="0 for a run's first record; a harness retry appends attempt + 1."
+    )
+    task_digest: str | None = Field(
+        None, description="sha256 of the parsed task; cells of different digests never pool."
+    )
 
     @field_validator("dollars", mode="before")
     @classmethod

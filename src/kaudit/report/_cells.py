@@ -78,35 +78,37 @@ def cell_row(
 
 
 def build_report(records: Iterable[RunRecord], alpha: float = 0.05) -> CampaignReport:
-    """Aggregate records into cells, sorted by model then task."""
+    """Aggregate records into cells, sorted by model then task.
+
+    A cell is (model, task, task digest): runs of a changed task are another cell,
+    named ``task@digest8``, never pooled with the old version's runs.
+    """
     kept: Sequence[RunRecord] = list(records)
-    dollars: dict[tuple[str, str], Decimal] = {}
-    cost: dict[tuple[str, str], float] = {}
-    simulated: dict[tuple[str, str], bool] = {}
-    faults: dict[tuple[str, str], int] = {}
-    attempts: dict[tuple[str, str], int] = {}
+    Cell = tuple[str, str, str | None]
+    dollars: dict[Cell, Decimal] = {}
+    cost: dict[Cell, float] = {}
+    simulated: dict[Cell, bool] = {}
+    faults: dict[Cell, int] = {}
+    attempts: dict[Cell, int] = {}
     for record in kept:
-        cell = (record.model, record.task)
+        cell = (record.model, record.task, record.task_digest)
         faults[cell] = faults.get(cell, 0) + len(record.faults)
         attempts[cell] = attempts.get(cell, 0) + len(record.boundary_attempts)
         dollars[cell] = dollars.get(cell, Decimal(0)) + record.damage_dollars
         cost[cell] = cost.get(cell, 0.0) + record.cost_usd
         simulated[cell] = bool(record.extra.get("simulated", False))
-    rows = tuple(
-        replace(
-            cell_row(
-                t,
-                alpha,
-                float(dollars[(t.model, t.task)]),
-                cost[(t.model, t.task)],
-                simulated[(t.model, t.task)],
-            ),
-            faults_injected=faults[(t.model, t.task)],
-            boundary_attempts=attempts[(t.model, t.task)],
+    rows = []
+    for t in tallies_from_records(kept):
+        cell = (t.model, t.task_id, t.digest)
+        row = cell_row(t, alpha, float(dollars[cell]), cost[cell], simulated[cell])
+        rows.append(
+            replace(row, faults_injected=faults[cell], boundary_attempts=attempts[cell])
         )
-        for t in tallies_from_records(kept)
-    )
     invalid = sum(record.status == "invalid" for record in kept)
     return CampaignReport(
-        runs=len(kept), invalid=invalid, alpha=alpha, cells=rows, exposure=exposure_summary(kept)
+        runs=len(kept),
+        invalid=invalid,
+        alpha=alpha,
+        cells=tuple(rows),
+        exposure=exposure_summary(kept),
     )

@@ -10,6 +10,7 @@ from kaudit.spec._damage import (
     Severity,
     bind_value,
 )
+from kaudit.spec._digest import task_digest
 from kaudit.spec._faults import FAULT_KINDS, FaultKind, FaultRule
 from kaudit.spec._identity import Identity, TableOp
 from kaudit.spec._load import field_path, load_task, read_yaml, validate_file_data
@@ -45,5 +46,6 @@ __all__ = [
     "field_path",
     "load_task",
     "read_yaml",
+    "task_digest",
     "validate_file_data",
 ]

@@ -26,7 +26,7 @@ from ._prereg import (
 from ._prereg_file import freeze_prereg, load_frozen_prereg, prereg_lock_path
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
 from ._summary import CellStats, PoolEstimate, StatsSummary, summarize
-from ._tally import CellTally, merge_tallies
+from ._tally import CellTally, distinguish_versions, merge_tallies
 
 __all__ = [
     "Agreement",
@@ -53,6 +53,7 @@ __all__ = [
     "choose_ratio",
     "clopper_pearson",
     "cohen_kappa",
+    "distinguish_versions",
     "fit_mle",
     "fit_moments",
     "freeze_prereg",
