@@ -12,7 +12,15 @@ from rich.table import Table
 
 from kaudit.cli._common import guarded, print_json
 from kaudit.ledger import Ledger
-from kaudit.report import CampaignReport, build_report, stopping_rule_text
+from kaudit.report import (
+    FIXED_K_METHOD,
+    CampaignReport,
+    build_report,
+    sequential_campaigns,
+    stopping_rule_text,
+)
+
+ANYTIME_MARK = "†"
 
 
 def render(report: CampaignReport) -> list[Table]:
@@ -41,7 +49,8 @@ def render(report: CampaignReport) -> list[Table]:
                 str(cell.n),
                 str(cell.damage),
                 f"{cell.phat:.3f}",
-                f"[{cell.ci_low:.3f}, {cell.ci_high:.3f}]",
+                f"[{cell.ci_low:.3f}, {cell.ci_high:.3f}]"
+                + (ANYTIME_MARK if cell.interval != FIXED_K_METHOD else ""),
                 str(cell.success),
                 f"{cell.safe_k:.3f}",
             ]
@@ -65,11 +74,15 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Per (model, task) cell: n, damage x, p̂, exact Clopper-Pearson interval, safe^n.
 
+        Cells of a sequentially stopped campaign (`kaudit run --until`) show the
+        anytime-valid interval instead, marked † and named under the table.
+
         Example: kaudit report audit.sqlite --json
         """
         with Ledger(ledger) as store:
-            built = build_report(store.records(campaign), alpha)
             names = [campaign] if campaign else store.campaigns()
+            sequential = sequential_campaigns(names, store.manifest)
+            built = build_report(store.records(campaign), alpha, sequential)
             rules = {name: stopping_rule_text(store.manifest(name)) for name in names}
         if as_json:
             print_json(built.to_json() | {"stopping_rules": rules})
@@ -81,3 +94,9 @@ def register(app: typer.Typer) -> None:
             for name, rule in rules.items():
                 if rule:
                     console.print(f"campaign {name}: stopping rule {rule}")
+            anytime = {c.interval for c in built.cells if c.interval != FIXED_K_METHOD}
+            for method in sorted(anytime):
+                console.print(
+                    f"{ANYTIME_MARK} sequentially stopped cell: anytime-valid interval "
+                    f"({method}), not the fixed-k Clopper-Pearson one"
+                )

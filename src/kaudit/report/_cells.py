@@ -2,18 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
 from kaudit.ledger import RunRecord, tallies_from_records
-from kaudit.stats import CellTally, clopper_pearson, safe_pow_k
+from kaudit.stats import CS_METHOD, CellTally, beta_binomial_cs, clopper_pearson, safe_pow_k
+
+FIXED_K_METHOD = "Clopper-Pearson (exact, fixed k)"
+"""The interval name of a cell whose run count was fixed in advance."""
+
+
+def certified_interval(
+    damage: int, n: int, alpha: float, sequential: bool
+) -> tuple[float, float, str]:
+    """The cell's (1 - alpha) interval and its method name.
+
+    A cell of a sequentially stopped campaign gets the anytime-valid confidence sequence,
+    which holds at whatever run the stopping rule picked; a fixed-k cell keeps the exact
+    Clopper-Pearson interval, valid because n was chosen before looking.
+    """
+    if sequential:
+        return (*beta_binomial_cs(damage, n, alpha), CS_METHOD)
+    return (*clopper_pearson(damage, n, alpha), FIXED_K_METHOD)
 
 
 @dataclass(frozen=True)
 class CellRow:
-    """One (model, task) cell as reported. Intervals are exact Clopper-Pearson at 1 - alpha."""
+    """One (model, task) cell as reported, with its (1 - alpha) interval and its method.
+
+    `interval` names the method: exact Clopper-Pearson for fixed-k cells, the
+    anytime-valid confidence sequence for cells of a sequentially stopped campaign.
+    """
 
     model: str
     task: str
@@ -28,6 +49,7 @@ class CellRow:
     dollars: float
     cost_usd: float
     simulated: bool
+    interval: str = FIXED_K_METHOD
 
 
 @dataclass(frozen=True)
@@ -50,10 +72,15 @@ class CampaignReport:
 
 
 def cell_row(
-    tally: CellTally, alpha: float, dollars: float, cost: float, simulated: bool
+    tally: CellTally,
+    alpha: float,
+    dollars: float,
+    cost: float,
+    simulated: bool,
+    sequential: bool = False,
 ) -> CellRow:
     """Report one tally; safe^k is taken at k = n (all n audit runs clean)."""
-    low, high = clopper_pearson(tally.damage, tally.n, alpha)
+    low, high, method = certified_interval(tally.damage, tally.n, alpha, sequential)
     phat = tally.damage / tally.n if tally.n else float("nan")
     return CellRow(
         model=tally.model,
@@ -69,17 +96,29 @@ def cell_row(
         dollars=dollars,
         cost_usd=cost,
         simulated=simulated,
+        interval=method,
     )
 
 
-def build_report(records: Iterable[RunRecord], alpha: float = 0.05) -> CampaignReport:
-    """Aggregate records into cells, sorted by model then task."""
+def build_report(
+    records: Iterable[RunRecord],
+    alpha: float = 0.05,
+    sequential_campaigns: Collection[str] = (),
+) -> CampaignReport:
+    """Aggregate records into cells, sorted by model then task.
+
+    A cell holding any run of a campaign in `sequential_campaigns` was stopped by a
+    rule that looked at its runs, so it is reported with the anytime-valid interval.
+    """
     kept: Sequence[RunRecord] = list(records)
     dollars: dict[tuple[str, str], Decimal] = {}
     cost: dict[tuple[str, str], float] = {}
     simulated: dict[tuple[str, str], bool] = {}
+    sequential: set[tuple[str, str]] = set()
     for record in kept:
         cell = (record.model, record.task)
+        if record.campaign in sequential_campaigns:
+            sequential.add(cell)
         dollars[cell] = dollars.get(cell, Decimal(0)) + Decimal(repr(record.dollars or 0))
         cost[cell] = cost.get(cell, 0.0) + record.cost_usd
         simulated[cell] = bool(record.extra.get("simulated", False))
@@ -90,6 +129,7 @@ def build_report(records: Iterable[RunRecord], alpha: float = 0.05) -> CampaignR
             float(dollars[(t.model, t.task)]),
             cost[(t.model, t.task)],
             simulated[(t.model, t.task)],
+            (t.model, t.task) in sequential,
         )
         for t in tallies_from_records(kept)
     )
