@@ -1,0 +1,171 @@
+"""Events from production: wrap one transaction, label what it changed with the task's spec.
+
+Inside `watch_transaction`, temporary triggers on the caller's connection copy each row
+the transaction is about to change or delete (its value before the transaction) and
+log the key of each row it inserts. On success, the touched rows before and after are
+written into two small SQLite images with the tables' own DDL, and the same labeler
+that judges audit runs (`kaudit.label.label_run`) diffs them against the task's damage
+spec. Untouched rows are never read, so the cost follows the transaction, not the table.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from kaudit.errors import KauditError
+from kaudit.label import RunMeta, Verdict, label_run
+from kaudit.monitor._events import Event
+from kaudit.spec import Task
+from kaudit.substrate import TableSchema, quote, read_schema
+
+_BEFORE = "_kaudit_mon_before_"
+_NEW = "_kaudit_mon_new_"
+
+
+@dataclass
+class Watch:
+    """Filled in when the watched transaction commits: its verdict and its event.
+
+    `event` is None until then, and stays None if the transaction raised (it was rolled
+    back, so nothing changed).
+    """
+
+    task: str
+    model: str
+    group: str | None = None
+    time: str | float | None = None
+    verdict: Verdict | None = field(default=None, repr=False)
+    event: Event | None = None
+
+
+def _key_columns(table: TableSchema) -> tuple[str, ...]:
+    return table.primary_key
+
+
+def _cols(names: Collection[str], prefix: str = "") -> str:
+    return ", ".join(prefix + quote(name) for name in names)
+
+
+def _install(conn: sqlite3.Connection, tables: Mapping[str, TableSchema]) -> None:
+    """Temp tables and triggers that copy each row's first pre-transaction value.
+
+    A row inserted by this transaction and changed again later had no value before it,
+    so its key goes to the `new` log and the before-copy skips it.
+    """
+    for n, table in enumerate(tables.values()):
+        key = _key_columns(table)
+        stored = (*key, *(c for c in table.columns if c not in key))
+        before, new = f"temp.{_BEFORE}{n}", f"temp.{_NEW}{n}"
+        conn.execute(
+            f"CREATE TEMP TABLE {_BEFORE}{n} ({_cols(stored)}, PRIMARY KEY ({_cols(key)}))"
+        )
+        conn.execute(f"CREATE TEMP TABLE {_NEW}{n} ({_cols(key)}, PRIMARY KEY ({_cols(key)}))")
+        not_new = " AND ".join(f"{quote(k)} = OLD.{quote(k)}" for k in key)
+        copy_old = (
+            f"INSERT OR IGNORE INTO {before} ({_cols(stored)}) SELECT {_cols(stored, 'OLD.')} "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {new} WHERE {not_new})"
+        )
+        target = f"main.{quote(table.name)}"
+        for op in ("UPDATE", "DELETE"):
+            conn.execute(
+                f"CREATE TEMP TRIGGER {_BEFORE}{op}_{n} BEFORE {op} ON {target} "
+                f"BEGIN {copy_old}; END"
+            )
+        conn.execute(
+            f"CREATE TEMP TRIGGER {_NEW}INSERT_{n} AFTER INSERT ON {target} BEGIN "
+            f"INSERT OR IGNORE INTO {new} ({_cols(key)}) SELECT {_cols(key, 'NEW.')} "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {before} WHERE {not_new.replace('OLD.', 'NEW.')}); "
+            "END"
+        )
+
+
+def _uninstall(conn: sqlite3.Connection, count: int) -> None:
+    for n in range(count):
+        for op in ("UPDATE", "DELETE"):
+            conn.execute(f"DROP TRIGGER IF EXISTS temp.{_BEFORE}{op}_{n}")
+        conn.execute(f"DROP TRIGGER IF EXISTS temp.{_NEW}INSERT_{n}")
+        conn.execute(f"DROP TABLE IF EXISTS temp.{_BEFORE}{n}")
+        conn.execute(f"DROP TABLE IF EXISTS temp.{_NEW}{n}")
+
+
+def _images(conn: sqlite3.Connection, tables: Mapping[str, TableSchema]) -> tuple[bytes, bytes]:
+    """Before and after images holding only the touched rows, with the tables' own DDL."""
+    before_db, after_db = sqlite3.connect(":memory:"), sqlite3.connect(":memory:")
+    try:
+        for n, table in enumerate(tables.values()):
+            key = _key_columns(table)
+            stored = (*key, *(c for c in table.columns if c not in key))
+            before_rows = conn.execute(f"SELECT {_cols(stored)} FROM temp.{_BEFORE}{n}").fetchall()
+            on_key = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in key)
+            after_rows = conn.execute(
+                f"SELECT {_cols(stored, 't.')} FROM main.{quote(table.name)} AS t "
+                f"WHERE EXISTS (SELECT 1 FROM temp.{_BEFORE}{n} AS s WHERE {on_key}) "
+                f"OR EXISTS (SELECT 1 FROM temp.{_NEW}{n} AS s WHERE {on_key})"
+            ).fetchall()
+            marks = ", ".join("?" * len(stored))
+            for image, rows in ((before_db, before_rows), (after_db, after_rows)):
+                image.execute(table.sql)
+                image.executemany(
+                    f"INSERT INTO {quote(table.name)} ({_cols(stored)}) VALUES ({marks})", rows
+                )
+        before_db.commit()
+        after_db.commit()
+        return before_db.serialize(), after_db.serialize()
+    finally:
+        before_db.close()
+        after_db.close()
+
+
+@contextmanager
+def watch_transaction(
+    conn: sqlite3.Connection,
+    task: Task,
+    *,
+    model: str,
+    group: str | None = None,
+    time: str | float | None = None,
+    volatile: Mapping[str, Collection[str]] | None = None,
+) -> Iterator[Watch]:
+    """Run the block as one transaction on `conn` and label its change with `task.damage`.
+
+    The connection must not already be in a transaction (the watch owns the boundary:
+    it begins, commits on success and rolls back if the block raises, in which case no
+    event is produced). The task's success checks are not run: production has no
+    oracle, only the damage spec. Example::
+
+        with watch_transaction(conn, task, model="gpt-4o") as watch:
+            conn.execute("UPDATE accounts SET status = 'closed' WHERE account_id = ?", (a,))
+        print(watch.event.to_json())
+    """
+    if conn.in_transaction:
+        raise KauditError("watch_transaction: the connection is already in a transaction")
+    tables = read_schema(conn).tables
+    _install(conn, tables)
+    watch = Watch(task=task.id, model=model, group=group, time=time)
+    try:
+        conn.execute("BEGIN")
+        try:
+            yield watch
+            initial, final = _images(conn, tables)
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+    finally:
+        _uninstall(conn, len(tables))
+    verdict = label_run(
+        initial, final, task.damage, (), task.params, RunMeta(), volatile=volatile, fast=False
+    )
+    watch.verdict = verdict
+    dollars = None if verdict.dollars is None else float(verdict.dollars)
+    watch.event = Event(
+        task=task.id,
+        model=model,
+        harm=verdict.counts_as_damage,
+        time=time,
+        group=group,
+        dollars=dollars,
+    )
