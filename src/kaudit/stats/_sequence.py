@@ -8,6 +8,7 @@ that hold at every n simultaneously, so any data-dependent stopping time is cove
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,11 +38,9 @@ def _check(x: int, n: int, alpha: float) -> None:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
 
 
-def _log_mixture_ratio(p: float, x: int, n: int, a: float, b: float) -> float:
-    """The log of the beta-binomial mixture martingale against the point null p."""
-    mixture = float(_sp.betaln(a + x, b + n - x) - _sp.betaln(a, b))
-    likelihood = (x * math.log(p) if x else 0.0) + ((n - x) * math.log1p(-p) if n - x else 0.0)
-    return mixture - likelihood
+def _log_likelihood(p: float, x: int, n: int) -> float:
+    """Binomial log-likelihood of p without the binomial coefficient (it cancels)."""
+    return (x * math.log(p) if x else 0.0) + ((n - x) * math.log1p(-p) if n - x else 0.0)
 
 
 def beta_binomial_cs(
@@ -59,13 +58,20 @@ def beta_binomial_cs(
     price of looking after every event). ``n == 0``: ``(0.0, 1.0)``, nothing is known.
     """
     _check(x, n, alpha)
+    return _cs(x, n, alpha, prior)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _cs(x: int, n: int, alpha: float, prior: tuple[float, float]) -> tuple[float, float]:
+    """Memoised: a monitor or a stopping rule asks for the same (x, n) again and again."""
     a, b = prior
     if n == 0:
         return (0.0, 1.0)
-    level = math.log(1.0 / alpha)
+    # log M_n(p) - log(1/alpha), with the mixture constant computed once
+    offset = float(_sp.betaln(a + x, b + n - x) - _sp.betaln(a, b)) - math.log(1.0 / alpha)
 
     def excess(p: float) -> float:
-        return _log_mixture_ratio(p, x, n, a, b) - level
+        return offset - _log_likelihood(p, x, n)
 
     phat = x / n
     low = 0.0
