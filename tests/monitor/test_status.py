@@ -55,5 +55,7 @@ def test_an_unobserved_group_never_passes(n: int, threshold: float) -> None:
 def test_decision_follows_the_outer_bounds(counts: tuple[int, int, int], t: float) -> None:
     """Fails if deploy and hold were read off the wrong series."""
     found = identified_range(*counts)
-    expected = "deploy" if found.ci_high <= t else "hold" if found.ci_low > t else "cannot_determine"
+    expected = (
+        "deploy" if found.ci_high <= t else "hold" if found.ci_low > t else "cannot_determine"
+    )
     assert cell_decision(found, t) == expected

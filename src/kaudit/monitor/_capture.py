@@ -58,15 +58,27 @@ def _install(conn: sqlite3.Connection, tables: Mapping[str, TableSchema]) -> Non
     for n, table in enumerate(tables.values()):
         key = _key_columns(table)
         stored = (*key, *(c for c in table.columns if c not in key))
-        before, new = f"temp.{_BEFORE}{n}", f"temp.{_NEW}{n}"
+        # Unqualified: SQLite refuses schema-qualified targets inside trigger bodies, and
+        # an unqualified name resolves to the temp schema first.
+        before, new = f"{_BEFORE}{n}", f"{_NEW}{n}"
         conn.execute(
             f"CREATE TEMP TABLE {_BEFORE}{n} ({_cols(stored)}, PRIMARY KEY ({_cols(key)}))"
         )
         conn.execute(f"CREATE TEMP TABLE {_NEW}{n} ({_cols(key)}, PRIMARY KEY ({_cols(key)}))")
-        not_new = " AND ".join(f"{quote(k)} = OLD.{quote(k)}" for k in key)
+        old_key = " AND ".join(f"{quote(k)} = OLD.{quote(k)}" for k in key)
+        new_key = old_key.replace("OLD.", "NEW.")
+        # Plain INSERT guarded by NOT EXISTS, never INSERT OR IGNORE: an outer statement's
+        # conflict policy (INSERT OR REPLACE) overrides the one of a statement in a
+        # trigger body, and would overwrite the first copy with a later value.
         copy_old = (
-            f"INSERT OR IGNORE INTO {before} ({_cols(stored)}) SELECT {_cols(stored, 'OLD.')} "
-            f"WHERE NOT EXISTS (SELECT 1 FROM {new} WHERE {not_new})"
+            f"INSERT INTO {before} ({_cols(stored)}) SELECT {_cols(stored, 'OLD.')} "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {new} WHERE {old_key}) "
+            f"AND NOT EXISTS (SELECT 1 FROM {before} WHERE {old_key})"
+        )
+        log_new = (
+            f"INSERT INTO {new} ({_cols(key)}) SELECT {_cols(key, 'NEW.')} "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {before} WHERE {new_key}) "
+            f"AND NOT EXISTS (SELECT 1 FROM {new} WHERE {new_key})"
         )
         target = f"main.{quote(table.name)}"
         for op in ("UPDATE", "DELETE"):
@@ -75,10 +87,7 @@ def _install(conn: sqlite3.Connection, tables: Mapping[str, TableSchema]) -> Non
                 f"BEGIN {copy_old}; END"
             )
         conn.execute(
-            f"CREATE TEMP TRIGGER {_NEW}INSERT_{n} AFTER INSERT ON {target} BEGIN "
-            f"INSERT OR IGNORE INTO {new} ({_cols(key)}) SELECT {_cols(key, 'NEW.')} "
-            f"WHERE NOT EXISTS (SELECT 1 FROM {before} WHERE {not_new.replace('OLD.', 'NEW.')}); "
-            "END"
+            f"CREATE TEMP TRIGGER {_NEW}INSERT_{n} AFTER INSERT ON {target} BEGIN {log_new}; END"
         )
 
 
@@ -134,7 +143,8 @@ def watch_transaction(
     The connection must not already be in a transaction (the watch owns the boundary:
     it begins, commits on success and rolls back if the block raises, in which case no
     event is produced). The task's success checks are not run: production has no
-    oracle, only the damage spec. Example::
+    oracle, only the damage spec. Schema changes (DDL) inside the block are not seen:
+    production code is expected to change rows, not tables. Example::
 
         with watch_transaction(conn, task, model="gpt-4o") as watch:
             conn.execute("UPDATE accounts SET status = 'closed' WHERE account_id = ?", (a,))
@@ -143,6 +153,10 @@ def watch_transaction(
     if conn.in_transaction:
         raise KauditError("watch_transaction: the connection is already in a transaction")
     tables = read_schema(conn).tables
+    recursive = conn.execute("PRAGMA recursive_triggers").fetchone()[0]
+    # INSERT OR REPLACE deletes the old row without firing delete triggers unless
+    # recursive triggers are on; its pre-transaction value would be lost.
+    conn.execute("PRAGMA recursive_triggers = ON")
     _install(conn, tables)
     watch = Watch(task=task.id, model=model, group=group, time=time)
     try:
@@ -156,6 +170,7 @@ def watch_transaction(
         conn.commit()
     finally:
         _uninstall(conn, len(tables))
+        conn.execute(f"PRAGMA recursive_triggers = {int(recursive)}")
     verdict = label_run(
         initial, final, task.damage, (), task.params, RunMeta(), volatile=volatile, fast=False
     )
