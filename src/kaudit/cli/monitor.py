@@ -142,10 +142,10 @@ def monitor(
 def render_mirage(result: MirageResult) -> list[str]:
     """The simulation's story in lines: the audit cannot tell, the monitor can."""
     lines = ["audit (identical behaviour by construction):"]
-    for model, cell in result.audit.items():
+    for model, audited in result.audit.items():
         lines.append(
-            f"  {model}: {cell.damage}/{cell.n} damage, p̂ {cell.phat:.3f}, "
-            f"CI [{cell.ci_low:.3f}, {cell.ci_high:.3f}]"
+            f"  {model}: {audited.damage}/{audited.n} damage, p̂ {audited.phat:.3f}, "
+            f"CI [{audited.ci_low:.3f}, {audited.ci_high:.3f}]"
         )
     lines.append(
         f"  Fisher exact test between them: p = {result.audit_fisher_p:.3f} (no difference)"
@@ -155,6 +155,13 @@ def render_mirage(result: MirageResult) -> list[str]:
         f"deployment: {result.report.events} events; "
         + (f"alarm at event {event}" if event is not None else "no alarm")
     )
+    for row in result.report.cells:
+        if row.model in result.audit and row.audit is not None and row.group is None:
+            d = row.deployment
+            lines.append(
+                f"  {row.model}: {d.harm}/{d.n} harm, anytime [{d.ci_low:.3f}, "
+                f"{d.ci_high:.3f}] -> {row.status}"
+            )
     return lines
 
 
@@ -195,10 +202,7 @@ def mirage(
     console = Console(highlight=False, soft_wrap=True, markup=False)
     for line in render_mirage(result):
         console.print(line)
-    for line in render(result.report):
-        console.print(line)
-    for line in _closing(result.report):
-        console.print(line)
+    console.print(f"wrote {ledger} and {events}; `kaudit monitor` on them shows every cell")
 
 
 def register(app: typer.Typer) -> None:
