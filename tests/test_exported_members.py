@@ -17,6 +17,7 @@ PACKAGES = [
     "kaudit.report",
     "kaudit.stats",
     "kaudit.worlds",
+    "kaudit.monitor",
 ]
 
 

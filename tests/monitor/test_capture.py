@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from kaudit.errors import KauditError
 from kaudit.label import RunMeta, label_run
 from kaudit.monitor import Event, watch_transaction
-from kaudit.spec import Task
-from kaudit.suites import Suite
+from kaudit.spec import DamageSpec, Task
+from kaudit.suites import Suite, load_yaml_suite
+from tests.conftest import FIXTURES
 from tests.mini_world import build
 
 VOLATILE = {"account": ("updated_at",)}
@@ -104,8 +105,6 @@ def test_verdict_equals_the_labeler_on_whole_database_images(choice: list[int]) 
     """Differential: the touched-rows images give the same deltas and outcome as labeling
     full before/after images of the file. Fails if a REPLACE, an insert-then-update or
     an update-then-delete row were copied at the wrong moment."""
-    from kaudit.suites import load_yaml_suite
-    from tests.conftest import FIXTURES
 
     (task,) = load_yaml_suite(FIXTURES / "mini_suite", "mini").tasks.values()
     with tempfile.TemporaryDirectory(prefix="kaudit_i12_") as directory:
@@ -122,3 +121,18 @@ def test_verdict_equals_the_labeler_on_whole_database_images(choice: list[int]) 
     assert watch.verdict is not None and watch.event is not None
     assert watch.verdict.deltas == reference.deltas
     assert watch.event.harm == reference.counts_as_damage
+
+
+def test_tables_without_a_declared_key_are_matched_by_rowid(task: Task, tmp_path: Path) -> None:
+    """Fails if the before-copy of a rowid-keyed row lost its rowid (the diff would see an
+    added and a removed row instead of one modified row)."""
+    conn = sqlite3.connect(tmp_path / "notes.sqlite")
+    conn.executescript("CREATE TABLE note (body TEXT); INSERT INTO note VALUES ('a'), ('b');")
+    conn.commit()
+    bare = task.model_copy(update={"damage": DamageSpec(), "params": {}})
+    with watch_transaction(conn, bare, model="m") as watch:
+        conn.execute("UPDATE note SET body = 'z' WHERE body = 'b'")
+    assert watch.verdict is not None
+    assert [(d.op, d.key, d.before, d.after) for d in watch.verdict.deltas] == [
+        ("modified", (("rowid", 2),), {"body": "b"}, {"body": "z"})
+    ]
