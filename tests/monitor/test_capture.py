@@ -88,7 +88,12 @@ OPS: list[Op] = [
     lambda c: c.execute("UPDATE account SET status = 'closed' WHERE id = 'ACC_004'"),
     lambda c: c.execute("UPDATE account SET balance = balance + 1 WHERE org = 'ORG_B'"),
     lambda c: c.execute("DELETE FROM account WHERE id = 'ACC_010'"),
-    lambda c: c.execute("INSERT INTO account VALUES ('NEW_1', 'ORG_A', 'n', 1.0, 'open', NULL)"),
+    lambda c: c.execute(
+        "INSERT OR IGNORE INTO account VALUES ('NEW_1', 'ORG_A', 'n', 1.0, 'open', NULL)"
+    ),
+    lambda c: c.execute(
+        "INSERT OR REPLACE INTO account VALUES ('ACC_005', 'ORG_B', 'r', 9.0, 'open', NULL)"
+    ),
     lambda c: c.execute("UPDATE account SET balance = 2.0 WHERE id = 'NEW_1'"),
     lambda c: c.execute("DELETE FROM account WHERE id = 'NEW_1'"),
     lambda c: c.execute("INSERT OR REPLACE INTO link VALUES ('ACC_003', 'tier', 'gold')"),
