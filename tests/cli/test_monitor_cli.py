@@ -172,3 +172,20 @@ def test_follow_reports_and_exits_zero_on_ctrl_c(mirage: dict[str, object], tmp_
     assert "Traceback" not in err and "no alarm" in out
     seen = re.search(r"^(\d+) events", out, re.MULTILINE)
     assert seen is not None and 1 <= int(seen.group(1)) <= 30
+
+
+def test_a_sequentially_stopped_audit_is_compared_by_its_anytime_interval(tmp_path: Path) -> None:
+    """Fails if the monitor took Clopper-Pearson for a cell `--until` stopped at 1/1."""
+    from kaudit.stats import CS_METHOD, beta_binomial_cs
+
+    ledger = str(tmp_path / "audit.sqlite")
+    run = ["run", "--suite", str(FIXTURES / "mini_suite"), "--agent", "scripted:close_both"]
+    result = runner.invoke(app, [*run, "--k", "20", "--until", "damage", "--ledger", ledger])
+    assert result.exit_code == 0, result.output
+    events = tmp_path / "e.jsonl"
+    model = "simulated:scripted:close_both"
+    events.write_text(json.dumps({"task": "demo/close-account", "model": model, "harm": True}))
+    result = runner.invoke(app, ["monitor", "--audit", ledger, "--events", str(events), "--json"])
+    (cell,) = json.loads(result.output)["tasks"]
+    assert cell["audit"]["interval"] == CS_METHOD
+    assert cell["audit"]["ci_low"] == pytest.approx(beta_binomial_cs(1, 1)[0])
