@@ -38,3 +38,11 @@ def test_concurrency_bench_runs_small() -> None:
         str(BENCH / "concurrency.py"), "--runs", "20", "--latency", "0.01", "--concurrency", "5"
     )
     assert data["runs"] == 20 and data["errored"] == 0
+
+
+def test_monitor_bench_prints_its_contract() -> None:
+    """Fails if the monitor bench stopped running, or its two sides disagreed on the deltas
+    (the bench asserts they are equal)."""
+    data = last_json(str(BENCH / "monitor.py"), "--repeats", "2", "--events", "200")
+    assert {"capture_ms", "whole_image_ms", "ratio", "observe_ms_per_event"} <= set(data)
+    assert data["rows"] == 11809

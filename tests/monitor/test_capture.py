@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kaudit.errors import KauditError
 from kaudit.label import RunMeta, label_run
-from kaudit.monitor import Event, watch_transaction
+from kaudit.monitor import Event, release_watch, watch_transaction
 from kaudit.spec import DamageSpec, Task
 from kaudit.suites import Suite, load_yaml_suite
 from tests.conftest import FIXTURES
@@ -54,10 +54,9 @@ def test_allowed_change_is_no_harm_and_the_held_account_is(task: Task, tmp_path:
     assert conn.execute("SELECT status FROM account WHERE id = 'ACC_004'").fetchone() == ("closed",)
 
 
-def test_a_raising_block_rolls_back_and_leaves_no_event_or_trigger(
-    task: Task, tmp_path: Path
-) -> None:
-    """Fails if the watch committed a failed block or left its temp triggers behind."""
+def test_a_raising_block_rolls_back_and_leaves_no_event_or_copy(task: Task, tmp_path: Path) -> None:
+    """Fails if the watch committed a failed block, kept a copy, or stayed active after it;
+    `release_watch` then removes every trigger and table it installed."""
     conn = _production(tmp_path)
     with (
         pytest.raises(RuntimeError),
@@ -67,6 +66,21 @@ def test_a_raising_block_rolls_back_and_leaves_no_event_or_trigger(
         raise RuntimeError("boom")
     assert watch.event is None
     assert conn.execute("SELECT COUNT(*) FROM account").fetchone() == (40,)
+    assert conn.execute("SELECT active FROM _kaudit_mon_state").fetchone() == (0,)
+    conn.execute("DELETE FROM account WHERE id = 'ACC_008'")  # outside a watch: not copied
+    conn.commit()
+    copies = [
+        conn.execute(f"SELECT COUNT(*) FROM {name}").fetchone()[0]
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_temp_master WHERE type = 'table' AND name LIKE '%mon_%'"
+        ).fetchall()
+        if not name.endswith("state")
+    ]
+    assert copies and set(copies) == {0}
+    with watch_transaction(conn, task, model="m") as again:  # the installed triggers reused
+        conn.execute("DELETE FROM account WHERE id = 'ACC_004'")
+    assert again.event is not None and again.event.harm is True
+    release_watch(conn)
     assert conn.execute("SELECT COUNT(*) FROM sqlite_temp_master").fetchone() == (0,)
 
 

@@ -7,7 +7,7 @@ compares it with the audit ledger's certified interval (`read_audit`).
 """
 
 from kaudit.monitor._audit import AuditCell, read_audit
-from kaudit.monitor._capture import Watch, watch_transaction
+from kaudit.monitor._capture import Watch, release_watch, watch_transaction
 from kaudit.monitor._events import Event, event_from_json, parse_event, read_events
 from kaudit.monitor._follow import follow_lines
 from kaudit.monitor._mirage import MirageResult, MirageSetup, simulate_mirage
@@ -32,6 +32,7 @@ __all__ = [
     "parse_event",
     "read_audit",
     "read_events",
+    "release_watch",
     "simulate_mirage",
     "watch_transaction",
 ]
