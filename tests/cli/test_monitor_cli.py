@@ -100,7 +100,13 @@ def test_malformed_event_line_is_one_line_exit_2(mirage: dict[str, object], tmp_
     assert result.output.strip() == (
         f"error: {events}: line 3: harm: must be true, false or null, got 1"
     )
-    for bad in (["--threshold", "1.5"], ["--events", str(tmp_path / "missing.jsonl")]):
+    for bad in (
+        ["--threshold", "1.5"],
+        ["--alpha", "0"],
+        ["--events", str(tmp_path / "missing.jsonl")],
+        ["--audit", str(tmp_path / "missing.sqlite")],
+        ["--audit", str(events)],  # not a ledger
+    ):
         result = runner.invoke(app, [*args, *bad])
         assert result.exit_code == 2 and result.output.startswith("error: "), result.output
 

@@ -98,9 +98,7 @@ def _feed(monitor: Monitor, lines: Iterable[str], source: str, follow: bool) -> 
 
 
 def monitor(
-    audit: Annotated[
-        Path, typer.Option("--audit", help="Audit ledger.", exists=True, dir_okay=False)
-    ],
+    audit: Annotated[Path, typer.Option("--audit", help="Audit ledger.")],
     events: Annotated[str, typer.Option("--events", help="Events JSONL file, or - for stdin.")],
     follow: Annotated[
         bool, typer.Option("--follow", help="Tail the file; stop at the first alarm or Ctrl-C.")
