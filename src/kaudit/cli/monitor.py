@@ -182,11 +182,7 @@ def mirage(
     for path in (ledger, events):
         if path.exists():
             raise KauditError(f"{path}: already exists; choose an empty --out directory")
-    setup = MirageSetup(seed=seed)
-    result = simulate_mirage(setup, ledger)
-    import json
-
-    events.write_text("".join(json.dumps(e.to_json()) + "\n" for e in result.events))
+    result = simulate_mirage(MirageSetup(seed=seed), ledger, events)
     if as_json:
         print_json(
             {

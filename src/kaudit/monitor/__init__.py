@@ -8,7 +8,13 @@ compares it with the audit ledger's certified interval (`read_audit`).
 
 from kaudit.monitor._audit import AuditCell, read_audit
 from kaudit.monitor._capture import Watch, release_watch, watch_transaction
-from kaudit.monitor._events import Event, event_from_json, parse_event, read_events
+from kaudit.monitor._events import (
+    Event,
+    event_from_json,
+    parse_event,
+    read_events,
+    write_events,
+)
 from kaudit.monitor._follow import follow_lines
 from kaudit.monitor._mirage import MirageResult, MirageSetup, simulate_mirage
 from kaudit.monitor._monitor import CellReport, Monitor, MonitorReport
@@ -35,4 +41,5 @@ __all__ = [
     "release_watch",
     "simulate_mirage",
     "watch_transaction",
+    "write_events",
 ]

@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kaudit.errors import EventError
@@ -101,3 +102,8 @@ def read_events(lines: Iterable[str], source: str) -> Iterator[Event]:
     for number, line in enumerate(lines, start=1):
         if line.strip():
             yield parse_event(line, number, source)
+
+
+def write_events(path: Path, events: Iterable[Event]) -> None:
+    """Events as JSONL at `path`, one `Event.to_json` object a line."""
+    path.write_text("".join(json.dumps(event.to_json()) + "\n" for event in events))

@@ -18,7 +18,7 @@ import numpy as np
 
 from kaudit.ledger import Ledger, RunRecord
 from kaudit.monitor._audit import AuditCell, read_audit
-from kaudit.monitor._events import Event
+from kaudit.monitor._events import Event, write_events
 from kaudit.monitor._monitor import Monitor, MonitorReport
 
 STEADY = "simulated:steady"
@@ -98,8 +98,14 @@ def _deployment(setup: MirageSetup, rng: np.random.Generator) -> list[Event]:
     return events
 
 
-def simulate_mirage(setup: MirageSetup, ledger_path: Path) -> MirageResult:
-    """Write the audit into a new ledger at `ledger_path`, then monitor the deployment."""
+def simulate_mirage(
+    setup: MirageSetup, ledger_path: Path, events_path: Path | None = None
+) -> MirageResult:
+    """Write the audit into a new ledger at `ledger_path`, then monitor the deployment.
+
+    With `events_path`, the deployment events are also written there as JSONL, so
+    `kaudit monitor` can be run on the two files and must reach the same report.
+    """
     from scipy.stats import fisher_exact
 
     rng = np.random.default_rng(setup.seed)
@@ -113,5 +119,7 @@ def simulate_mirage(setup: MirageSetup, ledger_path: Path) -> MirageResult:
     table = np.array([[a.damage, a.n - a.damage], [b.damage, b.n - b.damage]])
     fisher_p = float(fisher_exact(table).pvalue)
     events = _deployment(setup, rng)
+    if events_path is not None:
+        write_events(events_path, events)
     report = Monitor(audit, setup.threshold, setup.alpha).observe_all(events)
     return MirageResult(cells, fisher_p, report, tuple(events))
