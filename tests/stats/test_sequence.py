@@ -153,3 +153,18 @@ def test_identified_range_refuses_impossible_counts() -> None:
     """Fails if more harms and unobserved events than events were accepted."""
     with pytest.raises(ValueError, match="harm \\+ unobserved"):
         identified_range(3, 3, 5)
+
+
+@given(counts(max_n=300), st.floats(0.001, 0.999))
+def test_membership_matches_scipy_betabinom_over_binom(xn: tuple[int, int], p: float) -> None:
+    """Differential against scipy: the mixture martingale is the beta-binomial pmf over the
+    binomial pmf (the binomial coefficients cancel), so p is inside the interval exactly
+    when that ratio is below 1/alpha. Fails if the prior, the level or a root were off."""
+    from scipy import stats
+
+    x, n = xn
+    low, high = beta_binomial_cs(x, n)
+    if min(abs(p - low), abs(p - high)) < 1e-7:
+        return  # too close to an end for floating point to decide
+    ratio = stats.betabinom.logpmf(x, n, 0.5, 0.5) - stats.binom.logpmf(x, n, p)
+    assert (low < p < high) == (ratio < math.log(1 / ALPHA))
