@@ -212,7 +212,8 @@ def watch_transaction(
 
     The connection must not already be in a transaction (the watch owns the boundary:
     it begins, commits on success and rolls back if the block raises, in which case no
-    event is produced). The task's success checks are not run: production has no
+    event is produced); the block must not commit or roll back itself. The task's
+    success checks are not run: production has no
     oracle, only the damage spec. Schema changes (DDL) inside the block are not seen:
     production code is expected to change rows, not tables. Example::
 
