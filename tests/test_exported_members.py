@@ -21,6 +21,7 @@ PACKAGES = [
     "kaudit.faults",
     "kaudit.boundary",
     "kaudit.gate",
+    "kaudit.monitor",
 ]
 
 

@@ -10,6 +10,7 @@ their own hierarchy and callers can tell them apart from a verdict::
     │   └── SeedDriftError   a freshly seeded sandbox differs from its template
     ├── InvalidRunError      a run has no dump, so it has no verdict (INVALID, never counted)
     ├── LedgerError          the ledger is corrupt, its hash chain broken, or a campaign clashes
+    ├── EventError           a deployment event line is malformed (names source + line)
     └── AgentError           an agent could not produce a turn (recorded as `errored`)
 
 A tool failure is *not* here: it is a result the agent sees (`ToolError`).
@@ -56,6 +57,15 @@ class InvalidRunError(KauditError):
 
 class LedgerError(KauditError):
     """The ledger cannot be read or written as asked."""
+
+
+class EventError(KauditError):
+    """A deployment event cannot be read; the message names the source, line and field."""
+
+    def __init__(self, source: str, line: int, reason: str) -> None:
+        self.source = source
+        self.line = line
+        super().__init__(f"{source}: line {line}: {reason}")
 
 
 class AgentError(KauditError):

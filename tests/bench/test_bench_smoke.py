@@ -49,3 +49,11 @@ def test_planning_bench_prints_its_contract() -> None:
     tasks = len(load_suite("builtin").tasks)
     assert data["jobs"] == 200 * 2 * tasks  # 2 agents x the built-in tasks x k
     assert data["generator_bytes_k_1e9"] < 100_000 < data["list_bytes"]
+
+
+def test_monitor_bench_prints_its_contract() -> None:
+    """Fails if the monitor bench stopped running, or its two sides disagreed on the deltas
+    (the bench asserts they are equal)."""
+    data = last_json(str(BENCH / "monitor.py"), "--repeats", "2", "--events", "200")
+    assert {"capture_ms", "whole_image_ms", "ratio", "observe_ms_per_event"} <= set(data)
+    assert data["rows"] == 11809

@@ -11,9 +11,12 @@ from kaudit.errors import KauditError
 from kaudit.harness import CampaignPlan, LocalExecutor, StoppingRule, run_campaign
 from kaudit.ledger import Ledger
 from kaudit.report import stopping_rule_text
-from kaudit.stats import clopper_pearson
+from kaudit.stats import beta_binomial_cs, clopper_pearson
 from kaudit.suites import Suite
 from tests.harness.test_campaign import Yielding
+
+FIRST_CLEAN_STOP = 53
+"""Clean runs before the 95% beta-binomial sequence's upper bound falls below 0.1."""
 
 
 def test_rules_parse_from_the_command_line_forms() -> None:
@@ -25,11 +28,13 @@ def test_rules_parse_from_the_command_line_forms() -> None:
             StoppingRule.parse(bad, 10)
 
 
-def test_upper_bound_rule_stops_at_the_first_n_whose_bound_is_below_target() -> None:
+def test_upper_bound_rule_stops_at_the_first_n_whose_anytime_bound_is_below_target() -> None:
+    """Fails if the rule re-checked Clopper-Pearson (it would stop at 36 clean runs)."""
     rule = StoppingRule(max_k=1000, upper_below=0.1)
     first = next(n for n in range(1, 1000) if rule.is_done(0, n))
-    assert clopper_pearson(0, first)[1] < 0.1 <= clopper_pearson(0, first - 1)[1]
-    assert first == 36
+    assert beta_binomial_cs(0, first)[1] < 0.1 <= beta_binomial_cs(0, first - 1)[1]
+    assert first == FIRST_CLEAN_STOP
+    assert clopper_pearson(0, 36)[1] < 0.1
     assert not rule.is_done(1, 36) and rule.is_done(3, 1000)
 
 

@@ -18,7 +18,17 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-COMMAND_MODULES = ("run", "report", "validate", "tasks", "stats", "ledger", "gate", "export")
+COMMAND_MODULES = (
+    "run",
+    "report",
+    "validate",
+    "tasks",
+    "stats",
+    "ledger",
+    "gate",
+    "export",
+    "monitor",
+)
 
 
 def _register_all() -> None:

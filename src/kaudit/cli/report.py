@@ -13,10 +13,13 @@ from kaudit.cli._tables import print_tables
 from kaudit.errors import KauditError
 from kaudit.ledger import Ledger
 from kaudit.report import (
+    ANYTIME_MARK,
+    FIXED_K_METHOD,
     CampaignReport,
     HtmlOptions,
     build_report,
     html_report,
+    sequential_campaigns,
     stopping_rule_text,
     terminal_tables,
 )
@@ -58,7 +61,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Per (model, task) cell: n, damage x, p̂, exact Clopper-Pearson interval, safe^n.
 
-        Also the sub-label and severity mix per cell, safe^k / pass^k / miss rates,
+        Cells of a sequentially stopped campaign (`kaudit run --until`) show the
+        anytime-valid interval instead, marked † and named under the table. Also the
+        sub-label and severity mix per cell, safe^k / pass^k / miss rates,
         transcript grading against the state, and damage economics. `--html FILE` writes
         one self-contained page with figures and a run viewer. Opens the ledger read-only
         and verifies its hash chain first; a broken chain is refused (exit 2) unless
@@ -73,14 +78,16 @@ def register(app: typer.Typer) -> None:
                 store.verify()
             records = list(store.records(campaign))
             names = [campaign] if campaign else store.campaigns()
+            sequential = sequential_campaigns(names, store.manifest)
             rules = {name: stopping_rule_text(store.manifest(name)) for name in names}
-        built = build_report(records, alpha)
+        built = build_report(records, alpha, sequential)
         if html is not None:
             order = split_csv(model_order)
             options = HtmlOptions(
                 alpha=alpha,
                 model_order=None if order is None else tuple(order),
                 title=f"kaudit report: {ledger.name}",
+                sequential_campaigns=tuple(sequential),
             )
             page = html_report(records, options)
             try:
@@ -97,10 +104,17 @@ def register(app: typer.Typer) -> None:
         console.print(
             f"{built.runs} runs, {built.invalid} invalid (recorded, never counted)", soft_wrap=True
         )
-        print_tables(terminal_tables(records, alpha), console)
+        print_tables(terminal_tables(records, alpha, sequential_campaigns=sequential), console)
         for name, rule in rules.items():
             if rule:
                 console.print(f"campaign {name}: stopping rule {rule}", soft_wrap=True)
+        anytime = {c.interval for c in built.cells if c.interval != FIXED_K_METHOD}
+        for method in sorted(anytime):
+            console.print(
+                f"{ANYTIME_MARK} sequentially stopped cell: anytime-valid interval "
+                f"({method}), not the fixed-k Clopper-Pearson one",
+                soft_wrap=True,
+            )
         for line in exposure_lines(built):
             console.print(line, soft_wrap=True)
         if html is not None:

@@ -214,7 +214,7 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 help="Sequential audit: stop a cell at 'damage' and/or 'upper<P' (its "
-                "Clopper-Pearson upper bound below P); --k is the maximum."
+                "anytime-valid upper bound below P); --k is the maximum."
             ),
         ] = None,
         until_alpha: Annotated[

@@ -15,6 +15,7 @@ from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.errors import KauditError
 from kaudit.report import ExposureSummary, exposure_summary
 from kaudit.stats import (
+    CellStats,
     CellTally,
     ClaimResult,
     StatsSummary,
@@ -105,6 +106,15 @@ def _k_values(text: str) -> list[int]:
     return values
 
 
+def _sequential(ledgers: Sequence[str], fmt: LedgerFormat) -> frozenset[tuple[str, str]]:
+    """Cells of sequentially stopped campaigns in kaudit ledgers (they get anytime intervals)."""
+    from kaudit.report import sequential_cells
+
+    if fmt != LedgerFormat.kaudit:
+        return frozenset()
+    return frozenset().union(*(sequential_cells(Path(path)) for path in ledgers))
+
+
 def _num(value: float | None, digits: int = 3) -> str:
     return "—" if value is None or value != value else f"{value:.{digits}f}"
 
@@ -130,7 +140,7 @@ def render_summary(summary: StatsSummary) -> list[Table]:
         t = c.tally
         cells.add_row(
             t.model, t.task, str(t.n), str(t.damage), str(t.damage_upper), str(t.success),
-            _num(c.phat), f"[{_num(c.ci_low, 4)}, {_num(c.ci_high, 4)}]",
+            _num(c.phat), f"[{_num(c.ci_low, 4)}, {_num(c.ci_high, 4)}]{_mark(c)}",
             "yes" if c.stochastic else "", _num(c.miss_k1),
         )  # fmt: skip
     pool = Table(title="pool estimates (cluster bootstrap over cells)")
@@ -146,7 +156,16 @@ def render_summary(summary: StatsSummary) -> list[Table]:
         for e in estimates:
             interval = f"[{_num(e.ci_low)}, {_num(e.ci_high)}]"
             pool.add_row(name, str(e.k), _num(e.mean), interval, str(e.cells))
+    anytime = sorted({c.interval for c in summary.cells if _mark(c)})
+    if anytime:
+        cells.caption = (
+            f"† sequentially stopped cell: anytime-valid interval ({anytime[0]}), not a fixed-n one"
+        )
     return [cells, pool, _render_dispersion(summary)]
+
+
+def _mark(cell: CellStats) -> str:
+    return "†" if cell.interval not in ("clopper-pearson", "wilson") else ""
 
 
 def _render_dispersion(summary: StatsSummary) -> Table:
@@ -245,6 +264,8 @@ def stats(
 
     Each kaudit ledger's hash chain is verified first; a broken one is refused (exit 2)
     unless --no-verify, which the output then states.
+    Cells of a sequentially stopped campaign (`kaudit run --until`) get the anytime-valid
+    interval, marked † in the table and named in the JSON's `interval`.
 
     Example: kaudit stats --format agentrelbench --model-file llama-3.1-8b=verdicts.jsonl --json
     """
@@ -254,6 +275,7 @@ def stats(
     summary = summarize(
         cells, alpha=alpha, eps=eps, k_values=ks, bootstrap=bootstrap, seed=seed,
         interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
+        sequential=_sequential(ledgers or [], fmt),
     )  # fmt: skip
     exposure = ledger_exposure(ledgers or []) if fmt == LedgerFormat.kaudit else None
     if as_json:

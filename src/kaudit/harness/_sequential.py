@@ -1,10 +1,11 @@
 """Sequential audits: stop adding runs to a cell once its question is answered.
 
-A cell is answered when damage has been seen (the model can do it) or when the exact
-Clopper-Pearson upper bound on its damage rate has fallen below a target (it rarely
-does). `k` stays the explicit maximum. Stopping early changes what the intervals mean
-(the run count is no longer fixed in advance), so the rule is written into the campaign
-manifest and the report states it.
+A cell is answered when damage has been seen (the model can do it) or when the
+anytime-valid upper bound on its damage rate has fallen below a target (it rarely does).
+`k` stays the explicit maximum. The bound is a confidence sequence, not Clopper-Pearson:
+re-checking a fixed-n interval after every run and stopping when it crosses the target
+would make its stated error rate wrong. The rule is written into the campaign manifest
+and the report states it, with the anytime-valid interval for the stopped cells.
 """
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from kaudit.errors import KauditError
-from kaudit.stats import clopper_pearson
+from kaudit.stats import CS_METHOD, beta_binomial_cs
 
 
 @dataclass(frozen=True)
 class StoppingRule:
     """When a cell has answered its question; `max_k` is the explicit maximum.
 
-    Stop at the first damage run (`on_damage`) and/or once the (1 - alpha) Clopper-Pearson
-    upper bound on the damage rate is below `upper_below`. Invalid runs do not count.
+    Stop at the first damage run (`on_damage`) and/or once the (1 - alpha) anytime-valid
+    upper bound (`kaudit.stats.beta_binomial_cs`) on the damage rate is below
+    `upper_below`; that bound holds at whatever run the cell stops. Invalid runs do not count.
     """
 
     max_k: int
@@ -61,7 +63,7 @@ class StoppingRule:
         if self.on_damage and damage > 0:
             return True
         if self.upper_below is not None and n > 0:
-            return clopper_pearson(damage, n, self.alpha)[1] < self.upper_below
+            return beta_binomial_cs(damage, n, self.alpha)[1] < self.upper_below
         return False
 
     def text(self) -> str:
@@ -72,8 +74,8 @@ class StoppingRule:
         if self.upper_below is not None:
             level = round((1 - self.alpha) * 100, 2)
             parts.append(
-                f"once the {level:g}% Clopper-Pearson upper bound on its damage rate fell "
-                f"below {self.upper_below:g}"
+                f"once the {level:g}% anytime-valid upper bound on its damage rate "
+                f"({CS_METHOD}) fell below {self.upper_below:g}"
             )
         return (
             f"sequential: each cell stopped {' or '.join(parts)}, at most k = {self.max_k} "
@@ -88,6 +90,7 @@ class StoppingRule:
             "upper_below": self.upper_below,
             "alpha": self.alpha,
             "max_k": self.max_k,
+            "interval": CS_METHOD,
             "text": self.text(),
         }
 

@@ -11,7 +11,14 @@ from kaudit.report._budget import (
     format_duration,
     run_costs,
 )
-from kaudit.report._cells import CampaignReport, CellRow, build_report, cell_row
+from kaudit.report._cells import (
+    FIXED_K_METHOD,
+    CampaignReport,
+    CellRow,
+    build_report,
+    cell_row,
+    certified_interval,
+)
 from kaudit.report._economics import ModelEconomics, economics
 from kaudit.report._faults import ExposureSummary, exposure_summary
 from kaudit.report._grading import (
@@ -23,13 +30,20 @@ from kaudit.report._grading import (
 )
 from kaudit.report._html import HtmlOptions, html_report
 from kaudit.report._mix import CellMix, cell_mix
-from kaudit.report._stopping import stopping_rule_text
+from kaudit.report._stopping import (
+    is_sequential,
+    sequential_campaigns,
+    sequential_cells,
+    stopping_rule_text,
+)
 from kaudit.report._tables import TextTable, to_text
-from kaudit.report._terminal import terminal_tables
+from kaudit.report._terminal import ANYTIME_MARK, terminal_tables
 from kaudit.report._viewer import declared_refusal_but_mutated, diff_rows, run_viewer
 
 __all__ = [
+    "ANYTIME_MARK",
     "DAMAGE_KEYWORDS",
+    "FIXED_K_METHOD",
     "Budget",
     "CampaignReport",
     "CellMix",
@@ -45,6 +59,7 @@ __all__ = [
     "build_report",
     "cell_mix",
     "cell_row",
+    "certified_interval",
     "declared_refusal_but_mutated",
     "diff_rows",
     "economics",
@@ -52,10 +67,13 @@ __all__ = [
     "format_duration",
     "grade_transcripts",
     "html_report",
+    "is_sequential",
     "keyword_grader",
     "refusal_grader",
     "run_costs",
     "run_viewer",
+    "sequential_campaigns",
+    "sequential_cells",
     "stopping_rule_text",
     "terminal_tables",
     "to_text",

@@ -2,19 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
 from kaudit.ledger import RunRecord, tallies_from_records
 from kaudit.report._faults import ExposureSummary, exposure_summary
-from kaudit.stats import CellTally, clopper_pearson, safe_pow_k
+from kaudit.stats import CS_METHOD, CellTally, beta_binomial_cs, clopper_pearson, safe_pow_k
+
+FIXED_K_METHOD = "Clopper-Pearson (exact, fixed k)"
+"""The interval name of a cell whose run count was fixed in advance."""
+
+
+def certified_interval(
+    damage: int, n: int, alpha: float, sequential: bool
+) -> tuple[float, float, str]:
+    """The cell's (1 - alpha) interval and its method name.
+
+    A cell of a sequentially stopped campaign gets the anytime-valid confidence sequence,
+    which holds at whatever run the stopping rule picked; a fixed-k cell keeps the exact
+    Clopper-Pearson interval, valid because n was chosen before looking.
+    """
+    if sequential:
+        return (*beta_binomial_cs(damage, n, alpha), CS_METHOD)
+    return (*clopper_pearson(damage, n, alpha), FIXED_K_METHOD)
 
 
 @dataclass(frozen=True)
 class CellRow:
-    """One (model, task) cell as reported. Intervals are exact Clopper-Pearson at 1 - alpha."""
+    """One (model, task) cell as reported, with its (1 - alpha) interval and its method.
+
+    `interval` names the method: exact Clopper-Pearson for fixed-k cells, the
+    anytime-valid confidence sequence for cells of a sequentially stopped campaign.
+    """
 
     model: str
     task: str
@@ -31,6 +52,7 @@ class CellRow:
     simulated: bool
     faults_injected: int = 0
     boundary_attempts: int = 0
+    interval: str = FIXED_K_METHOD
 
 
 @dataclass(frozen=True)
@@ -55,10 +77,15 @@ class CampaignReport:
 
 
 def cell_row(
-    tally: CellTally, alpha: float, dollars: float, cost: float, simulated: bool
+    tally: CellTally,
+    alpha: float,
+    dollars: float,
+    cost: float,
+    simulated: bool,
+    sequential: bool = False,
 ) -> CellRow:
     """Report one tally; safe^k is taken at k = n (all n audit runs clean)."""
-    low, high = clopper_pearson(tally.damage, tally.n, alpha)
+    low, high, method = certified_interval(tally.damage, tally.n, alpha, sequential)
     phat = tally.damage / tally.n if tally.n else float("nan")
     return CellRow(
         model=tally.model,
@@ -74,14 +101,21 @@ def cell_row(
         dollars=dollars,
         cost_usd=cost,
         simulated=simulated,
+        interval=method,
     )
 
 
-def build_report(records: Iterable[RunRecord], alpha: float = 0.05) -> CampaignReport:
+def build_report(
+    records: Iterable[RunRecord],
+    alpha: float = 0.05,
+    sequential_campaigns: Collection[str] = (),
+) -> CampaignReport:
     """Aggregate records into cells, sorted by model then task.
 
     A cell is (model, task, task digest): runs of a changed task are another cell,
-    named ``task@digest8``, never pooled with the old version's runs.
+    named ``task@digest8``, never pooled with the old version's runs. A cell holding any
+    run of a campaign in `sequential_campaigns` was stopped by a rule that looked at its
+    runs, so it is reported with the anytime-valid interval.
     """
     kept: Sequence[RunRecord] = list(records)
     Cell = tuple[str, str, str | None]
@@ -90,8 +124,11 @@ def build_report(records: Iterable[RunRecord], alpha: float = 0.05) -> CampaignR
     simulated: dict[Cell, bool] = {}
     faults: dict[Cell, int] = {}
     attempts: dict[Cell, int] = {}
+    sequential: set[Cell] = set()
     for record in kept:
         cell = (record.model, record.task, record.task_digest)
+        if record.campaign in sequential_campaigns:
+            sequential.add(cell)
         faults[cell] = faults.get(cell, 0) + len(record.faults)
         attempts[cell] = attempts.get(cell, 0) + len(record.boundary_attempts)
         dollars[cell] = dollars.get(cell, Decimal(0)) + record.damage_dollars
@@ -100,10 +137,10 @@ def build_report(records: Iterable[RunRecord], alpha: float = 0.05) -> CampaignR
     rows = []
     for t in tallies_from_records(kept):
         cell = (t.model, t.task_id, t.digest)
-        row = cell_row(t, alpha, float(dollars[cell]), cost[cell], simulated[cell])
-        rows.append(
-            replace(row, faults_injected=faults[cell], boundary_attempts=attempts[cell])
+        row = cell_row(
+            t, alpha, float(dollars[cell]), cost[cell], simulated[cell], cell in sequential
         )
+        rows.append(replace(row, faults_injected=faults[cell], boundary_attempts=attempts[cell]))
     invalid = sum(record.status == "invalid" for record in kept)
     return CampaignReport(
         runs=len(kept),

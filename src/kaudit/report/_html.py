@@ -71,6 +71,8 @@ class HtmlOptions:
         seed: Bootstrap seed.
         model_order: Declared capability order for the gradient (default: sorted names).
         title: Page title.
+        sequential_campaigns: Campaigns stopped by a sequential rule; their cells get the
+            anytime-valid interval, as in the terminal report.
     """
 
     alpha: float = 0.05
@@ -81,6 +83,7 @@ class HtmlOptions:
     seed: int = 0
     model_order: tuple[str, ...] | None = None
     title: str = "kaudit report"
+    sequential_campaigns: tuple[str, ...] = ()
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -240,7 +243,7 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
         seed=opts.seed, model_order=_gradient_order(models, opts.model_order),
     )  # fmt: skip
     mix = cell_mix(runs)
-    cells = build_report(runs, opts.alpha)
+    cells = build_report(runs, opts.alpha, opts.sequential_campaigns)
     dollars = {(c.model, c.task): c.dollars for c in cells.cells}
     figures = [
         _figure("forest", forest_svg(summary.cells, opts.eps, opts.alpha),

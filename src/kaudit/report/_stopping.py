@@ -6,8 +6,11 @@ report must say which rule produced its run counts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
+
+from kaudit.ledger import Ledger
 
 
 def stopping_rule_text(manifest: Mapping[str, Any] | None) -> str | None:
@@ -19,3 +22,25 @@ def stopping_rule_text(manifest: Mapping[str, Any] | None) -> str | None:
         return str(rule["text"])
     k = manifest.get("k")
     return f"fixed: k = {k} runs per cell" if isinstance(k, int) else None
+
+
+def is_sequential(manifest: Mapping[str, Any] | None) -> bool:
+    """Whether the campaign's run counts came from a stopping rule that looked at its runs."""
+    rule = (manifest or {}).get("stopping_rule")
+    return isinstance(rule, Mapping) and rule.get("kind") == "sequential"
+
+
+def sequential_campaigns(
+    names: Iterable[str], manifest: Callable[[str], Mapping[str, Any] | None]
+) -> frozenset[str]:
+    """The campaigns among `names` whose manifest records a sequential stopping rule."""
+    return frozenset(name for name in names if is_sequential(manifest(name)))
+
+
+def sequential_cells(path: Path) -> frozenset[tuple[str, str]]:
+    """The (model, task) cells holding a run of a sequentially stopped campaign in a ledger."""
+    with Ledger(path, readonly=True) as ledger:
+        chosen = sequential_campaigns(ledger.campaigns(), ledger.manifest)
+        if not chosen:
+            return frozenset()
+        return frozenset((r.model, r.task) for r in ledger.records() if r.campaign in chosen)

@@ -7,17 +7,20 @@ show the same cells because both start here.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from kaudit.ledger import RunRecord, tallies_from_records
-from kaudit.report._cells import CampaignReport, build_report
+from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, build_report
 from kaudit.report._economics import economics
 from kaudit.report._grading import grade_transcripts
 from kaudit.report._mix import SEVERITIES, SUB_LABELS, CellMix, cell_mix
 from kaudit.report._tables import TextTable
 from kaudit.stats import summarize
 
-__all__ = ["terminal_tables"]
+__all__ = ["ANYTIME_MARK", "terminal_tables"]
+
+ANYTIME_MARK = "†"
+"""Marks an interval that is the anytime-valid one of a sequentially stopped cell."""
 
 
 def _num(value: float, digits: int = 3) -> str:
@@ -44,7 +47,8 @@ def _cell_table(report: CampaignReport, model: str) -> TextTable:
     rows = []
     for cell in cells:
         row = [cell.task, str(cell.n), str(cell.damage), _num(cell.phat),
-               f"[{_num(cell.ci_low)}, {_num(cell.ci_high)}]", str(cell.success),
+               f"[{_num(cell.ci_low)}, {_num(cell.ci_high)}]"
+               + (ANYTIME_MARK if cell.interval != FIXED_K_METHOD else ""), str(cell.success),
                _num(cell.safe_k)]  # fmt: skip
         row += [f"{cell.dollars:,.2f}" if cell.dollars else ""] * priced
         row += [f"{cell.cost_usd:,.4f}"] * costed
@@ -112,10 +116,16 @@ def _money_table(records: Sequence[RunRecord], alpha: float, seed: int) -> TextT
 
 
 def terminal_tables(
-    records: Sequence[RunRecord], alpha: float = 0.05, seed: int = 0
+    records: Sequence[RunRecord],
+    alpha: float = 0.05,
+    seed: int = 0,
+    sequential_campaigns: Collection[str] = (),
 ) -> list[TextTable]:
-    """Every table of `kaudit report`, in print order; empty for a ledger with no cells."""
-    report = build_report(records, alpha)
+    """Every table of `kaudit report`, in print order; empty for a ledger with no cells.
+
+    Cells of `sequential_campaigns` show their anytime-valid interval, marked †.
+    """
+    report = build_report(records, alpha, sequential_campaigns)
     models = sorted({cell.model for cell in report.cells})
     mix = cell_mix(records)
     tables: list[TextTable] = []

@@ -24,11 +24,19 @@ from ._prereg import (
     select_pool,
 )
 from ._prereg_file import freeze_prereg, load_frozen_prereg, prereg_lock_path
+from ._sequence import (
+    CS_METHOD,
+    IdentifiedRange,
+    beta_binomial_cs,
+    confidence_sequence,
+    identified_range,
+)
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
 from ._summary import CellStats, PoolEstimate, StatsSummary, summarize
 from ._tally import CellTally, distinguish_versions, merge_tallies
 
 __all__ = [
+    "CS_METHOD",
     "Agreement",
     "AlwaysFail",
     "CellPlan",
@@ -36,6 +44,7 @@ __all__ = [
     "CellTally",
     "ClaimResult",
     "Gradient",
+    "IdentifiedRange",
     "MissRate",
     "MleFit",
     "MomentsFit",
@@ -47,16 +56,19 @@ __all__ = [
     "always_fail_upper",
     "analyze",
     "audit_miss_rate",
+    "beta_binomial_cs",
     "bootstrap_mean",
     "bootstrap_ratio",
     "capability_gradient",
     "choose_ratio",
     "clopper_pearson",
     "cohen_kappa",
+    "confidence_sequence",
     "distinguish_versions",
     "fit_mle",
     "fit_moments",
     "freeze_prereg",
+    "identified_range",
     "is_stochastic",
     "load_frozen_prereg",
     "load_prereg",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,6 +19,7 @@ from ._gradient import Gradient, capability_gradient
 from ._intervals import clopper_pearson, wilson
 from ._miss import MissRate, audit_miss_rate, miss_probability, miss_weights
 from ._passk import pass_at_k, pass_pow_k, pool_mean, safe_pow_k
+from ._sequence import CS_METHOD, beta_binomial_cs
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
 from ._tally import CellTally
 
@@ -40,6 +41,8 @@ class CellStats:
         miss_k1: Chance one audit run looks clean, (n − x)/n.
         safe_k: safe^k per requested k (NaN when k > n).
         pass_k: pass^k per requested k (NaN when k > n).
+        interval: The interval's method; the anytime-valid confidence sequence for a
+            sequentially stopped cell.
     """
 
     tally: CellTally
@@ -50,6 +53,7 @@ class CellStats:
     miss_k1: float
     safe_k: tuple[tuple[int, float], ...]
     pass_k: tuple[tuple[int, float], ...]
+    interval: str = "clopper-pearson"
 
 
 @dataclass(frozen=True)
@@ -176,6 +180,7 @@ def _cell_json(c: CellStats) -> dict[str, Any]:
         "miss_k1": c.miss_k1,
         "safe_k": {str(k): v for k, v in c.safe_k},
         "pass_k": {str(k): v for k, v in c.pass_k},
+        "interval": c.interval,
     }
 
 
@@ -205,9 +210,14 @@ def _pool(values: list[float], k: int, counts: IntArray, alpha: float) -> PoolEs
 
 
 def _cell(
-    t: CellTally, alpha: float, eps: float, interval: Interval, ks: Sequence[int]
+    t: CellTally, alpha: float, eps: float, interval: Interval, ks: Sequence[int], anytime: bool
 ) -> CellStats:
-    low, high = (clopper_pearson if interval == "clopper-pearson" else wilson)(t.damage, t.n, alpha)
+    method = CS_METHOD if anytime else interval
+    if anytime:
+        low, high = beta_binomial_cs(t.damage, t.n, alpha)
+    else:
+        pick = clopper_pearson if interval == "clopper-pearson" else wilson
+        low, high = pick(t.damage, t.n, alpha)
     return CellStats(
         tally=t,
         phat=t.phat,
@@ -217,6 +227,7 @@ def _cell(
         miss_k1=miss_probability(t.n, t.damage, 1),
         safe_k=tuple((k, safe_pow_k(t.n, t.damage, k)) for k in ks),
         pass_k=tuple((k, pass_pow_k(t.n, t.success, k)) for k in ks),
+        interval=method,
     )
 
 
@@ -240,6 +251,7 @@ def summarize(
     seed: int = 0,
     interval: Interval = "clopper-pearson",
     model_order: Sequence[str] | None = None,
+    sequential: Collection[tuple[str, str]] = (),
 ) -> StatsSummary:
     """Compute every pool statistic from cell tallies; pure and seeded.
 
@@ -247,14 +259,18 @@ def summarize(
     duplicate-preserving cluster bootstrap over cells with ``bootstrap`` resamples from
     ``seed``; per-cell intervals are exact (Clopper-Pearson) unless ``interval="wilson"``.
     The beta-binomial fits and the audit miss rate are over damage (the strict label).
-    ``model_order`` adds the capability gradient.
+    ``model_order`` adds the capability gradient. Cells whose (model, task) is in
+    ``sequential`` were stopped by a rule that looked at their runs; they get the
+    anytime-valid confidence sequence instead of a fixed-n interval.
     """
     cells = tuple(t for t in tallies if t.n > 0)
     ks = tuple(sorted(set(k_values)))
     if any(k < 1 for k in ks):
         raise ValueError(f"k values must be >= 1, got {list(k_values)}")
     counts = resample_counts(len(cells), bootstrap, seed)
-    stats = tuple(_cell(t, alpha, eps, interval, ks) for t in cells)
+    stats = tuple(
+        _cell(t, alpha, eps, interval, ks, (t.model, t.task) in sequential) for t in cells
+    )
 
     def pooled(estimator: Any, attr: str) -> tuple[PoolEstimate, ...]:
         return tuple(

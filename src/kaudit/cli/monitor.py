@@ -1,0 +1,207 @@
+"""`kaudit monitor` and `kaudit simulate mirage`: deployment events against the audit ledger."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from kaudit.cli._common import guarded, print_json
+from kaudit.errors import KauditError
+from kaudit.monitor import (
+    MirageResult,
+    MirageSetup,
+    Monitor,
+    MonitorReport,
+    follow_lines,
+    read_audit,
+    read_events,
+    simulate_mirage,
+)
+
+ALARM_EXIT = 4
+
+
+def _fmt(value: float) -> str:
+    return "—" if value != value else f"{value:.3f}"
+
+
+def render(report: MonitorReport) -> list[str]:
+    """Four lines per (model, task, group): its name, status and decision, audit, deployment."""
+    lines: list[str] = []
+    for cell in report.cells:
+        d, a = cell.deployment, cell.audit
+        group = f" [{cell.group}]" if cell.group else ""
+        audit = (
+            "no counted run in the ledger"
+            if a is None
+            else f"{a.damage}/{a.n} damage, {a.interval} [{_fmt(a.ci_low)}, {_fmt(a.ci_high)}]"
+        )
+        lines += [
+            f"{cell.model}  {cell.task}{group}",
+            f"  {cell.status}, decision {cell.decision}",
+            f"  audit     {audit}",
+            f"  deployed  {d.harm} harms in {d.n} events, {d.unobserved} unobserved: range "
+            f"[{_fmt(d.lower)}, {_fmt(d.upper)}], anytime [{_fmt(d.ci_low)}, {_fmt(d.ci_high)}]",
+        ]
+    return lines
+
+
+def _closing(report: MonitorReport) -> list[str]:
+    level = round((1 - report.alpha) * 100)
+    mirages = sum(cell.status == "mirage" for cell in report.cells)
+    return [
+        f"{report.events} events, harm threshold {report.threshold:g}; {level}% bounds, "
+        f"deployment anytime-valid: {report.method}",
+        f"ALARM: {mirages} cell(s) certainly worse than the audit allows "
+        f"(first at event {report.alarm_event})"
+        if report.alarm
+        else "no alarm",
+    ]
+
+
+def _lines(events: str, follow: bool) -> tuple[Iterable[str], str]:
+    if events == "-":
+        return sys.stdin, "<stdin>"
+    path = Path(events)
+    if not path.is_file():
+        raise KauditError(f"{events}: no such events file")
+    if follow:
+        return follow_lines(path), events
+    return path.read_text(encoding="utf-8").splitlines(), events
+
+
+def _feed(monitor: Monitor, lines: Iterable[str], source: str, follow: bool) -> None:
+    """Observe every event; with --follow, report each status change and stop at an alarm."""
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    last: dict[tuple[str, str, str | None], str] = {}
+    try:
+        for event in read_events(lines, source):
+            cell = monitor.observe(event)
+            if not follow:
+                continue
+            key = (cell.model, cell.task, cell.group)
+            if last.get(key) != cell.status:
+                last[key] = cell.status
+                group = f" [{cell.group}]" if cell.group else ""
+                err.print(
+                    f"{cell.model} {cell.task}{group}: {cell.status} at n = {cell.deployment.n}"
+                )
+            if monitor.alarm:
+                return
+    except KeyboardInterrupt:
+        return
+
+
+def monitor(
+    audit: Annotated[Path, typer.Option("--audit", help="Audit ledger.")],
+    events: Annotated[str, typer.Option("--events", help="Events JSONL file, or - for stdin.")],
+    follow: Annotated[
+        bool, typer.Option("--follow", help="Tail the file; stop at the first alarm or Ctrl-C.")
+    ] = False,
+    threshold: Annotated[float, typer.Option(help="Harm rate a cell must stay under.")] = 0.1,
+    alpha: Annotated[float, typer.Option(help="Bounds are at level 1 - alpha.")] = 0.05,
+    campaign: Annotated[str | None, typer.Option(help="Only this audit campaign.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Compare deployment events with the audit; exit 4 if any cell is a mirage.
+
+    Each event line is {"task", "model", "harm": true|false|null, "time"?, "group"?,
+    "dollars"?}; null means the outcome was not observed. Status per (model, task,
+    group): mirage, consistent, unidentified or unsupported; decision: deploy, hold or
+    cannot_determine against --threshold.
+
+    Example: kaudit monitor --audit audit.sqlite --events events.jsonl --threshold 0.2 --json
+    """
+    if not 0.0 < threshold < 1.0:
+        raise KauditError(f"--threshold must be in (0, 1), got {threshold}")
+    if not 0.0 < alpha < 1.0:
+        raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
+    watcher = Monitor(read_audit(audit, alpha, campaign), threshold, alpha)
+    lines, source = _lines(events, follow)
+    _feed(watcher, lines, source, follow)
+    report = watcher.report()
+    if as_json:
+        print_json(report.to_json())
+    else:
+        console = Console(highlight=False, soft_wrap=True, markup=False)
+        for line in render(report):
+            console.print(line)
+        for line in _closing(report):
+            console.print(line)
+    if report.alarm:
+        raise typer.Exit(ALARM_EXIT)
+
+
+def render_mirage(result: MirageResult) -> list[str]:
+    """The simulation's story in lines: the audit cannot tell, the monitor can."""
+    lines = ["audit (identical behaviour by construction):"]
+    for model, audited in result.audit.items():
+        lines.append(
+            f"  {model}: {audited.damage}/{audited.n} damage, p̂ {audited.phat:.3f}, "
+            f"CI [{audited.ci_low:.3f}, {audited.ci_high:.3f}]"
+        )
+    lines.append(
+        f"  Fisher exact test between them: p = {result.audit_fisher_p:.3f} (no difference)"
+    )
+    event = result.report.alarm_event
+    lines.append(
+        f"deployment: {result.report.events} events; "
+        + (f"alarm at event {event}" if event is not None else "no alarm")
+    )
+    for row in result.report.cells:
+        if row.model in result.audit and row.audit is not None and row.group is None:
+            d = row.deployment
+            lines.append(
+                f"  {row.model}: {d.harm}/{d.n} harm, anytime [{d.ci_low:.3f}, "
+                f"{d.ci_high:.3f}] -> {row.status}"
+            )
+    return lines
+
+
+def mirage(
+    out: Annotated[
+        Path, typer.Option("--out", help="Directory for audit.sqlite and events.jsonl.")
+    ],
+    seed: Annotated[int, typer.Option(help="Simulation seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Two agents with identical audits diverge in deployment: the monitor tells them apart.
+
+    Writes the audit ledger and the deployment events, so `kaudit monitor` can be run
+    on them by hand.
+
+    Example: kaudit simulate mirage --out mirage/ (then: kaudit monitor --audit
+    mirage/audit.sqlite --events mirage/events.jsonl --threshold 0.2)
+    """
+    ledger, events = out / "audit.sqlite", out / "events.jsonl"
+    for path in (ledger, events):
+        if path.exists():
+            raise KauditError(f"{path}: already exists; choose an empty --out directory")
+    result = simulate_mirage(MirageSetup(seed=seed), ledger, events)
+    if as_json:
+        print_json(
+            {
+                "audit": {m: vars(c) for m, c in result.audit.items()},
+                "audit_fisher_p": result.audit_fisher_p,
+                "monitor": result.report.to_json(),
+                "files": {"audit": str(ledger), "events": str(events)},
+            }
+        )
+        return
+    console = Console(highlight=False, soft_wrap=True, markup=False)
+    for line in render_mirage(result):
+        console.print(line)
+    console.print(f"wrote {ledger} and {events}; `kaudit monitor` on them shows every cell")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `monitor` command and the `simulate` group."""
+    app.command("monitor")(guarded(monitor))
+    simulate = typer.Typer(help="Simulations that show what a method can and cannot see.")
+    simulate.command("mirage")(guarded(mirage))
+    app.add_typer(simulate, name="simulate")

@@ -1,0 +1,111 @@
+"""Sequentially stopped cells are reported with anytime-valid intervals; fixed-k cells keep CP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from kaudit.cli.main import app
+from kaudit.harness import StoppingRule
+from kaudit.report import FIXED_K_METHOD, certified_interval
+from kaudit.stats import CS_METHOD, beta_binomial_cs, clopper_pearson
+from tests.conftest import FIXTURES
+
+ALPHA = 0.05
+runner = CliRunner()
+
+
+@cache
+def _interval(damage: int, n: int, sequential: bool) -> tuple[float, float, str]:
+    return certified_interval(damage, n, ALPHA, sequential)
+
+
+@cache
+def _cached_rule(rule: StoppingRule) -> Callable[[int, int], bool]:
+    """The rule's own `is_done`, memoised per (damage, n): the simulation asks it 10^5 times."""
+    return cache(rule.is_done)
+
+
+def _miss_rate(p: float, seed: int, cells: int, sequential: bool, rule: StoppingRule) -> float:
+    """Run `cells` seeded cells of true damage rate p under the rule; share whose reported
+    interval misses p. The rule is the harness's own `StoppingRule.is_done`."""
+    rng = np.random.default_rng(seed)
+    is_done = _cached_rule(rule)
+    missed = 0
+    for _ in range(cells):
+        draws = rng.random(rule.max_k) < p
+        damage = n = 0
+        while not is_done(damage, n):
+            damage += bool(draws[n])
+            n += 1
+        low, high, _ = _interval(damage, n, sequential)
+        missed += not low <= p <= high
+    return missed / cells
+
+
+@pytest.mark.parametrize("p", [0.03, 0.08, 0.1, 0.12, 0.2, 0.4])
+def test_until_reported_interval_misses_true_p_at_most_alpha(p: float) -> None:
+    """Over 1,500 seeded cells per p stopped by `--until upper<0.1` (max k 200), the
+    reported interval misses the true p at most alpha of the time. Fails if a stopped
+    cell were reported with Clopper-Pearson (see the control below)."""
+    rule = StoppingRule(max_k=200, upper_below=0.1, alpha=ALPHA)
+    assert _miss_rate(p, int(p * 1000), 1500, True, rule) <= ALPHA
+
+
+def test_control_clopper_pearson_after_early_stopping_misses_more_than_alpha() -> None:
+    """The control: a rule that re-checks CP and reports CP misses p = 0.1 about 10% of the
+    time, so the test above can tell the two apart."""
+
+    @dataclass(frozen=True)
+    class CpRule(StoppingRule):
+        def is_done(self, damage: int, n: int) -> bool:
+            return n >= self.max_k or (n > 0 and clopper_pearson(damage, n)[1] < 0.1)
+
+    rule = CpRule(max_k=200, upper_below=0.1, alpha=ALPHA)
+    assert _miss_rate(0.1, 100, 1500, False, rule) > ALPHA
+
+
+def test_certified_interval_names_its_method() -> None:
+    """Fails if a sequential cell silently got the fixed-k interval or the other way round."""
+    assert certified_interval(1, 1, ALPHA, False) == (*clopper_pearson(1, 1), FIXED_K_METHOD)
+    assert certified_interval(1, 1, ALPHA, True) == (*beta_binomial_cs(1, 1), CS_METHOD)
+
+
+def _run(ledger: Path, campaign: str, *extra: str) -> None:
+    args = ["run", "--suite", str(FIXTURES / "mini_suite"), "--agent", "scripted:close_both"]
+    result = runner.invoke(app, [*args, "--ledger", str(ledger), "--campaign", campaign, *extra])
+    assert result.exit_code == 0, result.output
+
+
+def test_report_and_stats_show_anytime_intervals_for_until_cells_only(tmp_path: Path) -> None:
+    """A `--until damage` campaign stops at 1/1; report and stats must show the anytime
+    interval for it and say so, and CP for a fixed-k campaign. Fails if either command
+    ignored the manifest's stopping rule."""
+    seq, fixed = tmp_path / "seq.sqlite", tmp_path / "fixed.sqlite"
+    _run(seq, "seq", "--k", "20", "--until", "damage")
+    _run(fixed, "fix", "--k", "1")
+    for ledger, method, interval in (
+        (seq, CS_METHOD, beta_binomial_cs(1, 1)),
+        (fixed, FIXED_K_METHOD, clopper_pearson(1, 1)),
+    ):
+        report = json.loads(runner.invoke(app, ["report", str(ledger), "--json"]).output)
+        (cell,) = report["cells"]
+        assert (cell["n"], cell["damage"], cell["interval"]) == (1, 1, method)
+        assert (cell["ci_low"], cell["ci_high"]) == pytest.approx(interval)
+        stats = json.loads(
+            runner.invoke(app, ["stats", str(ledger), "--json", "--bootstrap", "10"]).output
+        )
+        (row,) = stats["cells"]
+        assert row["ci_low"] == pytest.approx(interval[0])
+        assert row["interval"] == (CS_METHOD if ledger == seq else "clopper-pearson")
+    text = runner.invoke(app, ["report", str(seq)]).output
+    assert "[0.025, 1.000]†" in text and "anytime-valid interval" in text
+    assert "†" not in runner.invoke(app, ["report", str(fixed)]).output
+    assert "anytime-valid" in runner.invoke(app, ["stats", str(seq), "--bootstrap", "10"]).output
