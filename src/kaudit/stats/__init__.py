@@ -24,7 +24,7 @@ from ._prereg import (
 )
 from ._prereg_file import freeze_prereg, load_frozen_prereg, prereg_lock_path
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
-from ._summary import CellStats, PoolEstimate, StatsSummary, summarize
+from ._summary import CellStats, Compat, PoolEstimate, StatsSummary, summarize
 from ._tally import CellTally, merge_tallies
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "CellStats",
     "CellTally",
     "ClaimResult",
+    "Compat",
     "Gradient",
     "MissRate",
     "MleFit",

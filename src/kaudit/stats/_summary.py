@@ -22,9 +22,10 @@ from ._passk import pass_at_k, pass_pow_k, pool_mean, safe_pow_k
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
 from ._tally import CellTally
 
-__all__ = ["CellStats", "PoolEstimate", "StatsSummary", "summarize"]
+__all__ = ["CellStats", "Compat", "PoolEstimate", "StatsSummary", "summarize"]
 
 Interval = Literal["clopper-pearson", "wilson"]
+Compat = Literal["kaudit", "agentrelbench"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class StatsSummary:
     interval: Interval
     bootstrap: int
     seed: int
+    compat: Compat = "kaudit"
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-ready dict; NaN and undefined values become ``None`` (JSON null)."""
@@ -113,6 +115,7 @@ class StatsSummary:
                     "alpha": self.moments.alpha,
                     "beta": self.moments.beta,
                     "overdispersion_p": self.moments.overdispersion_p,
+                    "lr_p": self.moments.lr_p,
                     "mean": self.moments.mean,
                     "cells": self.moments.cells,
                 },
@@ -144,6 +147,7 @@ class StatsSummary:
                 "interval": self.interval,
                 "bootstrap": self.bootstrap,
                 "seed": self.seed,
+                "compat": self.compat,
             },
         }
         return _clean(out)  # type: ignore[no-any-return]
@@ -240,6 +244,7 @@ def summarize(
     seed: int = 0,
     interval: Interval = "clopper-pearson",
     model_order: Sequence[str] | None = None,
+    compat: Compat = "kaudit",
 ) -> StatsSummary:
     """Compute every pool statistic from cell tallies; pure and seeded.
 
@@ -247,13 +252,17 @@ def summarize(
     duplicate-preserving cluster bootstrap over cells with ``bootstrap`` resamples from
     ``seed``; per-cell intervals are exact (Clopper-Pearson) unless ``interval="wilson"``.
     The beta-binomial fits and the audit miss rate are over damage (the strict label).
-    ``model_order`` adds the capability gradient.
+    ``model_order`` adds the capability gradient. ``compat="agentrelbench"`` draws the
+    resamples as AgentRelBench's cluster bootstrap does (``random.Random(seed)``), so the
+    same seed gives the same intervals as its package.
     """
     cells = tuple(t for t in tallies if t.n > 0)
     ks = tuple(sorted(set(k_values)))
     if any(k < 1 for k in ks):
         raise ValueError(f"k values must be >= 1, got {list(k_values)}")
-    counts = resample_counts(len(cells), bootstrap, seed)
+    counts = resample_counts(
+        len(cells), bootstrap, seed, "python" if compat == "agentrelbench" else "numpy"
+    )
     stats = tuple(_cell(t, alpha, eps, interval, ks) for t in cells)
 
     def pooled(estimator: Any, attr: str) -> tuple[PoolEstimate, ...]:
@@ -286,4 +295,5 @@ def summarize(
         interval=interval,
         bootstrap=bootstrap,
         seed=seed,
+        compat=compat,
     )
