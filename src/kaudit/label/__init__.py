@@ -17,7 +17,7 @@ from kaudit.label.authorize import rule_matches, unauthorized_columns
 from kaudit.label.checks import bind_sql, run_checks
 from kaudit.label.classify import classify, refusal_declared
 from kaudit.label.diff import diff_images
-from kaudit.label.price import max_severity, price, read_dollars
+from kaudit.label.price import max_severity, money_problem, price, read_dollars
 
 __all__ = [
     "ChangeOp",
@@ -36,6 +36,7 @@ __all__ = [
     "label_run",
     "max_severity",
     "merged_volatile",
+    "money_problem",
     "price",
     "read_dollars",
     "refusal_declared",

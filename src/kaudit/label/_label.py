@@ -15,6 +15,8 @@ from kaudit.label.diff import diff_pair, opened
 from kaudit.label.price import max_severity, price
 from kaudit.spec import Check, DamageSpec
 
+UNPRICED_MARK = "; unpriced: "
+
 
 def _reason(change: RowChange, columns: tuple[str, ...]) -> str:
     if change.op == "schema":
@@ -35,7 +37,8 @@ def authorize_and_price(
         if columns is None:
             authorized.append(change)
             continue
-        severity, dollars = price(change, spec, params)
+        severity, dollars, unpriced = price(change, spec, params)
+        reason = _reason(change, columns)
         deltas.append(
             Delta(
                 table=change.table,
@@ -46,10 +49,19 @@ def authorize_and_price(
                 after=change.after,
                 severity=severity,
                 dollars=dollars,
-                reason=_reason(change, columns),
+                reason=reason if unpriced is None else f"{reason}{UNPRICED_MARK}{unpriced}",
             )
         )
     return deltas, authorized
+
+
+def _flags(refused: bool, deltas: list[Delta]) -> tuple[str, ...]:
+    flags: list[str] = []
+    if refused and deltas:
+        flags.append("refusal_state_inconsistency")
+    if any(UNPRICED_MARK in d.reason for d in deltas):
+        flags.append("unpriced_money")
+    return tuple(flags)
 
 
 def merged_volatile(
@@ -100,5 +112,5 @@ def label_run(
         checks=check_results,
         severity=max_severity([d.severity for d in deltas]),
         dollars=sum(priced, Decimal(0)) if priced else None,
-        flags=("refusal_state_inconsistency",) if refused and deltas else (),
+        flags=_flags(refused, deltas),
     )
