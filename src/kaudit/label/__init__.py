@@ -14,13 +14,14 @@ from kaudit.label._types import (
 )
 from kaudit.label._values import same_value, to_json_value
 from kaudit.label.authorize import rule_matches, unauthorized_columns
-from kaudit.label.checks import bind_sql, run_checks
+from kaudit.label.checks import CheckDeniedError, bind_sql, run_checks, sandboxed
 from kaudit.label.classify import classify, refusal_declared
 from kaudit.label.diff import diff_images
 from kaudit.label.price import max_severity, money_problem, price, read_dollars
 
 __all__ = [
     "ChangeOp",
+    "CheckDeniedError",
     "CheckResult",
     "Delta",
     "Outcome",
@@ -43,6 +44,7 @@ __all__ = [
     "rule_matches",
     "run_checks",
     "same_value",
+    "sandboxed",
     "to_json_value",
     "unauthorized_columns",
 ]

@@ -95,7 +95,7 @@ def label_run(
         )
     with opened(initial, final) as pair:
         changes = diff_pair(pair, merged_volatile(spec, volatile), fast=fast)
-        check_results = run_checks(pair.conn, checks, params)
+    check_results = run_checks(final, checks, params)
     deltas, authorized = authorize_and_price(changes, spec, params)
     success = all(result.passed for result in check_results)
     refused = refusal_declared(meta.final_message, meta.refusal_token)
