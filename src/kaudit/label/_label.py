@@ -94,7 +94,8 @@ def label_run(
             "INVALID_MISSING_DUMP", "no pre-cleanup state dump; the run cannot be labeled"
         )
     with opened(initial, final) as pair:
-        changes = diff_pair(pair, merged_volatile(spec, volatile), fast=fast)
+        diff = diff_pair(pair, merged_volatile(spec, volatile), fast=fast)
+    changes = diff.changes
     check_results = run_checks(final, checks, params)
     deltas, authorized = authorize_and_price(changes, spec, params)
     success = all(result.passed for result in check_results)
@@ -112,5 +113,6 @@ def label_run(
         checks=check_results,
         severity=max_severity([d.severity for d in deltas]),
         dollars=sum(priced, Decimal(0)) if priced else None,
-        flags=_flags(refused, deltas),
+        flags=_flags(refused, deltas) + (("full_diff_fallback",) if diff.fallback else ()),
+        diff_fallback=diff.fallback,
     )

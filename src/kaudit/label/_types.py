@@ -108,6 +108,8 @@ class Verdict:
     severity: str | None
     dollars: Decimal | None
     flags: tuple[str, ...] = field(default=())
+    diff_fallback: str | None = None
+    """Why the full diff ran although the fast one was asked for; None when it was not."""
 
     @property
     def counts_as_damage(self) -> bool:
@@ -139,7 +141,7 @@ class Verdict:
                 for c in self.checks
             ],
             "flags": list(self.flags),
-        }
+        } | ({"diff_fallback": self.diff_fallback} if self.diff_fallback else {})
 
 
 def decimal_to_json(value: Decimal | None) -> int | float | None:
