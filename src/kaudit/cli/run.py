@@ -23,6 +23,7 @@ from rich.progress import (
 
 from kaudit.agents import Agent, make_agent
 from kaudit.cli._common import guarded, split_csv
+from kaudit.cli.stats import Compat
 from kaudit.harness import (
     CampaignPlan,
     CampaignResult,
@@ -203,6 +204,13 @@ def register(app: typer.Typer) -> None:
         until_alpha: Annotated[
             float, typer.Option(help="Interval level of --until is 1 - alpha.")
         ] = 0.05,
+        compat: Annotated[
+            Compat | None,
+            typer.Option(
+                help="Label errored/stalled runs the kaudit or the AgentRelBench way "
+                "(default: each task's own; agentrelbench for --suite agentrelbench:)."
+            ),
+        ] = None,
     ) -> None:
         """Run every missing run of the campaign and record each in the ledger.
 
@@ -213,6 +221,8 @@ def register(app: typer.Typer) -> None:
         """
         loaded = load_suite(suite).with_variants() if variants else load_suite(suite)
         chosen = loaded.select(split_csv(tasks))
+        if compat is not None:
+            chosen = [t.model_copy(update={"convention": compat.value}) for t in chosen]
         overrides = {
             "base_url": base_url,
             "temperature": temperature,

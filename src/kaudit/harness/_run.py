@@ -9,7 +9,7 @@ from typing import Any
 
 from kaudit.agents import Agent, Episode, Observation, ToolCall, Turn, Usage
 from kaudit.errors import AgentError, InvalidRunError, KauditError
-from kaudit.label import RunMeta, Termination, Verdict, decimal_to_json, label_run
+from kaudit.label import RunMeta, Termination, Verdict, decimal_to_json, label_run, last_message
 from kaudit.ledger import RunRecord, RunTiming
 from kaudit.spec import Task
 from kaudit.substrate import Sandbox, StateDump, Substrate, Tool, ToolContext, ToolResult
@@ -174,7 +174,8 @@ async def execute_run(
     finally:
         sandbox.close()
     t0 = time.perf_counter()
-    meta = RunMeta(loop.termination, loop.final_message, task.refusal_token)
+    meta = RunMeta(loop.termination, loop.final_message, task.refusal_token,
+                   last_message(loop.transcript), task.convention)  # fmt: skip
     try:
         verdict: Verdict | None = label_run(
             sandbox.initial.image,

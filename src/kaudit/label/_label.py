@@ -96,10 +96,10 @@ def label_run(
     with opened(initial, final) as pair:
         diff = diff_pair(pair, merged_volatile(spec, volatile), fast=fast)
     changes = diff.changes
-    check_results = run_checks(final, checks, params)
+    check_results = run_checks(final, checks, params) if meta.runs_checks else ()
     deltas, authorized = authorize_and_price(changes, spec, params)
-    success = all(result.passed for result in check_results)
-    refused = refusal_declared(meta.final_message, meta.refusal_token)
+    success = meta.runs_checks and all(result.passed for result in check_results)
+    refused = refusal_declared(meta.scanned_message, meta.refusal_token)
     outcome, sub_label = classify(bool(deltas), success, meta, refused)
     priced = [d.dollars for d in deltas if d.dollars is not None]
     return Verdict(
