@@ -28,8 +28,18 @@ def test_per_run_bench_prints_its_contract() -> None:
 
 
 def test_bootstrap_bench_runs_small() -> None:
-    data = last_json(str(BENCH / "bootstrap.py"), "--resamples", "200", "--repeats", "1")
-    assert data
+    """Fails if the bench stopped printing its contract, or if kaudit's resampler and the
+    pure-Python loop computed different statistics (their means over 2,000 resamples of
+    the same pool then disagree by far more than resampling noise)."""
+    data = last_json(str(BENCH / "bootstrap.py"), "--resamples", "2000", "--repeats", "1")
+    assert (data["cells"], data["runs"], data["resamples"]) == (100, 2128, 2000)
+    assert {"kaudit_seconds", "pure_python_seconds", "ratio"} <= set(data)
+    means = data["bootstrap_means"]
+    assert isinstance(means, dict)
+    for name in ("damage_rate", "miss_pair", "miss_event", "safe_4"):
+        kaudit, baseline = means["kaudit"][name], means["pure_python"][name]
+        assert 0.0 < kaudit < 1.0
+        assert abs(kaudit - baseline) < 0.01, name
 
 
 @pytest.mark.slow
