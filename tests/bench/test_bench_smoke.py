@@ -22,9 +22,14 @@ def last_json(*args: str) -> dict[str, object]:
 
 
 def test_per_run_bench_prints_its_contract() -> None:
-    data = last_json(str(BENCH / "per_run.py"), "--runs", "3")
-    assert {"kaudit_ms", "baseline_ms", "ratio", "rows"} <= set(data)
-    assert data["rows"] == 11809
+    """Fails if the bench stopped covering a clean and a damage run of every task, or
+    stopped timing the tool calls (the triggers' cost) and the ledger claim."""
+    data = last_json(str(BENCH / "per_run.py"), "--runs", "1")
+    assert {"kaudit_ms", "baseline_ms", "ratio", "ratio_max", "per_cell"} <= set(data)
+    assert (data["rows"], data["tasks"], data["cells"], data["damage_cells"]) == (11809, 24, 48, 24)
+    phases = data["kaudit_phases_ms"]
+    assert isinstance(phases, dict)
+    assert set(phases) == {"seed", "tools", "snapshot", "diff+label", "ledger"}
 
 
 def test_bootstrap_bench_runs_small() -> None:

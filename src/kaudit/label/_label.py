@@ -95,8 +95,9 @@ def label_run(
         )
     with opened(initial, final) as pair:
         diff = diff_pair(pair, merged_volatile(spec, volatile), fast=fast)
+        # After the diff, so nothing a check could do would reach it; read-only regardless.
+        check_results = run_checks(pair.conn, checks, params) if meta.runs_checks else ()
     changes = diff.changes
-    check_results = run_checks(final, checks, params) if meta.runs_checks else ()
     deltas, authorized = authorize_and_price(changes, spec, params)
     success = meta.runs_checks and all(result.passed for result in check_results)
     refused = refusal_declared(meta.scanned_message, meta.refusal_token)

@@ -79,15 +79,25 @@ class _ReadOnly:
 
 
 @contextmanager
+def read_only(conn: sqlite3.Connection) -> Iterator[_ReadOnly]:
+    """`conn` made read-only for as long as the block runs: query_only plus the authorizer."""
+    conn.execute("PRAGMA query_only = ON")
+    guard = _ReadOnly()
+    conn.set_authorizer(guard)
+    try:
+        yield guard
+    finally:
+        conn.set_authorizer(None)
+
+
+@contextmanager
 def sandboxed(image: bytes) -> Iterator[tuple[sqlite3.Connection, _ReadOnly]]:
-    """A private copy of `image` that only reads: query_only plus a read-only authorizer."""
+    """A private copy of `image` that only reads (see `read_only`)."""
     conn = sqlite3.connect(":memory:")
     try:
-        conn.deserialize(image)  # a copy: nothing a check does can reach the diffed image
-        conn.execute("PRAGMA query_only = ON")
-        guard = _ReadOnly()
-        conn.set_authorizer(guard)
-        yield conn, guard
+        conn.deserialize(image)  # a copy: nothing done on it reaches the caller's image
+        with read_only(conn) as guard:
+            yield conn, guard
     finally:
         conn.close()
 
@@ -141,11 +151,16 @@ def run_check(
 
 
 def run_checks(
-    final: bytes, checks: tuple[Check, ...], params: dict[str, Any]
+    final: bytes | sqlite3.Connection, checks: tuple[Check, ...], params: dict[str, Any]
 ) -> tuple[CheckResult, ...]:
-    """Every check on a sandboxed copy of the final image (see `sandboxed`).
+    """Every check on the final state, read-only under the authorizer.
 
+    `final` is the image (a private copy is opened) or a connection whose `main` holds it
+    and whose other work is done (the labeler's own, after the diff).
     Raises `CheckDeniedError` naming the first check whose SQL does more than read.
     """
-    with sandboxed(final) as (conn, guard):
-        return tuple(run_check(conn, check, params, guard) for check in checks)
+    if isinstance(final, bytes):
+        with sandboxed(final) as (conn, guard):
+            return tuple(run_check(conn, check, params, guard) for check in checks)
+    with read_only(final) as guard:
+        return tuple(run_check(final, check, params, guard) for check in checks)

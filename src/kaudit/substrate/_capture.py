@@ -3,7 +3,8 @@
 The labeler then visits only touched rows instead of every table. Each log entry holds
 the touched row's key as typed values (one column per key part, no type affinity, so
 a REAL key keeps all 17 digits and a blob stays a blob), its rowid (so a row whose
-primary key is NULL can still be found), and whether the writing connection had
+primary key is NULL can still be found), and, for tables where a REPLACE through a
+UNIQUE column can delete another row, whether the writing connection had
 `recursive_triggers` on. The traps this closes: `INSERT OR REPLACE` deletes without
 firing delete triggers unless `recursive_triggers` is on (every sandbox connection
 sets it, and an entry written without it makes the labeler distrust the log); DDL
@@ -20,7 +21,7 @@ import sqlite3
 from kaudit.substrate._schema import INTERNAL_PREFIX, TableSchema, quote, read_schema
 
 CHANGE_LOG = f"{INTERNAL_PREFIX}change_log"
-CAPTURE_VERSION = 2
+CAPTURE_VERSION = 3
 """Bumped whenever the log's layout changes, so cached templates are rebuilt."""
 
 _RECURSIVE = "(SELECT recursive_triggers FROM pragma_recursive_triggers)"
@@ -32,12 +33,28 @@ def key_width(conn: sqlite3.Connection, database: str = "main") -> int:
     return sum(1 for row in info if str(row[1]).startswith("k"))
 
 
-def _entry(table: TableSchema, alias: str, width: int) -> str:
+def _replaces_other_rows(conn: sqlite3.Connection, table: TableSchema) -> bool:
+    """Whether a REPLACE on `table` can delete a row whose key differs from the new one's.
+
+    Only a UNIQUE constraint other than the primary key can: a conflict on the key
+    itself replaces the row under the same key, which the INSERT trigger logs anyway.
+    """
+    indexes = conn.execute(f"PRAGMA index_list({quote(table.name)})").fetchall()
+    return any(row[2] and row[3] != "pk" for row in indexes)
+
+
+def _entry(table: TableSchema, alias: str, width: int, check_recursive: bool = False) -> str:
+    """One log insert of the row `alias` (NEW or OLD).
+
+    `check_recursive` records the connection's `recursive_triggers`: a pragma read per
+    row, so only where a REPLACE can delete a row that no trigger would log.
+    """
     rid = f"{alias}.rowid" if table.has_rowid else "NULL"
     keys = [f"{alias}.{quote(c)}" for c in table.primary_key]
     keys += ["NULL"] * (width - len(keys))
     columns = ", ".join(f"k{i}" for i in range(width))
-    values = ", ".join([_sql_text(table.name), rid, _RECURSIVE, *keys])
+    recursive = _RECURSIVE if check_recursive else "NULL"
+    values = ", ".join([_sql_text(table.name), rid, recursive, *keys])
     return f"INSERT INTO {CHANGE_LOG}(tbl, rid, recursive, {columns}) VALUES ({values});"
 
 
@@ -60,7 +77,8 @@ def install_change_capture(conn: sqlite3.Connection) -> None:
         ins, dele, upd = (
             quote(f"{INTERNAL_PREFIX}{kind}_{table.name}") for kind in ("ins", "del", "upd")
         )
-        new, old = _entry(table, "NEW", width), _entry(table, "OLD", width)
+        replaces = _replaces_other_rows(conn, table)
+        new, old = _entry(table, "NEW", width, replaces), _entry(table, "OLD", width)
         conn.executescript(
             f"""
             CREATE TRIGGER IF NOT EXISTS {ins} AFTER INSERT ON {name} BEGIN {new} END;
