@@ -44,7 +44,7 @@ def _optimize() -> Any:
 
 @dataclass(frozen=True)
 class MomentsFit:
-    """Method-of-moments beta-binomial fit about the pooled rate (Kleinman 1973).
+    """Method-of-moments beta-binomial fit about the pooled rate (Williams 1975).
 
     Attributes:
         icc: rho floored at 0 and capped at 1; ``None`` when not identified.
@@ -119,7 +119,7 @@ def fit_moments(x: Sequence[int], n: Sequence[int]) -> MomentsFit:
     """Fit rho by the method of moments from the spread of p̂ about the pooled rate.
 
     ``rho = (s²·n̄ / (p̄(1 − p̄)) − 1) / (n̄ − 1)`` with p̄ = Σx/Σn the pooled rate,
-    s² = Σ(p̂ − p̄)² / (cells − 1) and n̄ the mean cell size (Kleinman 1973), which is
+    s² = Σ(p̂ − p̄)² / (cells − 1) and n̄ the mean cell size (Williams 1975), which is
     AgentRelBench's published estimator on any pool, unequal cell sizes included.
     Reported floored at 0 and capped at 1, raw value kept. Undefined (``None``) with
     fewer than two cells, n̄ <= 1, or p̄ at 0 or 1.
