@@ -238,21 +238,23 @@ def main() -> None:
                 baseline.setdefault(c, []).append(baseline_run(cell, out, i))
                 if not kaudit_first:
                     kaudit.setdefault(c, []).append(kaudit_run(cell, ledger, i))
-    per_cell = []
+    per_cell: list[dict[str, Any]] = []
+    times: list[tuple[float, float]] = []
     for c, cell in enumerate(cells):
         k_ms = statistics.median(total(p) for p in kaudit[c])
         b_ms = statistics.median(total(p) for p in baseline[c])
+        times.append((k_ms, b_ms))
         per_cell.append(
             {"task": cell.task.id, "script": cell.script.name, "kaudit_ms": k_ms,
              "baseline_ms": b_ms, "ratio": k_ms / b_ms}
         )  # fmt: skip
     rows = sum(len(r) for r in cells[0].initial_rows.values())
-    ratio = statistics.median(c["ratio"] for c in per_cell)
+    ratios = [k / b for k, b in times]
     summary = {
-        "kaudit_ms": statistics.median(c["kaudit_ms"] for c in per_cell),
-        "baseline_ms": statistics.median(c["baseline_ms"] for c in per_cell),
-        "ratio": ratio,
-        "ratio_max": max(c["ratio"] for c in per_cell),
+        "kaudit_ms": statistics.median(k for k, _ in times),
+        "baseline_ms": statistics.median(b for _, b in times),
+        "ratio": statistics.median(ratios),
+        "ratio_max": max(ratios),
         "kaudit_phases_ms": phase_medians(kaudit),
         "baseline_phases_ms": phase_medians(baseline),
         "rows": rows,
