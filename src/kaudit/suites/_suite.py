@@ -32,6 +32,8 @@ class Suite:
     """Whether `kaudit validate` lints the tasks (off for imported third-party suites)."""
     _substrates: dict[str, Substrate] = field(default_factory=dict)
     _images: dict[str, bytes] = field(default_factory=dict)
+    schema_checked: bool = False
+    """Whether `check_schema` proved every task against its world."""
 
     def substrate(self, task: Task) -> Substrate:
         """The substrate `task` runs on (built once per world, or per task with extra rows)."""
@@ -67,6 +69,7 @@ class Suite:
             lint=self.lint,
             _substrates=self._substrates,
             _images=self._images,
+            schema_checked=self.schema_checked,
         )
         variants = {i: t for i, t in tasks.items() if i not in self.tasks}
         check_against_schema(variants, suite.initial_image, {})
@@ -92,6 +95,7 @@ class Suite:
         if not self.tasks:
             raise SuiteError(f"suite {self.name!r} holds no task")
         check_against_schema(self.tasks, self.initial_image, origin or {})
+        self.schema_checked = True
         return self
 
     def select(self, ids: Iterable[str] | None) -> list[Task]:
@@ -149,12 +153,11 @@ def load_suite(ref: str = "builtin") -> Suite:
     if ref == "builtin":
         return load_yaml_suite(BUILTIN_DIR, "builtin")
     prefix, _, argument = ref.partition(":")
-    if argument and prefix in _LOADERS:
-        return _LOADERS[prefix](argument)
     if argument and prefix not in _LOADERS:
         _load_plugins(prefix)
-        if prefix in _LOADERS:
-            return _LOADERS[prefix](argument)
+    if argument and prefix in _LOADERS:
+        loaded = _LOADERS[prefix](argument)
+        return loaded if loaded.schema_checked else loaded.check_schema()
     path = Path(ref)
     if path.is_dir():
         return load_yaml_suite(path)
