@@ -15,7 +15,8 @@ the same way, then make the same tool calls; each side's own costs are timed:
 
 The two sides alternate which goes first on every run. Per (task, script) the median
 total of each side is taken; `ratio` is the median over those cells of kaudit / baseline
-(goal <= 0.1), `ratio_max` the worst cell.
+(goal <= 0.1), `ratio_max` the worst cell, `ratio_over_tasks` the median over tasks of
+the ratio of a task's clean plus damage run.
 
     python bench/per_run.py [--runs 10] [--suite builtin] [--task ID] [--json]
 """
@@ -250,11 +251,16 @@ def main() -> None:
         )  # fmt: skip
     rows = sum(len(r) for r in cells[0].initial_rows.values())
     ratios = [k / b for k, b in times]
+    by_task: dict[str, list[float]] = {}
+    for cell, (k, b) in zip(cells, times, strict=True):
+        sums = by_task.setdefault(cell.task.id, [0.0, 0.0])
+        sums[0], sums[1] = sums[0] + k, sums[1] + b
     summary = {
         "kaudit_ms": statistics.median(k for k, _ in times),
         "baseline_ms": statistics.median(b for _, b in times),
         "ratio": statistics.median(ratios),
         "ratio_max": max(ratios),
+        "ratio_over_tasks": statistics.median(k / b for k, b in by_task.values()),
         "kaudit_phases_ms": phase_medians(kaudit),
         "baseline_phases_ms": phase_medians(baseline),
         "rows": rows,
@@ -289,6 +295,10 @@ def report(s: dict[str, Any]) -> None:
     print(
         f"{'total (median over cells)':<34}{s['kaudit_ms']:>10.3f}{s['baseline_ms']:>10.3f}   "
         f"ratio kaudit/baseline = {s['ratio']:.3f} (median over cells; worst {s['ratio_max']:.3f})"
+    )
+    print(
+        f"per task (clean + damage run): median ratio {s['ratio_over_tasks']:.3f} "
+        f"over {s['tasks']} tasks"
     )
 
 
