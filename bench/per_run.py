@@ -36,8 +36,6 @@ from typing import Any, TextIO
 
 from agentrelbench import labeler as arb
 
-from kaudit.agents import ToolCall
-from kaudit.harness import call_tool
 from kaudit.label import RunMeta, label_run
 from kaudit.ledger import Ledger, RunRecord
 from kaudit.spec import Script, Task
@@ -66,10 +64,9 @@ def timed(phases: Timer, name: str, fn: Callable[[], Any]) -> Any:
 
 def apply_script(task: Task, script: Script, substrate: Substrate, sandbox: Sandbox) -> None:
     ctx = ToolContext(db=sandbox.db)
-    tools = {name: substrate.tools[name] for name in task.tools}
-    for i, step in enumerate(script.steps):
+    for step in script.steps:
         for call in step.tool_calls:
-            call_tool(tools, ctx, ToolCall(str(i), call.name, dict(call.arguments)))
+            substrate.tools[call.name].call(ctx, dict(call.arguments))
 
 
 def without_capture(image: bytes) -> bytes:

@@ -21,8 +21,6 @@ import pytest
 from agentrelbench import labeler as arb
 from agentrelbench import labeling as arb_files
 
-from kaudit.agents import ToolCall
-from kaudit.harness import call_tool
 from kaudit.label import RunMeta, label_run
 from kaudit.spec import Task
 from kaudit.substrate import ToolContext, quote, read_schema
@@ -181,11 +179,10 @@ def test_labels_equal_the_reference_on_random_states_of_every_published_task(
         keys = arb_files._load_primary_keys(root / "data" / "eog", task_domain(root, task))
         sandbox = substrate.seed("differential")
         initial = sandbox.initial.image
-        tools = {name: substrate.tools[name] for name in task.tools}
-        for n, step in enumerate(task.oracle):
+        ctx = ToolContext(db=sandbox.db)
+        for step in task.oracle:
             for call in step.tool_calls:
-                ctx = ToolContext(db=sandbox.db)
-                call_tool(tools, ctx, ToolCall(str(n), call.name, dict(call.arguments)))
+                substrate.tools[call.name].call(ctx, dict(call.arguments))
         solved = sandbox.dump().image
         sandbox.close()
         known = keyed_tables(initial, keys)
