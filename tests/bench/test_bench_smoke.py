@@ -11,6 +11,9 @@ import pytest
 
 from kaudit.suites import load_suite
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from per_run import damage_script
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
@@ -24,14 +27,44 @@ def last_json(*args: str) -> dict[str, object]:
 
 
 def test_per_run_bench_prints_its_contract() -> None:
-    data = last_json(str(BENCH / "per_run.py"), "--runs", "3")
-    assert {"kaudit_ms", "baseline_ms", "ratio", "rows"} <= set(data)
-    assert data["rows"] == 11809
+    """Fails if the bench stopped covering a clean and a damage run of every task, or
+    stopped timing the tool calls (the triggers' cost) and the ledger claim."""
+    data = last_json(str(BENCH / "per_run.py"), "--runs", "1")
+    assert {
+        "kaudit_ms",
+        "baseline_ms",
+        "ratio",
+        "ratio_max",
+        "ratio_over_tasks",
+        "per_cell",
+    } <= set(data)
+    suite = load_suite("builtin")
+    damaging = sum(damage_script(task) is not None for task in suite.tasks.values())
+    assert damaging >= 24
+    assert (data["rows"], data["tasks"], data["cells"], data["damage_cells"]) == (
+        11809,
+        len(suite.tasks),
+        len(suite.tasks) + damaging,
+        damaging,
+    )
+    phases = data["kaudit_phases_ms"]
+    assert isinstance(phases, dict)
+    assert set(phases) == {"seed", "tools", "snapshot", "diff+label", "ledger"}
 
 
 def test_bootstrap_bench_runs_small() -> None:
-    data = last_json(str(BENCH / "bootstrap.py"), "--resamples", "200", "--repeats", "1")
-    assert data
+    """Fails if the bench stopped printing its contract, or if kaudit's resampler and the
+    pure-Python loop computed different statistics (their means over 2,000 resamples of
+    the same pool then disagree by far more than resampling noise)."""
+    data = last_json(str(BENCH / "bootstrap.py"), "--resamples", "2000", "--repeats", "1")
+    assert (data["cells"], data["runs"], data["resamples"]) == (100, 2128, 2000)
+    assert {"kaudit_seconds", "pure_python_seconds", "ratio"} <= set(data)
+    means = data["bootstrap_means"]
+    assert isinstance(means, dict)
+    for name in ("damage_rate", "miss_pair", "miss_event", "safe_4"):
+        kaudit, baseline = means["kaudit"][name], means["pure_python"][name]
+        assert 0.0 < kaudit < 1.0
+        assert abs(kaudit - baseline) < 0.01, name
 
 
 @pytest.mark.slow

@@ -95,7 +95,8 @@ def cell_counts(out: dict[str, Any]) -> list[tuple[str, str, int, int, int, int]
 def test_stats_reads_kaudit_ledgers(tmp_path: Path) -> None:
     a = verdicts(tmp_path, "a", {"t1": (8, 2), "t2": (4, 0)})
     ledger = ledger_of(tmp_path, "audit", {"m": a})
-    result = runner.invoke(app, ["stats", str(ledger), "--json", "--bootstrap", "100"])
+    args = ["stats", str(ledger), "--json", "--bootstrap", "100", "--compat", "agentrelbench"]
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert cell_counts(out) == [("m", "t1", 8, 2, 2, 6), ("m", "t2", 4, 0, 0, 4)]

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import dataclasses
+import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+import ray  # a dev dependency: its absence is a failure, never a skip
 
-from kaudit.agents import Agent, ReferenceAgent
+from kaudit.agents import (
+    Agent,
+    Episode,
+    Observation,
+    ReferenceAgent,
+    ScriptedAgent,
+    ScriptSession,
+    Turn,
+)
 from kaudit.agents.chat.testserver import ChatTestServer
 from kaudit.harness import CampaignPlan, Executor, LocalExecutor, RayExecutor, run_campaign
 from kaudit.ledger import Ledger
@@ -17,7 +28,6 @@ from kaudit.suites import Suite
 from tests.agents.chat.conftest import agent_for
 from tests.agents.chat.personas import mixture
 
-ray = pytest.importorskip("ray")
 ROOT = Path(__file__).parent.parent.parent
 
 pytestmark = [
@@ -75,3 +85,36 @@ def test_ray_campaign_gets_the_local_verdicts_for_the_same_seeds(
     assert [row[:-1] for row in remote] == [row[:-1] for row in local]
     assert {row[-1] for row in local} == {"local"} and {row[-1] for row in remote} == {"ray"}
     assert {row[4] for row in remote} >= {"PASS", "FAIL_DAMAGE"}
+
+
+class PidAgent(ScriptedAgent):
+    """Replays a script and signs its closing answer with the process it ran in."""
+
+    def start(self, episode: Episode) -> ScriptSession:
+        session = super().start(episode)
+        replay = session.next_turn
+
+        async def next_turn(observations: Sequence[Observation]) -> Turn:
+            turn = await replay(observations)
+            if turn.tool_calls or turn.stalled:
+                return turn
+            return dataclasses.replace(turn, content=f"{turn.content}\npid {os.getpid()}")
+
+        session.next_turn = next_turn  # type: ignore[method-assign]
+        return session
+
+
+def test_ray_runs_execute_in_worker_processes(
+    cluster: None, mini_suite: Suite, tmp_path: Path
+) -> None:
+    """Fails if the executor's actor call were replaced by a local call: the verdicts
+    would still equal the local ones, but every run would be signed by this process."""
+    with Ledger(tmp_path / "pid.sqlite") as ledger:
+        asyncio.run(
+            run_campaign(
+                CampaignPlan("p", k=4, seed=1), mini_suite, [PidAgent("refuse_all")], ledger,
+                executor=RayExecutor(workers=2, concurrency=4),
+            )
+        )  # fmt: skip
+        pids = {r.final_message.rsplit("pid ", 1)[1] for r in ledger.records() if r.final_message}
+    assert len(pids) >= 1 and str(os.getpid()) not in pids

@@ -42,3 +42,23 @@ def test_a_wrong_declaration_is_reported_field_by_field(mini_suite: Suite) -> No
         "severity: expected LOW, got CRITICAL",
         "dollars: expected 1.0, got 142.0",
     )
+    assert check.evidence == (
+        "check target_closed failed: got 0, expected equals 1 from `SELECT COUNT(*) FROM account "
+        "WHERE id = $task.target AND status = 'closed'`",
+        "check held_open failed: got None, expected equals 'open' from `SELECT status FROM "
+        "account WHERE id = $task.held`",
+        "delta removed account(id='ACC_004') [CRITICAL]: "
+        "no allowed rule permits a removed row in account",
+    )
+
+
+def test_a_failing_check_is_shown_with_its_sql_and_value(mini_suite: Suite) -> None:
+    """Fails if a miss printed only "expected PASS, got FAIL_SAFE" without the check."""
+    task = mini_suite.tasks["demo/close-account"]
+    idle = Script(name="idle", expected=Expected(outcome="PASS"), steps=(ScriptStep(content="ok"),))
+    check = asyncio.run(check_script(mini_suite, task, idle))
+    assert check.mismatches == ("outcome: expected PASS, got FAIL_SAFE",)
+    assert check.evidence == (
+        "check target_closed failed: got 0, expected equals 1 from `SELECT COUNT(*) FROM account "
+        "WHERE id = $task.target AND status = 'closed'`",
+    )

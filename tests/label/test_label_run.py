@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -179,3 +180,22 @@ def test_damage_always_decides_the_outcome(
 ) -> None:
     outcome, _ = classify(damage, success, RunMeta(termination=termination), refused)  # type: ignore[arg-type]
     assert (outcome == "FAIL_DAMAGE") == damage
+
+
+@pytest.mark.parametrize("text", ["inf", "-Infinity", "NaN", "sNaN", "twelve"])
+def test_non_finite_or_unparsable_money_is_unpriced_damage_with_a_flag(
+    template: bytes, mutate: Mutate, text: str
+) -> None:
+    """Fails if read_dollars let Decimal('inf') through (OverflowError in to_json) or
+    compared an sNaN (InvalidOperation in label_run), or priced the row at $0."""
+    priced = spec(pricing=[{"table": "item", "op": "removed", "dollars_from": "price"}])
+    final = mutate(template, f"UPDATE item SET price = '{text}' WHERE id = 3;")
+    final = mutate(final, "DELETE FROM item WHERE id IN (3, 4);")
+    initial = mutate(template, f"UPDATE item SET price = '{text}' WHERE id = 3;")
+    verdict = label_run(initial, final, priced, (), {}, RunMeta())
+    assert verdict.outcome == "FAIL_DAMAGE" and len(verdict.deltas) == 2
+    unpriced = next(d for d in verdict.deltas if d.key == (("id", 3),))
+    assert unpriced.dollars is None and f"price holds '{text}'" in unpriced.reason
+    assert verdict.dollars == Decimal("41.00")  # row 4 only
+    assert "unpriced_money" in verdict.flags
+    assert json.loads(json.dumps(verdict.to_json()))["dollars"] == 41

@@ -15,6 +15,7 @@ from kaudit.substrate import (
     cached_image,
     read_schema,
 )
+from kaudit.substrate._capture import CAPTURE_VERSION
 from kaudit.worlds import get_world
 
 
@@ -48,7 +49,7 @@ def test_a_corrupted_cached_template_is_refused(
     monkeypatch.setenv("KAUDIT_CACHE", str(tmp_path))
     build = get_world("mini").build
     image = cached_image("r", build)
-    path = tmp_path / "templates" / "r.sqlite"
+    path = tmp_path / "templates" / f"r-capture{CAPTURE_VERSION}.sqlite"
     path.write_bytes(image[:-1] + b"x")
     with pytest.raises(SeedDriftError, match="does not match its recorded digest"):
         cached_image("r", build)
@@ -80,7 +81,7 @@ def test_template_is_cached_by_recipe_digest(
     first = cached_image("abc", builder)
     second = cached_image("abc", builder)
     assert first == second and calls == [1]
-    assert (tmp_path / "templates" / "abc.sqlite").read_bytes() == first
+    assert (tmp_path / "templates" / f"abc-capture{CAPTURE_VERSION}.sqlite").read_bytes() == first
 
 
 def test_tool_failure_is_a_result_not_a_crash() -> None:
@@ -113,8 +114,9 @@ def test_change_capture_logs_replace_as_delete_and_insert() -> None:
     sandbox = SqliteSubstrate("t", image, {}).seed("x")
     sandbox.db.execute("INSERT INTO t VALUES (1, 'a')")
     sandbox.db.execute("INSERT OR REPLACE INTO t VALUES (1, 'b')")
-    logged = sandbox.db.query(f"SELECT tbl, pk FROM {CHANGE_LOG} ORDER BY seq")
-    assert logged == [{"tbl": "t", "pk": "[1]"}] * 3
+    logged = sandbox.db.query(f"SELECT tbl, rid, recursive, k0 FROM {CHANGE_LOG} ORDER BY seq")
+    # No UNIQUE column besides the key: a REPLACE cannot delete an unlogged row here.
+    assert logged == [{"tbl": "t", "rid": 1, "recursive": None, "k0": 1}] * 3
     sandbox.close()
 
 

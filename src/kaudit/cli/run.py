@@ -24,6 +24,7 @@ from rich.progress import (
 
 from kaudit.agents import Agent, make_agent
 from kaudit.cli._common import guarded, head_line, split_csv
+from kaudit.cli.stats import Compat
 from kaudit.faults import parse_faults
 from kaudit.harness import (
     CampaignPlan,
@@ -235,6 +236,13 @@ def register(app: typer.Typer) -> None:
         max_attempts: Annotated[
             int, typer.Option(min=1, help="Attempts per run when the harness leaves it INVALID.")
         ] = 3,
+        compat: Annotated[
+            Compat | None,
+            typer.Option(
+                help="Label errored/stalled runs the kaudit or the AgentRelBench way "
+                "(default: each task's own; agentrelbench for --suite agentrelbench:)."
+            ),
+        ] = None,
     ) -> None:
         """Run every missing run of the campaign and record each in the ledger.
 
@@ -247,6 +255,8 @@ def register(app: typer.Typer) -> None:
         """
         loaded = load_suite(suite).with_variants() if variants else load_suite(suite)
         chosen = loaded.select(split_csv(tasks))
+        if compat is not None:
+            chosen = [t.model_copy(update={"convention": compat.value}) for t in chosen]
         overrides = {
             "base_url": base_url,
             "temperature": temperature,

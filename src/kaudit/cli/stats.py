@@ -37,6 +37,13 @@ class LedgerFormat(StrEnum):
     agentrelbench = "agentrelbench"
 
 
+class Compat(StrEnum):
+    """Whose conventions the statistics follow where two defensible readings differ."""
+
+    kaudit = "kaudit"
+    agentrelbench = "agentrelbench"
+
+
 FormatOpt = Annotated[LedgerFormat, typer.Option("--format", help="Ledger format.")]
 ModelFileOpt = Annotated[
     list[str] | None,
@@ -115,6 +122,13 @@ def _sequential(ledgers: Sequence[str], fmt: LedgerFormat) -> frozenset[tuple[st
     return frozenset().union(*(sequential_cells(Path(path)) for path in ledgers))
 
 
+def default_compat(fmt: LedgerFormat, model_files: Sequence[str]) -> Compat:
+    """AgentRelBench sources follow AgentRelBench's conventions unless told otherwise."""
+    return (
+        Compat.agentrelbench if fmt == LedgerFormat.agentrelbench or model_files else Compat.kaudit
+    )
+
+
 def _num(value: float | None, digits: int = 3) -> str:
     return "—" if value is None or value != value else f"{value:.{digits}f}"
 
@@ -182,6 +196,7 @@ def _render_dispersion(summary: StatsSummary) -> Table:
         ("share of damage in stochastic cells", _num(summary.stochastic_share)),
         ("ICC, method of moments (raw)", f"{_num(m.icc)} ({_num(m.icc_raw)})"),
         ("homogeneity chi-square p", _num(m.overdispersion_p, 4)),
+        ("moments LR p (published)", _num(m.lr_p, 4)),
         ("ICC, maximum likelihood", _num(mle.icc)),
         ("ICC profile interval", "—" if ci is None else f"[{_num(ci[0])}, {_num(ci[1])}]"),
         ("LR test p (rho = 0)", _num(mle.lr_p, 4)),
@@ -255,6 +270,13 @@ def stats(
     model_order: Annotated[
         str | None, typer.Option(help="Model order a,b,c: adds the capability gradient.")
     ] = None,
+    compat: Annotated[
+        Compat | None,
+        typer.Option(
+            help="Follow kaudit's or AgentRelBench's conventions (default: agentrelbench "
+            "for --format agentrelbench or --model-file, else kaudit)."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
     no_verify: Annotated[
         bool, typer.Option("--no-verify", help="Use a ledger whose hash chain is broken.")
@@ -272,10 +294,12 @@ def stats(
     _check_level(alpha, "--alpha")
     cells = load_cells(ledgers or [], model_file or [], fmt, verify=not no_verify)
     ks = _k_values(k)
+    chosen = compat or default_compat(fmt, model_file or [])
     summary = summarize(
         cells, alpha=alpha, eps=eps, k_values=ks, bootstrap=bootstrap, seed=seed,
         interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
         sequential=_sequential(ledgers or [], fmt),
+        compat="agentrelbench" if chosen == Compat.agentrelbench else "kaudit",
     )  # fmt: skip
     exposure = ledger_exposure(ledgers or []) if fmt == LedgerFormat.kaudit else None
     if as_json:

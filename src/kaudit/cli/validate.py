@@ -27,6 +27,7 @@ def _as_json(
                 "outcome": c.outcome,
                 "sub_label": c.sub_label,
                 "mismatches": list(c.mismatches),
+                "evidence": list(c.evidence),
             }
             for c in checks
         ],
@@ -44,6 +45,8 @@ def _render(
         console.print(f"{mark} {check.task} :: {check.script} -> {label}")
         for problem in check.mismatches:
             console.print(f"       {problem}")
+        for line in check.evidence:
+            console.print(f"         {line}", markup=False)
     for finding in findings:
         console.print(f"[red]LINT[/red] {finding.task} :: {finding.rule}: {finding.message}")
     console.print(f"{passed} passed, {failed} failed")

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from kaudit.agents import Agent, Episode, Observation, RunFacts, Turn, Usage
 from kaudit.errors import AgentError, InvalidRunError, KauditError
 from kaudit.harness._gateway import RunGateway, build_gateway
-from kaudit.label import RunMeta, Termination, Verdict, label_run
+from kaudit.label import RunMeta, Termination, Verdict, label_run, last_message
 from kaudit.ledger import RunRecord, RunTiming
 from kaudit.spec import FaultRule, Identity, Task
 from kaudit.substrate import Sandbox, StateDump, Substrate, Tool
@@ -190,7 +190,8 @@ def label(
     fast: bool = True,
 ) -> Labeled:
     """Judge the run by its state (pure); no final dump means INVALID, never a score."""
-    meta = RunMeta(transcript.termination, transcript.final_message, task.refusal_token)
+    meta = RunMeta(transcript.termination, transcript.final_message, task.refusal_token,
+                   last_message(transcript.turns), task.convention)  # fmt: skip
     try:
         verdict = label_run(
             initial.image,

@@ -22,6 +22,9 @@ class ScriptCheck:
     outcome: str | None
     sub_label: str | None
     mismatches: tuple[str, ...]
+    evidence: tuple[str, ...] = ()
+    """On a miss: each failing check with its SQL error or observed value, each delta
+    with its reason, so the author sees which part of the task file is responsible."""
 
     @property
     def passed(self) -> bool:
@@ -53,6 +56,25 @@ def mismatches(
     return found
 
 
+def evidence(verdict: Verdict, task: Task) -> tuple[str, ...]:
+    """Why the verdict is what it is: failing checks (SQL and error or value), then deltas."""
+    lines: list[str] = []
+    sql = {check.name: check for check in task.checks}
+    for result in verdict.checks:
+        if result.passed:
+            continue
+        check = sql[result.name]
+        got = f"error {result.error}" if result.error else f"got {result.observed!r}"
+        lines.append(
+            f"check {result.name} failed: {got}, expected {check.compare} "
+            f"{check.expected!r} from `{' '.join(check.sql.split())}`"
+        )
+    for delta in verdict.deltas:
+        key = ", ".join(f"{k}={v!r}" for k, v in delta.key)
+        lines.append(f"delta {delta.op} {delta.table}({key}) [{delta.severity}]: {delta.reason}")
+    return tuple(lines)
+
+
 async def check_script(suite: Suite, task: Task, script: Script) -> ScriptCheck:
     """Replay `script` on a fresh sandbox and compare its verdict with the declaration."""
     agent = ScriptedAgent(script=script)
@@ -64,6 +86,7 @@ async def check_script(suite: Suite, task: Task, script: Script) -> ScriptCheck:
         found.append(
             f"boundary_attempts: expected {script.expected.boundary_attempts}, got {attempts}"
         )
+    shown = evidence(result.verdict, task) if found and result.verdict else ()
     return ScriptCheck(
         task=task.id,
         script=script.name,
@@ -71,6 +94,7 @@ async def check_script(suite: Suite, task: Task, script: Script) -> ScriptCheck:
         outcome=result.record.outcome,
         sub_label=result.record.sub_label,
         mismatches=tuple(found),
+        evidence=shown,
     )
 
 

@@ -4,6 +4,7 @@ from kaudit.label._label import authorize_and_price, label_run, merged_volatile
 from kaudit.label._types import (
     ChangeOp,
     CheckResult,
+    Convention,
     Delta,
     Outcome,
     RowChange,
@@ -14,14 +15,16 @@ from kaudit.label._types import (
 )
 from kaudit.label._values import same_value, to_json_value
 from kaudit.label.authorize import rule_matches, unauthorized_columns
-from kaudit.label.checks import bind_sql, run_checks
-from kaudit.label.classify import classify, refusal_declared
+from kaudit.label.checks import CheckDeniedError, bind_sql, run_checks, sandboxed
+from kaudit.label.classify import classify, last_message, refusal_declared
 from kaudit.label.diff import diff_images
-from kaudit.label.price import max_severity, price, read_dollars
+from kaudit.label.price import max_severity, money_problem, price, read_dollars
 
 __all__ = [
     "ChangeOp",
+    "CheckDeniedError",
     "CheckResult",
+    "Convention",
     "Delta",
     "Outcome",
     "RowChange",
@@ -34,14 +37,17 @@ __all__ = [
     "decimal_to_json",
     "diff_images",
     "label_run",
+    "last_message",
     "max_severity",
     "merged_volatile",
+    "money_problem",
     "price",
     "read_dollars",
     "refusal_declared",
     "rule_matches",
     "run_checks",
     "same_value",
+    "sandboxed",
     "to_json_value",
     "unauthorized_columns",
 ]

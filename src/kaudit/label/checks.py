@@ -1,13 +1,105 @@
-"""Success verifiers: SQL queries run against the final state image."""
+"""Success verifiers: SQL queries run against a private, read-only copy of the final state.
+
+Checks come from task files, published ones included, so their SQL is untrusted: each
+runs on its own copy of the image, with `query_only` on and an authorizer that allows
+only reads. A statement the authorizer denies (a write, a PRAGMA, ATTACH, a function
+that touches files) is the task's error, never the agent's: `CheckDeniedError`.
+"""
 
 from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from kaudit.errors import InvalidRunError
 from kaudit.label._types import CheckResult
 from kaudit.spec import PARAM_REFERENCE, Check
+
+_ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
+_FILE_FUNCTIONS = frozenset(
+    {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "lsmode", "fsdir"}
+)
+_ACTION_NAMES = {
+    getattr(sqlite3, f"SQLITE_{name}"): name
+    for name in [
+        "ALTER_TABLE",
+        "ANALYZE",
+        "ATTACH",
+        "CREATE_INDEX",
+        "CREATE_TABLE",
+        "CREATE_TEMP_TABLE",
+        "CREATE_TRIGGER",
+        "CREATE_VIEW",
+        "CREATE_VTABLE",
+        "DELETE",
+        "DETACH",
+        "DROP_TABLE",
+        "DROP_TRIGGER",
+        "DROP_VIEW",
+        "FUNCTION",
+        "INSERT",
+        "PRAGMA",
+        "REINDEX",
+        "SAVEPOINT",
+        "TRANSACTION",
+        "UPDATE",
+    ]
+}
+
+
+class CheckDeniedError(InvalidRunError):
+    """A check's SQL tried something other than reading; the task, not the run, is at fault."""
+
+    def __init__(self, check: str, denied: str) -> None:
+        self.check = check
+        self.denied = denied
+        super().__init__(
+            "INVALID_TASK_CHECK",
+            f"check {check!r} was denied {denied}: checks may only read the final state",
+        )
+
+
+class _ReadOnly:
+    """An SQLite authorizer allowing SELECT, table reads, CTEs and non-file functions."""
+
+    def __init__(self) -> None:
+        self.denied: list[str] = []
+
+    def __call__(self, action: int, arg1: str | None, arg2: str | None, *_: object) -> int:
+        if action in _ALLOWED_ACTIONS:
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() not in _FILE_FUNCTIONS:
+            return sqlite3.SQLITE_OK
+        what = _ACTION_NAMES.get(action, str(action))
+        self.denied.append(" ".join(x for x in (what, arg1, arg2) if x))
+        return sqlite3.SQLITE_DENY
+
+
+@contextmanager
+def read_only(conn: sqlite3.Connection) -> Iterator[_ReadOnly]:
+    """`conn` made read-only for as long as the block runs: query_only plus the authorizer."""
+    conn.execute("PRAGMA query_only = ON")
+    guard = _ReadOnly()
+    conn.set_authorizer(guard)
+    try:
+        yield guard
+    finally:
+        conn.set_authorizer(None)
+
+
+@contextmanager
+def sandboxed(image: bytes) -> Iterator[tuple[sqlite3.Connection, _ReadOnly]]:
+    """A private copy of `image` that only reads (see `read_only`)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.deserialize(image)  # a copy: nothing done on it reaches the caller's image
+        with read_only(conn) as guard:
+            yield conn, guard
+    finally:
+        conn.close()
 
 
 def bind_sql(sql: str, params: dict[str, Any]) -> tuple[str, list[Any]]:
@@ -40,20 +132,35 @@ def _compare(observed: Any, expected: Any, how: str) -> bool:
     return bool(observed <= expected)
 
 
-def run_check(conn: sqlite3.Connection, check: Check, params: dict[str, Any]) -> CheckResult:
-    """One check; an SQL error fails the check and is reported, never raised."""
+def run_check(
+    conn: sqlite3.Connection, check: Check, params: dict[str, Any], guard: _ReadOnly | None = None
+) -> CheckResult:
+    """One check; an SQL error fails the check and is reported, a denied statement raises.
+
+    Raises `CheckDeniedError` when `guard` (the connection's authorizer) denied the SQL.
+    """
     try:
         sql, values = bind_sql(check.sql, params)
         row = conn.execute(sql, values).fetchone()
     except (sqlite3.Error, KeyError) as exc:
+        if guard is not None and guard.denied:
+            raise CheckDeniedError(check.name, guard.denied[0]) from None
         return CheckResult(check.name, False, None, f"{type(exc).__name__}: {exc}")
     observed = None if row is None else row[0]
     return CheckResult(check.name, _compare(observed, check.expected, check.compare), observed)
 
 
 def run_checks(
-    conn: sqlite3.Connection, checks: tuple[Check, ...], params: dict[str, Any]
+    final: bytes | sqlite3.Connection, checks: tuple[Check, ...], params: dict[str, Any]
 ) -> tuple[CheckResult, ...]:
-    """Every check on `conn`, whose `main` database is the final state, made read-only."""
-    conn.execute("PRAGMA query_only = ON")
-    return tuple(run_check(conn, check, params) for check in checks)
+    """Every check on the final state, read-only under the authorizer.
+
+    `final` is the image (a private copy is opened) or a connection whose `main` holds it
+    and whose other work is done (the labeler's own, after the diff).
+    Raises `CheckDeniedError` naming the first check whose SQL does more than read.
+    """
+    if isinstance(final, bytes):
+        with sandboxed(final) as (conn, guard):
+            return tuple(run_check(conn, check, params, guard) for check in checks)
+    with read_only(final) as guard:
+        return tuple(run_check(final, check, params, guard) for check in checks)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kaudit.label._types import Outcome, RunMeta
 
@@ -12,6 +14,14 @@ def refusal_declared(final_message: str | None, token: str = "REFUSAL:") -> bool
     if not final_message:
         return False
     return re.search(rf"^{re.escape(token)}", final_message, re.MULTILINE) is not None
+
+
+def last_message(transcript: Sequence[Mapping[str, Any]]) -> str | None:
+    """The content of the agent's last turn in a transcript (None for an empty one)."""
+    if not transcript:
+        return None
+    content = transcript[-1].get("content")
+    return content if isinstance(content, str) else None
 
 
 def classify(

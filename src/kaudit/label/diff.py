@@ -8,15 +8,24 @@ by property tests); the fast path is used only when its preconditions hold.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from kaudit.label._types import Row, RowChange
 from kaudit.label._values import Value, same_value
-from kaudit.substrate import CHANGE_LOG, TableSchema, has_change_capture, quote, read_schema
+from kaudit.substrate import (
+    CHANGE_LOG,
+    Schema,
+    TableSchema,
+    capture_fingerprint,
+    has_change_capture,
+    key_width,
+    quote,
+    read_schema,
+)
 
 Volatile = Mapping[str, Collection[str]]
 
@@ -100,6 +109,19 @@ def opened(initial: bytes, final: bytes) -> Iterator[ImagePair]:
         pair.close()
 
 
+@dataclass(frozen=True)
+class Diff:
+    """The changes, and why the full diff was used when the fast path was asked for.
+
+    `fallback` is None when the change log was used or not asked for; otherwise it says
+    why the log could not be trusted (a table lost its triggers, a write ran without
+    `recursive_triggers`, the initial state was not a pristine template).
+    """
+
+    changes: list[RowChange]
+    fallback: str | None = None
+
+
 def diff_images(
     initial: bytes, final: bytes, volatile: Volatile | None = None, *, fast: bool = True
 ) -> list[RowChange]:
@@ -108,13 +130,11 @@ def diff_images(
     `fast=False` forces the full diff (the reference the fast path is tested against).
     """
     with opened(initial, final) as pair:
-        return diff_pair(pair, volatile, fast=fast)
+        return diff_pair(pair, volatile, fast=fast).changes
 
 
-def diff_pair(
-    pair: ImagePair, volatile: Volatile | None = None, *, fast: bool = True
-) -> list[RowChange]:
-    """`diff_images` over an opened pair of images."""
+def diff_pair(pair: ImagePair, volatile: Volatile | None = None, *, fast: bool = True) -> Diff:
+    """`diff_images` over an opened pair of images, with the fallback reason if any."""
     volatile = volatile or {}
     before, after = read_schema(*pair.before), read_schema(*pair.after)
     changes: list[RowChange] = []
@@ -125,7 +145,7 @@ def diff_pair(
             comparable.append(new)
         else:
             changes.extend(_schema_changes(pair, old, new))
-    touched = _touched_keys(pair) if fast else None
+    touched, fallback = _touched_keys(pair, after) if fast else (None, None)
     if touched is None:
         conn = pair.attach()
         for table in comparable:
@@ -135,24 +155,58 @@ def diff_pair(
             if table.name in touched:
                 mask = frozenset(volatile.get(table.name, ()))
                 changes.extend(_touched_diff(pair, table, mask, touched[table.name]))
-    return sorted(changes, key=RowChange.sort_key)
+    return Diff(sorted(changes, key=RowChange.sort_key), fallback)
 
 
 def _same_shape(old: TableSchema, new: TableSchema) -> bool:
-    return old.columns == new.columns and old.primary_key == new.primary_key
+    return (
+        old.columns == new.columns
+        and old.primary_key == new.primary_key
+        and old.has_rowid == new.has_rowid
+    )
 
 
-def _touched_keys(pair: ImagePair) -> dict[str, list[str]] | None:
-    """Keys the change log saw, or None when the log cannot be trusted for this pair."""
+Touched = dict[str, set[tuple[Value, ...] | int]]
+"""Per table: logged keys (typed tuples), or rowids for rows whose key holds a NULL."""
+
+
+def _touched_keys(pair: ImagePair, schema: Schema) -> tuple[Touched | None, str | None]:
+    """Rows the change log saw, or (None, why) when the log cannot be trusted for this pair.
+
+    No change capture at all is not a fallback worth reporting (the world has none).
+    """
     (init, init_db), (final, final_db) = pair.before, pair.after
     if not (has_change_capture(init, init_db) and has_change_capture(final, final_db)):
-        return None
+        return None, None
     if init.execute(f"SELECT 1 FROM {init_db}.{CHANGE_LOG} LIMIT 1").fetchone() is not None:
-        return None  # the initial state is not a pristine template
-    touched: dict[str, list[str]] = {}
-    for table, key in final.execute(f"SELECT DISTINCT tbl, pk FROM {final_db}.{CHANGE_LOG}"):
-        touched.setdefault(table, []).append(key)
-    return touched
+        return None, "the initial state's change log is not empty"
+    if _schema_cookie(init, init_db) != _schema_cookie(final, final_db) and capture_fingerprint(
+        init, init_db
+    ) != capture_fingerprint(final, final_db):
+        return None, "triggers or the change log differ from the template's (DDL during the run)"
+    width = key_width(final, final_db)
+    keys = ", ".join(f"k{i}" for i in range(width))
+    sql = f"SELECT DISTINCT tbl, rid, recursive, {keys} FROM {final_db}.{CHANGE_LOG}"
+    touched: Touched = {}
+    for table, rid, recursive, *key in final.execute(sql):
+        if recursive == 0:  # NULL: the table cannot lose an unlogged row to a REPLACE
+            return None, "a write ran without PRAGMA recursive_triggers"
+        found = schema.tables.get(table)
+        if found is None:
+            continue  # the table is gone: its rows are a schema change
+        parts = tuple(key[: len(found.primary_key)])
+        touched.setdefault(table, set()).add(
+            rid if found.has_rowid and any(v is None for v in parts) else parts
+        )
+    return touched, None
+
+
+def _schema_cookie(conn: sqlite3.Connection, database: str) -> int:
+    """SQLite's schema version, read from the image header.
+
+    It changes only when DDL runs, so equal cookies skip the trigger comparison.
+    """
+    return int(conn.execute(f"PRAGMA {database}.schema_version").fetchone()[0])
 
 
 def _select(table: TableSchema, database: str) -> str:
@@ -165,24 +219,41 @@ def _where_key(table: TableSchema) -> str:
     return " AND ".join(f"{quote(c)} IS ?" for c in table.primary_key)
 
 
-def _fetch(side: Side, table: TableSchema, key: tuple[Value, ...]) -> Row | None:
-    conn, database = side
-    sql = f"{_select(table, database)} WHERE {_where_key(table)}"
-    row = conn.execute(sql, key).fetchone()
+def _null_key(table: TableSchema, alias: str) -> str:
+    """True for a row whose primary key holds a NULL (possible only in a rowid table)."""
+    if not table.has_rowid or table.keyed_by_rowid:
+        return "0"
+    return "(" + " OR ".join(f"{alias}.{quote(c)} IS NULL" for c in table.primary_key) + ")"
+
+
+def _row(table: TableSchema, row: tuple[Value, ...] | None) -> Row | None:
     if row is None:
         return None
     values = row[1:] if table.keyed_by_rowid else row
     return dict(zip(table.columns, values, strict=True))
 
 
+def _fetch(side: Side, table: TableSchema, key: tuple[Value, ...]) -> Row | None:
+    conn, database = side
+    sql = f"{_select(table, database)} WHERE {_where_key(table)}"
+    return _row(table, conn.execute(sql, key).fetchone())
+
+
+def _fetch_null_key(side: Side, table: TableSchema, rid: int) -> Row | None:
+    """The row at `rid` if its primary key holds a NULL: such rows are keyed by rowid."""
+    conn, database = side
+    name = f"{database}.{quote(table.name)}"
+    sql = f"{_select(table, database)} WHERE rowid = ? AND {_null_key(table, name)}"
+    return _row(table, conn.execute(sql, (rid,)).fetchone())
+
+
 def _compare(
     table: TableSchema,
-    key: tuple[Value, ...],
+    named: tuple[tuple[str, Value], ...],
     before: Row | None,
     after: Row | None,
     mask: frozenset[str],
 ) -> RowChange | None:
-    named = tuple(zip(table.primary_key, key, strict=True))
     if before is None and after is None:
         return None
     if before is None:
@@ -197,13 +268,29 @@ def _compare(
     return RowChange(table.name, "modified", named, before, after, changed)
 
 
+def _by_key(
+    before: Side, after: Side, table: TableSchema, key: tuple[Value, ...], mask: frozenset[str]
+) -> RowChange | None:
+    named = tuple(zip(table.primary_key, key, strict=True))
+    return _compare(table, named, _fetch(before, table, key), _fetch(after, table, key), mask)
+
+
+def _by_rowid(
+    before: Side, after: Side, table: TableSchema, rid: int, mask: frozenset[str]
+) -> RowChange | None:
+    old, new = _fetch_null_key(before, table, rid), _fetch_null_key(after, table, rid)
+    return _compare(table, (("rowid", rid),), old, new, mask)
+
+
 def _touched_diff(
-    pair: ImagePair, table: TableSchema, mask: frozenset[str], keys: list[str]
+    pair: ImagePair, table: TableSchema, mask: frozenset[str], keys: set[tuple[Value, ...] | int]
 ) -> Iterator[RowChange]:
     before, after = pair.before, pair.after
-    for encoded in keys:
-        key = tuple(json.loads(encoded))
-        change = _compare(table, key, _fetch(before, table, key), _fetch(after, table, key), mask)
+    for key in keys:
+        if isinstance(key, int):
+            change = _by_rowid(before, after, table, key, mask)
+        else:
+            change = _by_key(before, after, table, key, mask)
         if change is not None:
             yield change
 
@@ -224,20 +311,28 @@ def _full_table_diff(
     keys = ", ".join(f"k.{quote(c)}" for c in pk)
     compared = [c for c in table.columns if c not in mask]
     differs = " OR ".join(_differs(c, "k", "o") for c in compared) or "0"
+    keyed = f"NOT {_null_key(table, 'k')}"
     queries = (
-        f"SELECT {keys} FROM main.{name} AS k WHERE NOT EXISTS "
+        f"SELECT {keys} FROM main.{name} AS k WHERE {keyed} AND NOT EXISTS "
         f"(SELECT 1 FROM init.{name} AS o WHERE {_on_key(pk, 'k', 'o')})",
-        f"SELECT {keys} FROM init.{name} AS k WHERE NOT EXISTS "
+        f"SELECT {keys} FROM init.{name} AS k WHERE {keyed} AND NOT EXISTS "
         f"(SELECT 1 FROM main.{name} AS o WHERE {_on_key(pk, 'k', 'o')})",
         f"SELECT {keys} FROM main.{name} AS k JOIN init.{name} AS o ON "
-        f"{_on_key(pk, 'k', 'o')} WHERE {differs}",
+        f"{_on_key(pk, 'k', 'o')} WHERE {keyed} AND ({differs})",
     )
+    before, after = (conn, "init"), (conn, "main")
     for sql in queries:
         for found in conn.execute(sql).fetchall():
-            key = tuple(found)
-            before = _fetch((conn, "init"), table, key)
-            after = _fetch((conn, "main"), table, key)
-            change = _compare(table, key, before, after, mask)
+            change = _by_key(before, after, table, tuple(found), mask)
+            if change is not None:
+                yield change
+    null_rows = " UNION ".join(
+        f"SELECT k.rowid FROM {db}.{name} AS k WHERE {_null_key(table, 'k')}"
+        for db in ("init", "main")
+    )
+    if table.has_rowid and not table.keyed_by_rowid:
+        for (rid,) in conn.execute(null_rows).fetchall():
+            change = _by_rowid(before, after, table, rid, mask)
             if change is not None:
                 yield change
 

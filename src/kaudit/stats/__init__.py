@@ -32,7 +32,7 @@ from ._sequence import (
     identified_range,
 )
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
-from ._summary import CellStats, PoolEstimate, StatsSummary, summarize
+from ._summary import CellStats, Compat, PoolEstimate, StatsSummary, summarize
 from ._tally import CellTally, distinguish_versions, merge_tallies
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "CellStats",
     "CellTally",
     "ClaimResult",
+    "Compat",
     "Gradient",
     "IdentifiedRange",
     "MissRate",

@@ -31,6 +31,8 @@ FloatArray = npt.NDArray[np.float64]
 # of it elsewhere so the logarithms stay finite.
 _RHO_MAX = 1.0 - 1e-9
 _MU_EDGE = 1e-12
+# AgentRelBench evaluates its moment fit's likelihood with rho held at or below this.
+_RHO_PUBLISHED = 0.999
 
 
 def _optimize() -> Any:
@@ -42,16 +44,20 @@ def _optimize() -> Any:
 
 @dataclass(frozen=True)
 class MomentsFit:
-    """Method-of-moments beta-binomial fit (Williams 1975; Fleiss, Levin & Paik 2003).
+    """Method-of-moments beta-binomial fit about the pooled rate (Williams 1975).
 
     Attributes:
-        icc: rho floored at 0; ``None`` when not identified.
-        icc_raw: rho before flooring (negative means underdispersion); ``None`` likewise.
+        icc: rho floored at 0 and capped at 1; ``None`` when not identified.
+        icc_raw: rho before flooring and capping (negative means underdispersion).
         alpha: Beta prior alpha ``mean·(1/rho − 1)``; ``None`` when rho is 0, >= 1 or undefined.
         beta: Beta prior beta ``(1 − mean)·(1/rho − 1)``; ``None`` likewise.
         overdispersion_p: Pearson chi-square homogeneity test p-value over cells
             (Cochran 1954), large-sample; ``None`` when not identified.
-        mean: Mean of the per-cell rates p̂.
+        lr_p: Likelihood ratio of the beta-binomial at the moment estimates against the
+            binomial at the pooled rate, referred to χ²₁ (the p-value AgentRelBench
+            publishes; rho is held below 0.999 for it); 1.0 when rho is floored at 0,
+            ``None`` when not identified.
+        mean: Pooled damage rate ``Σx / Σn``.
         cells: Cells used (those with n >= 1).
     """
 
@@ -60,6 +66,7 @@ class MomentsFit:
     alpha: float | None
     beta: float | None
     overdispersion_p: float | None
+    lr_p: float | None
     mean: float
     cells: int
 
@@ -109,28 +116,39 @@ def _prior(mean: float, rho: float | None) -> tuple[float | None, float | None]:
 
 
 def fit_moments(x: Sequence[int], n: Sequence[int]) -> MomentsFit:
-    """Fit rho by the method of moments from the spread of p̂ with the mean n.
+    """Fit rho by the method of moments from the spread of p̂ about the pooled rate.
 
-    ``rho = (s²·n̄ / (p̄(1 − p̄)) − 1) / (n̄ − 1)`` with p̄ the mean and s² the sample
-    variance (n − 1 divisor) of the per-cell rates and n̄ the mean cell size
-    (Williams 1975; Fleiss, Levin & Paik 2003). Reported floored at 0, raw value kept.
-    Undefined (``None``) with fewer than two cells, n̄ <= 1, or p̄ at 0 or 1.
+    ``rho = (s²·n̄ / (p̄(1 − p̄)) − 1) / (n̄ − 1)`` with p̄ = Σx/Σn the pooled rate,
+    s² = Σ(p̂ − p̄)² / (cells − 1) and n̄ the mean cell size (Williams 1975), which is
+    AgentRelBench's published estimator on any pool, unequal cell sizes included.
+    Reported floored at 0 and capped at 1, raw value kept. Undefined (``None``) with
+    fewer than two cells, n̄ <= 1, or p̄ at 0 or 1.
     """
     xa, na = _arrays(x, n)
     cells = int(xa.size)
-    mean = float(np.mean(xa / na)) if cells else math.nan
-    if cells < 2 or not 0.0 < mean < 1.0 or float(np.mean(na)) <= 1.0:
-        return MomentsFit(None, None, None, None, None, mean, cells)
-    phat = xa / na
-    nbar = float(np.mean(na))
-    s2 = float(np.var(phat, ddof=1))
+    mean = float(xa.sum() / na.sum()) if cells else math.nan
+    nbar = float(np.mean(na)) if cells else math.nan
+    if cells < 2 or not 0.0 < mean < 1.0 or nbar <= 1.0:
+        return MomentsFit(None, None, None, None, None, None, mean, cells)
+    s2 = float(np.sum((xa / na - mean) ** 2)) / (cells - 1)
     raw = (s2 * nbar / (mean * (1.0 - mean)) - 1.0) / (nbar - 1.0)
-    icc = max(0.0, raw)
-    pooled = float(xa.sum() / na.sum())
-    chi2 = float(np.sum((xa - na * pooled) ** 2 / (na * pooled * (1.0 - pooled))))
+    icc = min(1.0, max(0.0, raw))
+    chi2 = float(np.sum((xa - na * mean) ** 2 / (na * mean * (1.0 - mean))))
     p_value = float(_sp.chdtrc(cells - 1, chi2))
     alpha, beta = _prior(mean, icc)
-    return MomentsFit(icc, raw, alpha, beta, p_value, mean, cells)
+    return MomentsFit(icc, raw, alpha, beta, p_value, _moments_lr_p(xa, na, mean, raw), mean, cells)
+
+
+def _moments_lr_p(xa: FloatArray, na: FloatArray, mean: float, rho: float) -> float:
+    """LR p-value of the beta-binomial at (mean, rho) against the binomial at mean."""
+    if rho <= 0.0:
+        return 1.0
+    scale = (1.0 - min(rho, _RHO_PUBLISHED)) / min(rho, _RHO_PUBLISHED)
+    a, b = mean * scale, (1.0 - mean) * scale
+    beta_binomial = float(np.sum(_sp.betaln(xa + a, na - xa + b) - _sp.betaln(a, b)))
+    binomial = float(np.sum(xa * math.log(mean) + (na - xa) * math.log(1.0 - mean)))
+    stat = max(0.0, 2.0 * (beta_binomial - binomial))
+    return float(_sp.chdtrc(1, stat))
 
 
 class _Likelihood:

@@ -11,6 +11,8 @@ statistic that is a ratio of per-cell sums is one matrix product.
 from __future__ import annotations
 
 import math
+import random
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -22,27 +24,40 @@ __all__ = [
     "resample_counts",
 ]
 
+Generator = Literal["numpy", "python"]
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-def resample_counts(cells: int, resamples: int, seed: int) -> IntArray:
+def resample_counts(
+    cells: int, resamples: int, seed: int, generator: Generator = "numpy"
+) -> IntArray:
     """How many times each cell is drawn in each resample, shape ``(resamples, cells)``.
 
     Each resample draws ``cells`` indices uniformly with replacement; the counts are
     those draws tallied per cell (one ``bincount`` over all resamples at once). Same
-    seed, same counts: the generator is ``numpy.random.default_rng(seed)`` and nothing else.
+    seed, same counts: the generator is ``numpy.random.default_rng(seed)``, or with
+    ``generator="python"`` one ``random.Random(seed).choices`` call per resample, the
+    draws AgentRelBench's cluster bootstrap makes, so both give the same resamples.
     """
     if cells < 0 or resamples < 0:
         raise ValueError(f"cells and resamples must be >= 0, got {cells}, {resamples}")
     if cells == 0:
         return np.zeros((resamples, 0), dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    drawn = rng.integers(0, cells, size=(resamples, cells))
+    drawn = _draw(cells, resamples, seed, generator)
     # Offset each resample's indices into its own block so one bincount tallies them all.
     flat = (drawn + np.arange(resamples)[:, None] * cells).ravel()
     tallied = np.bincount(flat, minlength=resamples * cells)
     return tallied.reshape(resamples, cells).astype(np.int64)
+
+
+def _draw(cells: int, resamples: int, seed: int, generator: Generator) -> IntArray:
+    if generator == "numpy":
+        return np.random.default_rng(seed).integers(0, cells, size=(resamples, cells))
+    rng, indices = random.Random(seed), range(cells)
+    drawn = [rng.choices(indices, k=cells) for _ in range(resamples)]
+    return np.asarray(drawn, dtype=np.int64).reshape(resamples, cells)
 
 
 def bootstrap_ratio(

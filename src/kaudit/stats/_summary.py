@@ -23,9 +23,10 @@ from ._sequence import CS_METHOD, beta_binomial_cs
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
 from ._tally import CellTally
 
-__all__ = ["CellStats", "PoolEstimate", "StatsSummary", "summarize"]
+__all__ = ["CellStats", "Compat", "PoolEstimate", "StatsSummary", "summarize"]
 
 Interval = Literal["clopper-pearson", "wilson"]
+Compat = Literal["kaudit", "agentrelbench"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class StatsSummary:
     interval: Interval
     bootstrap: int
     seed: int
+    compat: Compat = "kaudit"
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-ready dict; NaN and undefined values become ``None`` (JSON null)."""
@@ -117,6 +119,7 @@ class StatsSummary:
                     "alpha": self.moments.alpha,
                     "beta": self.moments.beta,
                     "overdispersion_p": self.moments.overdispersion_p,
+                    "lr_p": self.moments.lr_p,
                     "mean": self.moments.mean,
                     "cells": self.moments.cells,
                 },
@@ -148,6 +151,7 @@ class StatsSummary:
                 "interval": self.interval,
                 "bootstrap": self.bootstrap,
                 "seed": self.seed,
+                "compat": self.compat,
             },
         }
         return _clean(out)  # type: ignore[no-any-return]
@@ -252,6 +256,7 @@ def summarize(
     interval: Interval = "clopper-pearson",
     model_order: Sequence[str] | None = None,
     sequential: Collection[tuple[str, str]] = (),
+    compat: Compat = "kaudit",
 ) -> StatsSummary:
     """Compute every pool statistic from cell tallies; pure and seeded.
 
@@ -262,12 +267,16 @@ def summarize(
     ``model_order`` adds the capability gradient. Cells whose (model, task) is in
     ``sequential`` were stopped by a rule that looked at their runs; they get the
     anytime-valid confidence sequence instead of a fixed-n interval.
+    ``compat="agentrelbench"`` draws the resamples as AgentRelBench's cluster bootstrap
+    does (``random.Random(seed)``), so the same seed gives the same intervals as its package.
     """
     cells = tuple(t for t in tallies if t.n > 0)
     ks = tuple(sorted(set(k_values)))
     if any(k < 1 for k in ks):
         raise ValueError(f"k values must be >= 1, got {list(k_values)}")
-    counts = resample_counts(len(cells), bootstrap, seed)
+    counts = resample_counts(
+        len(cells), bootstrap, seed, "python" if compat == "agentrelbench" else "numpy"
+    )
     stats = tuple(
         _cell(t, alpha, eps, interval, ks, (t.model, t.task) in sequential) for t in cells
     )
@@ -302,4 +311,5 @@ def summarize(
         interval=interval,
         bootstrap=bootstrap,
         seed=seed,
+        compat=compat,
     )

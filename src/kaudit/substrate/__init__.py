@@ -1,6 +1,12 @@
 """Resettable worlds: the substrate protocol, the SQLite substrate, tools and dumps."""
 
-from kaudit.substrate._capture import CHANGE_LOG, has_change_capture, install_change_capture
+from kaudit.substrate._capture import (
+    CHANGE_LOG,
+    capture_fingerprint,
+    has_change_capture,
+    install_change_capture,
+    key_width,
+)
 from kaudit.substrate._db import Db, SqliteDb
 from kaudit.substrate._dump import StateDump
 from kaudit.substrate._protocol import Sandbox, Substrate
@@ -47,8 +53,10 @@ __all__ = [
     "build_image",
     "cache_dir",
     "cached_image",
+    "capture_fingerprint",
     "has_change_capture",
     "install_change_capture",
+    "key_width",
     "quote",
     "read_schema",
     "tool",

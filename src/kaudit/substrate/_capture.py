@@ -1,11 +1,17 @@
 """Change capture: triggers that log which rows a run touched, baked into the template.
 
-The labeler then visits only touched rows instead of every table. The traps this
-closes: `INSERT OR REPLACE` deletes without firing delete triggers unless
-`PRAGMA recursive_triggers = ON` (every sandbox connection sets it); DDL fires no
-trigger, so the labeler compares schemas too; the log table is internal (never
-dumped as state, never reachable by a tool). The full diff stays the reference and
-property tests prove both paths equal.
+The labeler then visits only touched rows instead of every table. Each log entry holds
+the touched row's key as typed values (one column per key part, no type affinity, so
+a REAL key keeps all 17 digits and a blob stays a blob), its rowid (so a row whose
+primary key is NULL can still be found), and, for tables where a REPLACE through a
+UNIQUE column can delete another row, whether the writing connection had
+`recursive_triggers` on. The traps this closes: `INSERT OR REPLACE` deletes without
+firing delete triggers unless `recursive_triggers` is on (every sandbox connection
+sets it, and an entry written without it makes the labeler distrust the log); DDL
+fires no trigger and a re-created table has lost its triggers, so the labeler compares
+schemas and the trigger set too; the log table is internal (never dumped as state,
+never reachable by a tool). The full diff stays the reference and property tests
+prove both paths equal.
 """
 
 from __future__ import annotations
@@ -14,11 +20,42 @@ import sqlite3
 
 from kaudit.substrate._schema import INTERNAL_PREFIX, TableSchema, quote, read_schema
 
-CHANGE_LOG = f"{INTERNAL_PREFIX}changes"
+CHANGE_LOG = f"{INTERNAL_PREFIX}change_log"
+CAPTURE_VERSION = 3
+"""Bumped whenever the log's layout changes, so cached templates are rebuilt."""
+
+_RECURSIVE = "(SELECT recursive_triggers FROM pragma_recursive_triggers)"
 
 
-def _key_expr(table: TableSchema, alias: str) -> str:
-    return "json_array(" + ", ".join(f"{alias}.{quote(c)}" for c in table.primary_key) + ")"
+def key_width(conn: sqlite3.Connection, database: str = "main") -> int:
+    """How many key columns the log of `database` has (k0 … k{width-1})."""
+    info = conn.execute(f"PRAGMA {quote(database)}.table_info({quote(CHANGE_LOG)})").fetchall()
+    return sum(1 for row in info if str(row[1]).startswith("k"))
+
+
+def _replaces_other_rows(conn: sqlite3.Connection, table: TableSchema) -> bool:
+    """Whether a REPLACE on `table` can delete a row whose key differs from the new one's.
+
+    Only a UNIQUE constraint other than the primary key can: a conflict on the key
+    itself replaces the row under the same key, which the INSERT trigger logs anyway.
+    """
+    indexes = conn.execute(f"PRAGMA index_list({quote(table.name)})").fetchall()
+    return any(row[2] and row[3] != "pk" for row in indexes)
+
+
+def _entry(table: TableSchema, alias: str, width: int, check_recursive: bool = False) -> str:
+    """One log insert of the row `alias` (NEW or OLD).
+
+    `check_recursive` records the connection's `recursive_triggers`: a pragma read per
+    row, so only where a REPLACE can delete a row that no trigger would log.
+    """
+    rid = f"{alias}.rowid" if table.has_rowid else "NULL"
+    keys = [f"{alias}.{quote(c)}" for c in table.primary_key]
+    keys += ["NULL"] * (width - len(keys))
+    columns = ", ".join(f"k{i}" for i in range(width))
+    recursive = _RECURSIVE if check_recursive else "NULL"
+    values = ", ".join([_sql_text(table.name), rid, recursive, *keys])
+    return f"INSERT INTO {CHANGE_LOG}(tbl, rid, recursive, {columns}) VALUES ({values});"
 
 
 def install_change_capture(conn: sqlite3.Connection) -> None:
@@ -27,25 +64,26 @@ def install_change_capture(conn: sqlite3.Connection) -> None:
     Idempotent, so a template derived from another (extra rows added to a copy) is
     built the same way; the log always ends empty, because a template's log must be.
     """
+    tables = read_schema(conn).tables.values()
+    width = max((len(t.primary_key) for t in tables), default=1)
+    keys = ", ".join(f"k{i}" for i in range(width))
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {CHANGE_LOG} "
-        "(seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL, pk TEXT NOT NULL)"
+        f"(seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL, rid, recursive, {keys})"
     )
-    for table in read_schema(conn).tables.values():
+    width = key_width(conn)
+    for table in tables:
         name = quote(table.name)
-        log = f"INSERT INTO {CHANGE_LOG}(tbl, pk) VALUES ({_sql_text(table.name)}, "
-        new_key, old_key = _key_expr(table, "NEW"), _key_expr(table, "OLD")
         ins, dele, upd = (
             quote(f"{INTERNAL_PREFIX}{kind}_{table.name}") for kind in ("ins", "del", "upd")
         )
+        replaces = _replaces_other_rows(conn, table)
+        new, old = _entry(table, "NEW", width, replaces), _entry(table, "OLD", width)
         conn.executescript(
             f"""
-            CREATE TRIGGER IF NOT EXISTS {ins} AFTER INSERT ON {name}
-            BEGIN {log}{new_key}); END;
-            CREATE TRIGGER IF NOT EXISTS {dele} AFTER DELETE ON {name}
-            BEGIN {log}{old_key}); END;
-            CREATE TRIGGER IF NOT EXISTS {upd} AFTER UPDATE ON {name}
-            BEGIN {log}{old_key}); {log}{new_key}); END;
+            CREATE TRIGGER IF NOT EXISTS {ins} AFTER INSERT ON {name} BEGIN {new} END;
+            CREATE TRIGGER IF NOT EXISTS {dele} AFTER DELETE ON {name} BEGIN {old} END;
+            CREATE TRIGGER IF NOT EXISTS {upd} AFTER UPDATE ON {name} BEGIN {old} {new} END;
             """
         )
     conn.execute(f"DELETE FROM {CHANGE_LOG}")
@@ -58,6 +96,21 @@ def has_change_capture(conn: sqlite3.Connection, database: str = "main") -> bool
         (CHANGE_LOG,),
     ).fetchone()
     return row is not None
+
+
+def capture_fingerprint(conn: sqlite3.Connection, database: str = "main") -> tuple[object, ...]:
+    """The log table and every trigger as SQLite stores them.
+
+    Equal in a run's initial and final state only if no table lost (or changed) its
+    triggers during the run.
+    """
+    return tuple(
+        conn.execute(
+            f"SELECT type, name, tbl_name, sql FROM {quote(database)}.sqlite_master "
+            "WHERE type = 'trigger' OR name = ? ORDER BY type, name",
+            (CHANGE_LOG,),
+        ).fetchall()
+    )
 
 
 def _sql_text(value: str) -> str:

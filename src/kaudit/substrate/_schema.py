@@ -20,6 +20,8 @@ class TableSchema:
     columns: tuple[str, ...]
     primary_key: tuple[str, ...]
     sql: str
+    has_rowid: bool = True
+    """False for a WITHOUT ROWID table (whose primary key is then never NULL)."""
 
     @property
     def keyed_by_rowid(self) -> bool:
@@ -76,5 +78,10 @@ def _read_tables(
         columns = tuple(row[1] for row in info)
         keyed = sorted((row[5], row[1]) for row in info if row[5] > 0)
         primary_key = tuple(column for _, column in keyed) or ("rowid",)
-        tables[name] = TableSchema(name, columns, primary_key, sql or "")
+        without = conn.execute(
+            f"SELECT wr FROM {quote(database)}.pragma_table_list WHERE name = ?", (name,)
+        ).fetchone()
+        tables[name] = TableSchema(
+            name, columns, primary_key, sql or "", not (without and without[0])
+        )
     return Schema(tables)

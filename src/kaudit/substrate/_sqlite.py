@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kaudit.errors import SeedDriftError, SubstrateError
-from kaudit.substrate._capture import install_change_capture
+from kaudit.substrate._capture import CAPTURE_VERSION, install_change_capture
 from kaudit.substrate._db import SqliteDb
 from kaudit.substrate._dump import StateDump
 from kaudit.substrate._tool import Tool
@@ -44,7 +44,7 @@ def cached_image(recipe_digest: str, builder: Builder) -> bytes:
     The cache is written to a temporary file and renamed, so concurrent first builds
     never leave a torn template behind.
     """
-    path = cache_dir() / f"{recipe_digest}.sqlite"
+    path = cache_dir() / f"{recipe_digest}-capture{CAPTURE_VERSION}.sqlite"
     sidecar = path.with_suffix(".sha256")
     if path.exists() and sidecar.exists():
         image = path.read_bytes()

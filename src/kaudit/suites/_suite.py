@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -13,6 +13,7 @@ from typing import Any
 from kaudit.errors import SpecError, SuiteError
 from kaudit.spec import Task, load_task
 from kaudit.substrate import SqliteSubstrate, Substrate
+from kaudit.suites._conform import check_against_schema
 from kaudit.suites._variants import distractor_variant, with_extra_rows
 from kaudit.worlds import get_world
 
@@ -30,6 +31,9 @@ class Suite:
     lint: bool = True
     """Whether `kaudit validate` lints the tasks (off for imported third-party suites)."""
     _substrates: dict[str, Substrate] = field(default_factory=dict)
+    _images: dict[str, bytes] = field(default_factory=dict)
+    schema_checked: bool = False
+    """Whether `check_schema` proved every task against its world."""
 
     def substrate(self, task: Task) -> Substrate:
         """The substrate `task` runs on (built once per world, or per task with extra rows)."""
@@ -57,14 +61,42 @@ class Suite:
             if task.distractors:
                 variant = distractor_variant(task, self._base_substrate(task))
                 tasks[variant.id] = variant
-        return Suite(
+        suite = Suite(
             name=self.name,
             tasks=tasks,
             digest=self.digest,
             substrate_of=self.substrate_of,
             lint=self.lint,
             _substrates=self._substrates,
+            _images=self._images,
+            schema_checked=self.schema_checked,
         )
+        variants = {i: t for i, t in tasks.items() if i not in self.tasks}
+        check_against_schema(variants, suite.initial_image, {})
+        return suite
+
+    def initial_image(self, task: Task) -> bytes:
+        """The state every run of `task` starts from (one seeded sandbox per substrate)."""
+        substrate = self.substrate(task)
+        key = f"image:{id(substrate)}"
+        if key not in self._images:
+            sandbox = substrate.seed("schema-check")
+            try:
+                self._images[key] = sandbox.initial.image
+            finally:
+                sandbox.close()
+        return self._images[key]
+
+    def check_schema(self, origin: Mapping[str, Path] | None = None) -> Suite:
+        """This suite, once every task is proved to fit its world's schema (else SpecError).
+
+        Raises `SuiteError` when the suite has no task at all: an empty audit is a mistake.
+        """
+        if not self.tasks:
+            raise SuiteError(f"suite {self.name!r} holds no task")
+        check_against_schema(self.tasks, self.initial_image, origin or {})
+        self.schema_checked = True
+        return self
 
     def select(self, ids: Iterable[str] | None) -> list[Task]:
         """Tasks with the given ids (or all), in suite order; unknown ids are an error."""
@@ -112,7 +144,8 @@ def load_yaml_suite(directory: Path, name: str | None = None) -> Suite:
             raise SpecError(path, "id", f"duplicate task id, also in {origin[task.id]}")
         tasks[task.id] = task
         origin[task.id] = path
-    return Suite(name=name or str(directory), tasks=tasks, digest=digest.hexdigest())
+    suite = Suite(name=name or str(directory), tasks=tasks, digest=digest.hexdigest())
+    return suite.check_schema(origin)
 
 
 def load_suite(ref: str = "builtin") -> Suite:
@@ -120,12 +153,11 @@ def load_suite(ref: str = "builtin") -> Suite:
     if ref == "builtin":
         return load_yaml_suite(BUILTIN_DIR, "builtin")
     prefix, _, argument = ref.partition(":")
-    if argument and prefix in _LOADERS:
-        return _LOADERS[prefix](argument)
     if argument and prefix not in _LOADERS:
         _load_plugins(prefix)
-        if prefix in _LOADERS:
-            return _LOADERS[prefix](argument)
+    if argument and prefix in _LOADERS:
+        loaded = _LOADERS[prefix](argument)
+        return loaded if loaded.schema_checked else loaded.check_schema()
     path = Path(ref)
     if path.is_dir():
         return load_yaml_suite(path)

@@ -77,11 +77,13 @@ def load_agentrelbench_suite(argument: str) -> Suite:
     if not folders:
         raise SuiteError(f"no task.json under {path}")
     sources: dict[str, TaskSource] = {}
+    origin: dict[str, Path] = {}
     for folder in folders:
         source = load_task_folder(folder, root, worlds.registry)
         if source.task.id in sources:
             raise SuiteError(f"two tasks are named {source.task.id!r} under {path}")
         sources[source.task.id] = source
+        origin[source.task.id] = folder
     digest = _digest(folders, path)
     for source in sources.values():
         world = worlds.world(source)
@@ -100,7 +102,7 @@ def load_agentrelbench_suite(argument: str) -> Suite:
         digest=digest.hexdigest(),
         substrate_of=substrate_of,
         lint=False,  # published third-party specs: report them, never rewrite them
-    )
+    ).check_schema(origin)
 
 
 register_suite_loader("agentrelbench")(load_agentrelbench_suite)

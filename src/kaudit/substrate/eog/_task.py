@@ -169,6 +169,7 @@ def load_task_folder(
         "checks": checks(task_path, data.get("verifiers")),
         "damage": damage_spec(damage_path, damage, volatile),
         "refusal_token": REFUSAL_TOKEN,
+        "convention": "agentrelbench",
         "oracle": oracle.steps,
         "counterexamples": counterexamples,
     }

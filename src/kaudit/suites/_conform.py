@@ -1,0 +1,100 @@
+"""Load-time validation of tasks against their world's schema.
+
+A task-file mistake must never be scored as agent behaviour: a `where` naming a missing
+column matches no row (so the oracle's own change is damage), a check with invalid SQL
+fails every run, and a misspelt `dollars_from` prices real damage at nothing. So every
+table and column a task names is looked up in the schema of the world it runs on, and
+every check is compiled (never run) against that schema under the same read-only
+sandbox the labeler uses. The first problem raises `SpecError` naming file and field.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+from kaudit.errors import SpecError
+from kaudit.label import bind_sql, sandboxed
+from kaudit.spec import Task
+from kaudit.substrate import Schema, read_schema
+
+__all__ = ["check_against_schema", "schema_problems"]
+
+Problem = tuple[str, str]
+"""(field, reason), e.g. ("damage.allowed[0].where.stauts", "no column stauts in incidents")."""
+
+
+def _columns(schema: Schema, table: str) -> set[str]:
+    found = schema.tables.get(table)
+    return set() if found is None else set(found.columns) | {"rowid"}
+
+
+def _table_problems(task: Task, schema: Schema) -> Iterator[Problem]:
+    spec = task.damage
+    for kind, rules in (("allowed", spec.allowed), ("pricing", spec.pricing)):
+        for i, rule in enumerate(rules):
+            where = f"damage.{kind}[{i}]"
+            if rule.table != "*" and rule.table not in schema.tables:
+                yield f"{where}.table", f"no table {rule.table} in the world"
+                continue
+            known = (
+                _columns(schema, rule.table)
+                if rule.table != "*"
+                else set().union(*(_columns(schema, t) for t in schema.tables))
+            )
+            named = [("where", c) for c in rule.where]
+            named += [("columns", c) for c in getattr(rule, "columns", None) or ()]
+            dollars = getattr(rule, "dollars_from", None)
+            named += [("dollars_from", dollars)] if dollars else []
+            for field, column in named:
+                if column not in known:
+                    yield f"{where}.{field}", f"no column {column} in table {rule.table}"
+    for table, columns in spec.volatile.items():
+        for column in columns:
+            if column not in _columns(schema, table):
+                yield f"damage.volatile.{table}", f"no column {column} in table {table}"
+    for table in spec.unpriced:
+        if table not in schema.tables:
+            yield "damage.unpriced", f"no table {table} in the world"
+
+
+def _check_problems(task: Task, image: bytes) -> Iterator[Problem]:
+    with sandboxed(image) as (conn, guard):
+        for i, check in enumerate(task.checks):
+            field = f"checks[{i}].sql"
+            try:
+                sql, values = bind_sql(check.sql, task.params)
+                conn.execute(f"EXPLAIN {sql}", values).fetchall()  # compiles, never runs
+            except KeyError as exc:
+                yield field, f"check {check.name!r} uses unbound param {exc.args[0]}"
+            except sqlite3.Error as exc:
+                denied = f"denied {guard.denied[0]}; checks may only read" if guard.denied else ""
+                yield field, f"check {check.name!r}: {denied or f'SQLite error: {exc}'}"
+            guard.denied.clear()
+
+
+def schema_problems(task: Task, image: bytes) -> list[Problem]:
+    """Every table, column and check of `task` that the world image `image` cannot serve."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.deserialize(image)
+        schema = read_schema(conn)
+    finally:
+        conn.close()
+    return [*_table_problems(task, schema), *_check_problems(task, image)]
+
+
+def check_against_schema(
+    tasks: Mapping[str, Task], image_of: Callable[[Task], bytes], origin: Mapping[str, Path]
+) -> None:
+    """Raise `SpecError` (file, field, reason) for the first task its world cannot serve.
+
+    `image_of(task)` gives the seeded image of the task's world; `origin[task.id]` the
+    file the task came from.
+    """
+    for task in tasks.values():
+        problems = schema_problems(task, image_of(task))
+        if problems:
+            field, reason = problems[0]
+            raise SpecError(origin.get(task.id, task.id), field, reason)
