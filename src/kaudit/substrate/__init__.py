@@ -1,7 +1,15 @@
 """Resettable worlds: the substrate protocol, the SQLite substrate, tools and dumps."""
 
 from kaudit.substrate._capture import CHANGE_LOG, has_change_capture, install_change_capture
-from kaudit.substrate._db import Db, SqliteDb
+from kaudit.substrate._choice import (
+    DEFAULT_SUBSTRATE,
+    SUBSTRATES,
+    Blueprint,
+    SubstrateFactory,
+    open_substrate,
+    substrate_scheme,
+)
+from kaudit.substrate._db import DatabaseError, Db, SqliteDb
 from kaudit.substrate._dump import StateDump
 from kaudit.substrate._protocol import Sandbox, Substrate
 from kaudit.substrate._schema import INTERNAL_PREFIX, Schema, TableSchema, quote, read_schema
@@ -24,8 +32,12 @@ from kaudit.substrate._tool import (
 
 __all__ = [
     "CHANGE_LOG",
+    "DEFAULT_SUBSTRATE",
     "INTERNAL_PREFIX",
+    "SUBSTRATES",
     "TOOL_TAGS",
+    "Blueprint",
+    "DatabaseError",
     "Db",
     "Sandbox",
     "Schema",
@@ -34,6 +46,7 @@ __all__ = [
     "SqliteSubstrate",
     "StateDump",
     "Substrate",
+    "SubstrateFactory",
     "TableSchema",
     "Tool",
     "ToolContext",
@@ -45,7 +58,9 @@ __all__ = [
     "cached_image",
     "has_change_capture",
     "install_change_capture",
+    "open_substrate",
     "quote",
     "read_schema",
+    "substrate_scheme",
     "tool",
 ]

@@ -15,8 +15,8 @@ from kaudit.errors import SpecError, SuiteError
 from kaudit.harness import CampaignPlan, run_campaign, validate_suite
 from kaudit.ledger import Ledger
 from kaudit.spec import Check, Expected
-from kaudit.substrate.eog import find_suite_root
 from kaudit.suites import Suite, load_suite
+from kaudit.suites._agentrelbench import find_suite_root
 
 pytestmark = pytest.mark.agentrelbench
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaudit.substrate import Db, ToolError, quote
-from kaudit.substrate.eog._filters import (
+from kaudit.worlds.eog._filters import (
     Filter,
     given,
     implied_filters,
@@ -26,8 +26,8 @@ from kaudit.substrate.eog._filters import (
     sql_value,
     where_clause,
 )
-from kaudit.substrate.eog._resolve import FILTERED_SHAPES, Shape, ToolPlan
-from kaudit.substrate.eog._tables import TableInfo
+from kaudit.worlds.eog._resolve import FILTERED_SHAPES, Shape, ToolPlan
+from kaudit.worlds.eog._tables import TableInfo
 
 EMULATED_NOW = "2026-07-16 12:00:00"
 """The emulation clock: every timestamp a tool writes. Constant, so digests reproduce."""
