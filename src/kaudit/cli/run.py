@@ -34,6 +34,7 @@ from kaudit.harness import (
     run_campaign,
 )
 from kaudit.ledger import Ledger, RunRecord
+from kaudit.substrate import DEFAULT_SUBSTRATE
 from kaudit.suites import load_suite
 
 
@@ -203,6 +204,9 @@ def register(app: typer.Typer) -> None:
         until_alpha: Annotated[
             float, typer.Option(help="Interval level of --until is 1 - alpha.")
         ] = 0.05,
+        substrate: Annotated[
+            str, typer.Option(help="Where runs execute: 'sqlite' or a postgresql:// URL.")
+        ] = DEFAULT_SUBSTRATE,
     ) -> None:
         """Run every missing run of the campaign and record each in the ledger.
 
@@ -211,7 +215,8 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit run --suite builtin --agent reference --k 8 --ledger audit.sqlite
         """
-        loaded = load_suite(suite).with_variants() if variants else load_suite(suite)
+        loaded = load_suite(suite).on_substrate(substrate)
+        loaded = loaded.with_variants() if variants else loaded
         chosen = loaded.select(split_csv(tasks))
         overrides = {
             "base_url": base_url,

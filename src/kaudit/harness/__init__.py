@@ -20,6 +20,7 @@ from kaudit.harness._run import RunResult, call_tool, drive, execute_run, offere
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
 from kaudit.harness._validate import (
+    VALIDATE_CAMPAIGN,
     ScriptCheck,
     check_script,
     lint_suite,
@@ -28,6 +29,7 @@ from kaudit.harness._validate import (
 )
 
 __all__ = [
+    "VALIDATE_CAMPAIGN",
     "CampaignPlan",
     "CampaignResult",
     "CampaignRunner",

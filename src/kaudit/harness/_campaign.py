@@ -258,6 +258,7 @@ async def _run_locked(
     chosen = list(tasks) if tasks is not None else list(suite.tasks.values())
     executor = executor or LocalExecutor()
     ledger.open_campaign(plan.name, plan.config(suite))
+    suite.reclaim(plan.name, chosen)  # run databases a killed invocation left behind
     stored = manifest(
         plan, suite, agents, chosen, executor=executor, previous=ledger.manifest(plan.name)
     )

@@ -53,10 +53,14 @@ def mismatches(
     return found
 
 
+VALIDATE_CAMPAIGN = "validate"
+"""The campaign name script replays run under (their sandboxes' run ids start with it)."""
+
+
 async def check_script(suite: Suite, task: Task, script: Script) -> ScriptCheck:
     """Replay `script` on a fresh sandbox and compare its verdict with the declaration."""
     result = await execute_run(
-        campaign="validate",
+        campaign=VALIDATE_CAMPAIGN,
         task=task,
         agent=ScriptedAgent(script=script),
         substrate=suite.substrate(task),
