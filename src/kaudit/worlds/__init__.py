@@ -1,5 +1,6 @@
 """Worlds tasks run on: the built-in enterprise world, the EOG emulation, plugins and yours."""
 
+from kaudit.worlds._directory import DirectoryWorld, WorldManifest
 from kaudit.worlds._protocol import World
 from kaudit.worlds._world import (
     ENTRY_POINT_GROUP,
@@ -13,8 +14,10 @@ from kaudit.worlds._world import (
 __all__ = [
     "ENTRY_POINT_GROUP",
     "WORLDS",
+    "DirectoryWorld",
     "PythonWorld",
     "World",
+    "WorldManifest",
     "get_world",
     "register_world",
     "world_substrate",
