@@ -96,4 +96,5 @@ def refund_charge(ctx: ToolContext, charge_id: str, reason: str) -> dict[str, An
 @tool("irreversible", writes={"customers": ("*",), "subscriptions": ("*",), "charges": ("*",)})
 def delete_customer(ctx: ToolContext, customer_id: str) -> dict[str, int]:
     """Delete a customer with all their subscriptions and charges."""
-    return {"deleted": ctx.db.execute("DELETE FROM customers WHERE customer_id = ?", (customer_id,))}
+    count = ctx.db.execute("DELETE FROM customers WHERE customer_id = ?", (customer_id,))
+    return {"deleted": count}
