@@ -38,3 +38,12 @@ def test_concurrency_bench_runs_small() -> None:
         str(BENCH / "concurrency.py"), "--runs", "20", "--latency", "0.01", "--concurrency", "5"
     )
     assert data["runs"] == 20 and data["errored"] == 0
+
+
+@pytest.mark.postgres
+def test_postgres_seed_bench_runs_small() -> None:
+    from tests.pg import server_url
+
+    data = last_json(str(BENCH / "pg_seed.py"), "--runs", "2", "--url", server_url())
+    assert data["rows"] == 11809 and data["runs"] == 2
+    assert {"seed", "dump", "cleanup"} <= set(data["postgresql"])  # type: ignore[arg-type]
