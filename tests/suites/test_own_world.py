@@ -129,3 +129,50 @@ def test_a_bad_world_is_one_line_and_exit_2_on_the_cli(world_copy: Path) -> None
     assert result.exit_code == 2
     assert "tools.py: <module>: RuntimeError: boom" in result.output
     assert "Traceback" not in result.output
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _console_lines(text: str, command: str) -> list[str]:
+    """The output lines printed under `$ command` in a console block of `text`."""
+    lines = text.split(f"$ {command}\n", 1)[1].splitlines()
+    return lines[: next(i for i, line in enumerate(lines) if line.startswith(("$", "```")))]
+
+
+def test_the_docs_show_the_real_files_and_the_real_output(tmp_path: Path) -> None:
+    """Bug caught: docs that drift from the example's files or from what the commands print."""
+    doc = (ROOT / "docs" / "own-world.md").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert f"```yaml\n{(EXAMPLE / 'world.yaml').read_text()}```" in doc
+    excerpt = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    assert excerpt in (EXAMPLE / "tools.py").read_text()
+    validate = "kaudit validate --suite world:examples/subscriptions"
+    real = runner.invoke(app, ["validate", "--suite", f"world:{EXAMPLE}"]).output.splitlines()
+    assert _console_lines(doc, validate) == real
+    assert _console_lines(readme, validate) == real[-1:]
+    run = (
+        "kaudit run --suite world:examples/subscriptions --agent reference --k 20 --seed 1 "
+        "--ledger own.sqlite"
+    )
+    ledger = tmp_path / "own.sqlite"
+    args = ["run", "--suite", f"world:{EXAMPLE}", "--agent", "reference", "--k", "20"]
+    out = runner.invoke(app, [*args, "--seed", "1", "--ledger", str(ledger)]).output
+    summary = out.strip().splitlines()[-1].replace(str(ledger), "own.sqlite")
+    assert _console_lines(doc, run) == [summary]
+    assert _console_lines(readme, run) == [summary]
+
+
+def test_the_postgresql_docs_show_what_the_command_prints(tmp_path: Path) -> None:
+    """Bug caught: a stale run count in the docs. The SQLite run prints the same line as
+    the PostgreSQL one (verdict equality is tested in tests/cli/test_run_substrate.py)."""
+    pg_doc = (ROOT / "docs" / "postgresql.md").read_text()
+    readme = (ROOT / "README.md").read_text()
+    ledger = tmp_path / "L"
+    args = ["run", "--suite", "builtin", "--agent", "reference", "--k", "3", "--seed", "11"]
+    out = runner.invoke(app, [*args, "--ledger", str(ledger)]).output
+    summary = out.strip().splitlines()[-1].replace(str(ledger), "L")
+    assert summary.startswith("72 runs recorded")
+    assert f"\n{summary}\n" in pg_doc
+    command = " ".join(args) + " --substrate postgresql://postgres@127.0.0.1:5432/postgres"
+    assert f"$ kaudit {command} --ledger L\n{summary}\n" in readme
