@@ -7,6 +7,7 @@ from typing import Any
 
 from kaudit.agents._protocol import Agent
 from kaudit.agents._scripted import ReferenceAgent, ScriptedAgent
+from kaudit.errors import KauditError
 from kaudit.registry import Registry
 
 AgentBuilder = Callable[[str, dict[str, Any]], Agent]
@@ -39,4 +40,7 @@ def _scripted(argument: str, options: dict[str, Any]) -> Agent:
 def make_agent(spec: str, **options: Any) -> Agent:
     """The agent a spec string names; unknown prefixes list the known ones."""
     prefix, _, argument = spec.partition(":")
-    return AGENTS.get(prefix)(argument, options)
+    builder = AGENTS.find(prefix)
+    if builder is None:
+        raise KauditError(f"unknown agent {spec!r}; known kinds: {AGENTS.names()}")
+    return builder(argument, options)
