@@ -11,6 +11,7 @@ from kaudit.substrate._choice import (
 )
 from kaudit.substrate._db import DatabaseError, Db, SqliteDb
 from kaudit.substrate._dump import StateDump
+from kaudit.substrate._postgres_entry import postgres_world_image
 from kaudit.substrate._protocol import Sandbox, Substrate
 from kaudit.substrate._schema import INTERNAL_PREFIX, Schema, TableSchema, quote, read_schema
 from kaudit.substrate._sqlite import (
@@ -59,6 +60,7 @@ __all__ = [
     "has_change_capture",
     "install_change_capture",
     "open_substrate",
+    "postgres_world_image",
     "quote",
     "read_schema",
     "substrate_scheme",

@@ -21,12 +21,19 @@ DEFAULT_SUBSTRATE = "sqlite"
 
 @dataclass(frozen=True)
 class Blueprint:
-    """What every substrate is built from; `image` is the world's SQLite template."""
+    """What every substrate is built from; `image` is the world's SQLite template.
+
+    `source_database` names a PostgreSQL database the world was read from (an existing
+    template database): the PostgreSQL substrate then clones that database itself, on
+    the same server, instead of building one from `image`, and no other substrate can
+    hold the world's native column types.
+    """
 
     name: str
     image: bytes
     tools: Mapping[str, Tool] = field(default_factory=dict)
     volatile: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    source_database: str | None = None
 
 
 SubstrateFactory = Callable[[str, Blueprint], Substrate]

@@ -51,10 +51,12 @@ def template_database(digest: str) -> str:
 
 def connect(url: str, dbname: str | None = None) -> psycopg.Connection[Any]:
     """An autocommit connection to `url`, or to database `dbname` on the same server."""
+    # UTC, so a timestamptz reads back as the same ISO text in every session.
+    extra: dict[str, Any] = {"options": "-c TimeZone=UTC"}
+    if dbname is not None:
+        extra["dbname"] = dbname
     try:
-        if dbname is None:
-            return psycopg.connect(url, autocommit=True)
-        return psycopg.connect(url, dbname=dbname, autocommit=True)
+        return psycopg.connect(url, autocommit=True, **extra)
     except psycopg.Error as exc:
         raise SubstrateError(f"cannot connect to PostgreSQL at {url}: {exc}") from None
 
@@ -135,6 +137,7 @@ class PostgresSubstrate:
         self.volatile: dict[str, tuple[str, ...]] = dict(blueprint.volatile)
         self.schema: Schema = self.template.schema()
         self.template_database = template_database(self.template.digest)
+        self.source_database = blueprint.source_database
 
     @property
     def template_digest(self) -> str:
@@ -179,19 +182,28 @@ class PostgresSubstrate:
 
     def _build(self, admin: psycopg.Connection[Any]) -> None:
         building = self.template_database + "_b"
-        image = self.template.open()
-        try:
-            tables = translate(image)
-        finally:
-            image.close()
         _drop(admin, building)
-        admin.execute(
-            sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8'").format(
-                sql.Identifier(building)
+        if self.source_database is not None:
+            # The world *is* this database: clone it (no session may be connected to it).
+            admin.execute(
+                sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                    sql.Identifier(building), sql.Identifier(self.source_database)
+                )
             )
-        )
+        else:
+            image = self.template.open()
+            try:
+                tables = translate(image)
+            finally:
+                image.close()
+            admin.execute(
+                sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8'").format(
+                    sql.Identifier(building)
+                )
+            )
+            with connect(self.url, building) as conn:
+                _load(conn, self.template, tables)
         with connect(self.url, building) as conn:
-            _load(conn, self.template, tables)
             difference = first_difference(self.template, dump_image(conn, self.schema))
         if difference is not None:
             _drop(admin, building)
@@ -255,5 +267,15 @@ class PostgresSubstrate:
         return len(leftovers)
 
     def derive(self, image: bytes) -> PostgresSubstrate:
-        """The same server, tools and volatile columns over another template image."""
-        return PostgresSubstrate(self.url, Blueprint(self.name, image, self.tools, self.volatile))
+        """The same server, tools and volatile columns over another template image.
+
+        A world cloned from a source database cannot take extra rows: its template is
+        that database, not the image.
+        """
+        if self.source_database is not None and image != self.template.image:
+            raise SubstrateError(
+                f"world {self.name} is cloned from database {self.source_database}; "
+                "extra rows and distractor variants need a world seeded from SQL"
+            )
+        blueprint = Blueprint(self.name, image, self.tools, self.volatile, self.source_database)
+        return PostgresSubstrate(self.url, blueprint)

@@ -17,3 +17,19 @@ def postgres_substrate(choice: str, blueprint: Blueprint) -> Substrate:
             f"the PostgreSQL substrate needs psycopg: pip install 'kaudit[postgres]' ({exc})"
         ) from None
     return PostgresSubstrate(choice, blueprint)
+
+
+def postgres_world_image(url: str) -> tuple[str, bytes]:
+    """The database `url` names, as (database name, SQLite template image with typed tables).
+
+    For worlds whose seeded state is an existing PostgreSQL database rather than SQL.
+    """
+    try:
+        from kaudit.substrate._pg_dump import database_image
+        from kaudit.substrate._postgres import connect
+    except ModuleNotFoundError as exc:
+        raise SubstrateError(
+            f"reading a PostgreSQL world needs psycopg: pip install 'kaudit[postgres]' ({exc})"
+        ) from None
+    with connect(url) as conn:
+        return conn.info.dbname, database_image(conn)

@@ -149,4 +149,9 @@ class SqliteSubstrate:
 @SUBSTRATES.register("sqlite")
 def sqlite_substrate(choice: str, blueprint: Blueprint) -> SqliteSubstrate:
     """The embedded SQLite substrate (`choice` is just `sqlite`)."""
+    if blueprint.source_database is not None:
+        raise SubstrateError(
+            f"world {blueprint.name} is read from PostgreSQL database "
+            f"{blueprint.source_database}; run it with --substrate postgresql://..."
+        )
     return SqliteSubstrate(blueprint.name, blueprint.image, blueprint.tools, blueprint.volatile)

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from kaudit.errors import SpecError
 from kaudit.spec import validate_file_data
 from kaudit.spec._load import read_yaml
-from kaudit.substrate import Tool, cached_image
+from kaudit.substrate import Tool, cached_image, postgres_world_image
 
 MANIFEST = "world.yaml"
 
@@ -41,8 +41,14 @@ class WorldManifest(BaseModel):
     """The name task files give as `world:`."""
     version: str = "1"
     """Bump to rebuild the template when nothing in the files changed but its meaning did."""
-    schema_file: str = "schema.sql"
-    """SQL run by SQLite on an empty database: the tables and their seed rows."""
+    schema_file: str | None = None
+    """SQL run by SQLite on an empty database: the tables and their seed rows.
+
+    `schema.sql` unless `template_url` is given instead."""
+    template_url: str | None = None
+    """An existing PostgreSQL database (`postgresql://user@host:port/db`) whose tables and
+    rows are the seeded state; such a world runs only on a PostgreSQL substrate on the
+    same server, cloned from that database."""
     tools: str = "tools.py"
     """Python module whose module-level `@tool` functions are the world's tools."""
     tasks: str = "tasks"
@@ -77,6 +83,7 @@ class DirectoryWorld:
     root: Path
     manifest: WorldManifest
     tools: dict[str, Tool] = field(repr=False)
+    _source: tuple[str, bytes] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def load(cls, root: Path) -> DirectoryWorld:
@@ -85,9 +92,12 @@ class DirectoryWorld:
         if not path.is_file():
             raise SpecError(path, "<file>", "a world directory needs a world.yaml")
         manifest = validate_file_data(WorldManifest, read_yaml(path), path)
-        schema = root / manifest.schema_file
-        if not schema.is_file():
-            raise SpecError(path, "schema_file", f"{schema} does not exist")
+        if manifest.template_url is not None and manifest.schema_file is not None:
+            raise SpecError(path, "template_url", "give schema_file or template_url, not both")
+        if manifest.template_url is None:
+            schema = root / (manifest.schema_file or "schema.sql")
+            if not schema.is_file():
+                raise SpecError(path, "schema_file", f"{schema} does not exist")
         return cls(root, manifest, _import_tools(root / manifest.tools, manifest.name))
 
     @property
@@ -103,7 +113,15 @@ class DirectoryWorld:
     @property
     def schema_path(self) -> Path:
         """The schema-and-seed SQL file."""
-        return self.root / self.manifest.schema_file
+        return self.root / (self.manifest.schema_file or "schema.sql")
+
+    def source(self) -> tuple[str, bytes] | None:
+        """(database name, image) of a world read from `template_url`, read once; else None."""
+        if self.manifest.template_url is None:
+            return None
+        if self._source is None:
+            self._source = postgres_world_image(self.manifest.template_url)
+        return self._source
 
     @property
     def tasks_dir(self) -> Path:
@@ -111,10 +129,12 @@ class DirectoryWorld:
         return self.root / self.manifest.tasks
 
     def recipe_digest(self) -> str:
-        """sha256 over world.yaml, the SQL file and the tools module."""
+        """sha256 over world.yaml, the tools module and the SQL file (or the database's rows)."""
         digest = hashlib.sha256(b"kaudit-directory-world\0")
-        for part in (MANIFEST, self.manifest.schema_file, self.manifest.tools):
+        for part in (MANIFEST, self.manifest.tools):
             digest.update(part.encode() + b"\0" + (self.root / part).read_bytes())
+        source = self.source()
+        digest.update(self.schema_path.read_bytes() if source is None else source[1])
         return digest.hexdigest()
 
     def build(self, conn: sqlite3.Connection) -> None:
@@ -125,8 +145,18 @@ class DirectoryWorld:
             raise SpecError(self.schema_path, "<sql>", str(exc)) from None
 
     def template_image(self) -> bytes:
-        """The seeded template, built once per recipe digest and cached on disk."""
-        return cached_image(self.recipe_digest(), self.build)
+        """The seeded template, built once per recipe digest and cached on disk.
+
+        A world read from `template_url` is read from that database instead (once).
+        """
+        source = self.source()
+        return cached_image(self.recipe_digest(), self.build) if source is None else source[1]
+
+    @property
+    def source_database(self) -> str | None:
+        """The PostgreSQL database a `template_url` world is cloned from, else None."""
+        source = self.source()
+        return None if source is None else source[0]
 
     def toolset(
         self, names: Collection[str] | None = None, acting_as: Any = None

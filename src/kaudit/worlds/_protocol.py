@@ -27,6 +27,11 @@ class World(Protocol):
         """Columns per table that change by themselves (masked by every task on it)."""
         ...
 
+    @property
+    def source_database(self) -> str | None:
+        """The PostgreSQL database the world is cloned from, or None when built from its image."""
+        ...
+
     def recipe_digest(self) -> str:
         """sha256 over everything that decides the template's content."""
         ...

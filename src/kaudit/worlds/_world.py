@@ -60,6 +60,11 @@ class PythonWorld:
                 digest.update(repr(obj).encode())
         return digest.hexdigest()
 
+    @property
+    def source_database(self) -> str | None:
+        """None: built by Python code into a SQLite image."""
+        return None
+
     def template_image(self) -> bytes:
         """The template, built once and cached on disk by the recipe digest."""
         return cached_image(self.recipe_digest(), self.build)
@@ -85,7 +90,11 @@ def world_substrate(
 ) -> Substrate:
     """`world` on the substrate `choice` names (`sqlite` or a `postgresql://` URL)."""
     blueprint = Blueprint(
-        world.name, world.template_image(), world.toolset(tools, acting_as), world.volatile
+        world.name,
+        world.template_image(),
+        world.toolset(tools, acting_as),
+        world.volatile,
+        world.source_database,
     )
     return open_substrate(choice, blueprint)
 

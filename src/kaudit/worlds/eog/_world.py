@@ -163,6 +163,11 @@ class EogWorld:
                 conn.close()
         return {t: self._id_schemes[t] for t in wanted}
 
+    @property
+    def source_database(self) -> str | None:
+        """None: built from the seed file into a SQLite image."""
+        return None
+
     def template_image(self) -> bytes:
         """The template image (the `World` protocol's name for `image`)."""
         return self.image
