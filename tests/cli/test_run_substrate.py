@@ -55,7 +55,8 @@ def test_a_resumed_campaign_drops_the_run_databases_a_kill_left(tmp_path: Path) 
     url = server_url()
     suite = load_suite("builtin").on_substrate(url)
     task = suite.tasks["itsm/incident-delete-duplicate"]
-    orphan_id = f"kaudit_i14_resume/{ReferenceAgent().name}/{task.id}/0"
+    # A run the resumed invocation does not repeat (another task), so only reclaim drops it.
+    orphan_id = f"kaudit_i14_resume/{ReferenceAgent().name}/billing/payout-send-scoped/0"
     orphan = suite.substrate(task).seed(orphan_id)
     orphan.db.conn.close()  # the process "dies": its connection goes, its database stays
     assert run_database(orphan_id) in databases("kaudit_r_")

@@ -267,3 +267,13 @@ def test_an_unreachable_server_is_a_substrate_error() -> None:
     substrate = open_substrate("postgresql://nobody@127.0.0.1:1/none", pg_world.blueprint())
     with pytest.raises(SubstrateError, match="cannot connect to PostgreSQL"):
         substrate.seed("kaudit_i14_down/m/t/0")
+
+
+def test_a_password_in_the_url_never_reaches_a_message() -> None:
+    """Bug caught: `--substrate postgresql://user:secret@...` echoing the secret in an error."""
+    url = "postgresql://nobody:s3cret@127.0.0.1:1/none"
+    substrate = open_substrate(url, pg_world.blueprint())
+    with pytest.raises(SubstrateError) as caught:
+        substrate.seed("kaudit_i14_secret/m/t/0")
+    assert "s3cret" not in str(caught.value)
+    assert "postgresql://nobody:***@127.0.0.1:1/none" in str(caught.value)

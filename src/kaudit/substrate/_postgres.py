@@ -12,6 +12,7 @@ run databases behind; `reclaim(campaign)` finds them by that tag and drops them.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,9 +45,20 @@ def run_database(run_id: str) -> str:
     return RUN_PREFIX + hashlib.sha256(run_id.encode()).hexdigest()[:32]
 
 
-def template_database(digest: str) -> str:
-    """The template database name of a seeded state (its image digest)."""
-    return TEMPLATE_PREFIX + digest[:32]
+TRANSLATION_VERSION = "1"
+"""Bump when what a template database holds for the same image changes (DDL translation,
+compatibility functions), so templates built by older code are not reused."""
+
+
+def template_database(digest: str, source: str | None = None) -> str:
+    """The template database name of a seeded state: its image digest and how it is built."""
+    recipe = f"{TRANSLATION_VERSION}\0{digest}\0{source or ''}"
+    return TEMPLATE_PREFIX + hashlib.sha256(recipe.encode()).hexdigest()[:32]
+
+
+def redacted(url: str) -> str:
+    """`url` with any password replaced, for messages (a URL may carry one)."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
 
 
 def connect(url: str, dbname: str | None = None) -> psycopg.Connection[Any]:
@@ -58,7 +70,10 @@ def connect(url: str, dbname: str | None = None) -> psycopg.Connection[Any]:
     try:
         return psycopg.connect(url, autocommit=True, **extra)
     except psycopg.Error as exc:
-        raise SubstrateError(f"cannot connect to PostgreSQL at {url}: {exc}") from None
+        message = str(exc).replace(url, redacted(url))
+        raise SubstrateError(
+            f"cannot connect to PostgreSQL at {redacted(url)}: {message}"
+        ) from None
 
 
 def _drop(admin: psycopg.Connection[Any], name: str) -> None:
@@ -136,8 +151,8 @@ class PostgresSubstrate:
         self.tools: dict[str, Tool] = dict(blueprint.tools)
         self.volatile: dict[str, tuple[str, ...]] = dict(blueprint.volatile)
         self.schema: Schema = self.template.schema()
-        self.template_database = template_database(self.template.digest)
         self.source_database = blueprint.source_database
+        self.template_database = template_database(self.template.digest, self.source_database)
 
     @property
     def template_digest(self) -> str:
@@ -155,7 +170,7 @@ class PostgresSubstrate:
         try:
             yield conn
         except psycopg.Error as exc:
-            raise SubstrateError(f"PostgreSQL at {self.url}: {exc}") from None
+            raise SubstrateError(f"PostgreSQL at {redacted(self.url)}: {exc}") from None
         finally:
             conn.close()
 
