@@ -38,7 +38,7 @@ def test_the_same_seeded_campaign_gives_the_same_verdicts_on_both(tmp_path: Path
     url = server_url()
     command = ["run", "--suite", "builtin", "--agent", "reference", "--k", "3", "--seed", "11"]
     ledgers = {}
-    for substrate in ("sqlite", url):
+    for substrate in ("sqlite", url, url + "?reset=rollback"):
         ledgers[substrate] = tmp_path / f"{len(ledgers)}.sqlite"
         args = [*command, "--tasks", TASKS, "--substrate", substrate]
         result = runner.invoke(app, [*args, "--ledger", str(ledgers[substrate])])
@@ -47,6 +47,7 @@ def test_the_same_seeded_campaign_gives_the_same_verdicts_on_both(tmp_path: Path
     on_sqlite, on_postgres = _verdicts(ledgers["sqlite"]), _verdicts(ledgers[url])
     assert len(on_sqlite) == 15
     assert on_postgres == on_sqlite
+    assert _verdicts(ledgers[url + "?reset=rollback"]) == on_sqlite
     assert {v[1] for v in on_sqlite.values()} >= {"PASS", "FAIL_DAMAGE"}
 
 

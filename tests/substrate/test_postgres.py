@@ -26,7 +26,7 @@ from kaudit.substrate import (
 )
 from kaudit.substrate._pg_db import pg_placeholders
 from kaudit.substrate._pg_dump import first_difference
-from kaudit.substrate._postgres import PostgresSubstrate, run_database
+from kaudit.substrate._postgres import PostgresSubstrate, run_database, split_reset
 from tests.pg import databases
 from tests.substrate import pg_world
 
@@ -277,3 +277,62 @@ def test_a_password_in_the_url_never_reaches_a_message() -> None:
         substrate.seed("kaudit_i14_secret/m/t/0")
     assert "s3cret" not in str(caught.value)
     assert "postgresql://nobody:***@127.0.0.1:1/none" in str(caught.value)
+
+
+def test_the_reset_mode_is_read_from_the_url_and_checked() -> None:
+    """Bug caught: `?reset=` passed on to libpq (which refuses it) or a typo taken as clone."""
+    assert split_reset("postgresql://u@h:5432/db?reset=rollback&sslmode=disable") == (
+        "postgresql://u@h:5432/db?sslmode=disable",
+        "rollback",
+    )
+    assert split_reset("postgresql://u@h/db") == ("postgresql://u@h/db", "clone")
+    with pytest.raises(SubstrateError, match="reset='rolback'"):
+        split_reset("postgresql://u@h/db?reset=rolback")
+
+
+@pytest.fixture(scope="module")
+def pooled(pg_url: str) -> PostgresSubstrate:
+    substrate = open_substrate(pg_url + "?reset=rollback", pg_world.blueprint())
+    assert isinstance(substrate, PostgresSubstrate) and substrate.reset == "rollback"
+    return substrate
+
+
+def test_rollback_runs_label_like_sqlite_and_leave_the_template(
+    pooled: PostgresSubstrate, lite: SqliteSubstrate
+) -> None:
+    """Bug caught: a failed statement aborting the run's transaction (every later call then
+    fails), or a rolled-back database that is not the template for the next run."""
+    first = pooled.seed("kaudit_i14_pool/m/t/0")
+    lite_box = lite.seed("kaudit_i14_pool/m/t/0")
+    pg_results, lite_results = _same_calls(first), _same_calls(lite_box)
+    pg_final, lite_final = first.dump(), lite_box.dump()
+    database = first.database
+    first.close()
+    lite_box.close()
+    assert [r.get("content") for r in pg_results] == [r.get("content") for r in lite_results]
+    assert [r["ok"] for r in pg_results] == [r["ok"] for r in lite_results]
+    assert first_difference(StateDump.of(lite_final.image), pg_final.image) is None
+    second = pooled.seed("kaudit_i14_pool/m/t/1")
+    try:
+        assert second.database == database  # reused, not cloned again
+        assert first_difference(pooled.template, second.dump().image) is None
+    finally:
+        second.close()
+
+
+def test_a_run_that_commits_gets_its_database_dropped(pooled: PostgresSubstrate) -> None:
+    """Bug caught: a database whose run committed going back to the pool, so the next run
+    starts from the previous run's state."""
+    sandbox = pooled.seed("kaudit_i14_commit/m/t/0")
+    sandbox.db.conn.execute("UPDATE payment SET note = 'kept' WHERE id = 'P0'")
+    sandbox.db.conn.execute("COMMIT")
+    database = sandbox.database
+    assert "kept" in str(sandbox.dump().open().execute("SELECT note FROM payment").fetchall())
+    sandbox.close()
+    assert database not in databases("kaudit_r_")
+    fresh = pooled.seed("kaudit_i14_commit/m/t/1")
+    try:
+        assert fresh.database != database
+        assert first_difference(pooled.template, fresh.dump().image) is None
+    finally:
+        fresh.close()

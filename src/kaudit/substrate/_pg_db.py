@@ -48,9 +48,14 @@ class PostgresDb:
     that would hide committed agent writes from the dump.
     """
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+    def __init__(
+        self, conn: psycopg.Connection[Any], *, statement_savepoints: bool = False
+    ) -> None:
         conn.autocommit = True
         self.conn = conn
+        self.depth = 0
+        """How many `atomic()` blocks are open."""
+        self._savepoints = statement_savepoints
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Rows of a SELECT as dicts in column order."""
@@ -72,7 +77,13 @@ class PostgresDb:
 
     def _run(self, cursor: psycopg.Cursor[Any], sql: str, params: Sequence[Any]) -> None:
         try:
-            cursor.execute(pg_placeholders(sql).encode(), tuple(params))
+            if self._savepoints:
+                # Inside a run-long transaction a failed statement would abort every later
+                # one; its own savepoint makes it fail alone, as it does in autocommit.
+                with self.conn.transaction():
+                    cursor.execute(pg_placeholders(sql).encode(), tuple(params))
+            else:
+                cursor.execute(pg_placeholders(sql).encode(), tuple(params))
         except psycopg.Error as exc:
             raise database_error(exc) from exc
 
@@ -83,8 +94,11 @@ class PostgresDb:
         Guards against a tool that writes several rows and fails half-way: the agent
         then sees an error *and* an unchanged state, as on SQLite.
         """
+        self.depth += 1
         try:
             with self.conn.transaction():
                 yield
         except psycopg.Error as exc:  # raised at COMMIT, e.g. by a deferred constraint
             raise database_error(exc) from exc
+        finally:
+            self.depth -= 1

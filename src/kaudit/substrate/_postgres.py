@@ -17,6 +17,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
@@ -26,6 +27,7 @@ from kaudit.substrate._choice import Blueprint
 from kaudit.substrate._dump import StateDump
 from kaudit.substrate._pg_db import PostgresDb
 from kaudit.substrate._pg_dump import dump_image, first_difference
+from kaudit.substrate._pg_pool import PooledSandbox, RollbackPool, pool_database_name
 from kaudit.substrate._pg_translate import COMPAT_FUNCTIONS, PgTable, translate
 from kaudit.substrate._schema import Schema, quote
 from kaudit.substrate._tool import Tool
@@ -54,6 +56,21 @@ def template_database(digest: str, source: str | None = None) -> str:
     """The template database name of a seeded state: its image digest and how it is built."""
     recipe = f"{TRANSLATION_VERSION}\0{digest}\0{source or ''}"
     return TEMPLATE_PREFIX + hashlib.sha256(recipe.encode()).hexdigest()[:32]
+
+
+RESETS = ("clone", "rollback")
+
+
+def split_reset(choice: str) -> tuple[str, str]:
+    """(server URL, reset) from `postgresql://...[?reset=clone|rollback]` (default clone)."""
+    parts = urlsplit(choice)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    resets = [value for key, value in query if key == "reset"]
+    reset = resets[-1] if resets else "clone"
+    if reset not in RESETS:
+        raise SubstrateError(f"--substrate reset={reset!r}: use one of {list(RESETS)}")
+    rest = urlencode([(key, value) for key, value in query if key != "reset"])
+    return urlunsplit(parts._replace(query=rest)), reset
 
 
 def redacted(url: str) -> str:
@@ -145,7 +162,8 @@ class PostgresSubstrate:
     """
 
     def __init__(self, url: str, blueprint: Blueprint) -> None:
-        self.url = url
+        self.url, self.reset = split_reset(url)
+        self.choice = url
         self.name = blueprint.name
         self.template = StateDump.of(blueprint.image)
         self.tools: dict[str, Tool] = dict(blueprint.tools)
@@ -153,6 +171,10 @@ class PostgresSubstrate:
         self.schema: Schema = self.template.schema()
         self.source_database = blueprint.source_database
         self.template_database = template_database(self.template.digest, self.source_database)
+        self._pool: RollbackPool | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_pool"} | {"_pool": None}
 
     @property
     def template_digest(self) -> str:
@@ -236,10 +258,35 @@ class PostgresSubstrate:
             )
         )
 
-    def seed(self, run_id: str) -> PostgresSandbox:
-        """A fresh database for `run_id`, cloned from the template (a leftover one is dropped)."""
-        template = self.ensure_template()
+    def seed(self, run_id: str) -> PostgresSandbox | PooledSandbox:
+        """A fresh database for `run_id`.
+
+        Cloned from the template (a leftover of the same run is dropped first), or with
+        `reset=rollback` a pooled one whose previous run was rolled back.
+        """
+        if self.reset == "rollback":
+            return self._seed_pooled(run_id)
         database = run_database(run_id)
+        self._clone(database, run_id)
+        try:
+            return PostgresSandbox(run_id, self, database)
+        except SubstrateError:
+            self.drop_database(database)
+            raise
+
+    def _seed_pooled(self, run_id: str) -> PooledSandbox:
+        if self._pool is None:
+            self._pool = RollbackPool(self)
+        taken = self._pool.take()
+        if taken is None:
+            database = pool_database_name(run_id)
+            self._clone(database, run_id)
+            taken = (database, connect(self.url, database))
+        return PooledSandbox(run_id, self, self._pool, *taken)
+
+    def _clone(self, database: str, run_id: str) -> None:
+        """Create `database` from the template, tagged with the run that asked for it."""
+        template = self.ensure_template()
         with self.admin() as admin:
             _drop(admin, database)
             admin.execute(
@@ -252,11 +299,6 @@ class PostgresSubstrate:
                     sql.Identifier(database), sql.Literal(RUN_COMMENT + run_id)
                 )
             )
-        try:
-            return PostgresSandbox(run_id, self, database)
-        except SubstrateError:
-            self.drop_database(database)
-            raise
 
     def drop_database(self, name: str) -> None:
         """Drop one run database (connections still open to it are terminated)."""
@@ -293,4 +335,4 @@ class PostgresSubstrate:
                 "extra rows and distractor variants need a world seeded from SQL"
             )
         blueprint = Blueprint(self.name, image, self.tools, self.volatile, self.source_database)
-        return PostgresSubstrate(self.url, blueprint)
+        return PostgresSubstrate(self.choice, blueprint)
