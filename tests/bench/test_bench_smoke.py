@@ -47,3 +47,4 @@ def test_postgres_seed_bench_runs_small() -> None:
     data = last_json(str(BENCH / "pg_seed.py"), "--runs", "2", "--url", server_url())
     assert data["rows"] == 11809 and data["runs"] == 2
     assert {"seed", "dump", "cleanup"} <= set(data["postgresql"])  # type: ignore[arg-type]
+    assert {"seed", "dump", "cleanup"} <= set(data["postgresql_rollback"])  # type: ignore[arg-type]
