@@ -46,9 +46,7 @@ def _release(url: str, idle: Idle) -> None:
             database, conn = idle.pop()
             conn.close()
             admin.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                    sql.Identifier(database)
-                )
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
             )
 
 
