@@ -57,6 +57,9 @@ def test_placeholders_outside_quotes_become_psycopg_ones() -> None:
     assert pg_placeholders("SELECT '?', \"a?\" FROM t WHERE x = ? AND y LIKE 'a%'") == (
         "SELECT '?', \"a?\" FROM t WHERE x = %s AND y LIKE 'a%%'"
     )
+    assert pg_placeholders("WHERE a IS ? AND b is not  ? AND c = ?") == (
+        "WHERE a IS NOT DISTINCT FROM %s AND b IS DISTINCT FROM %s AND c = %s"
+    )
 
 
 def test_a_fresh_run_database_dumps_to_the_template_exactly(pg: PostgresSubstrate) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -11,13 +12,16 @@ from psycopg import errors as pg_errors
 
 from kaudit.substrate._db import DatabaseError
 
+_IS = re.compile(r"\bIS(\s+NOT)?\s+$", re.IGNORECASE)
+
 
 def pg_placeholders(sql: str) -> str:
     """`sql` with each `?` outside quotes turned into psycopg's `%s` and `%` doubled.
 
     Tools write SQLite's `?` placeholders; quoted text ('a?b') and quoted identifiers
     keep their question marks, and a literal `%` (as in LIKE 'a%') must not be read
-    as a placeholder by psycopg.
+    as a placeholder by psycopg. SQLite's `x IS ?` (NULL-safe equality) becomes
+    `x IS NOT DISTINCT FROM %s`, and `IS NOT ?` becomes `IS DISTINCT FROM %s`.
     """
     out: list[str] = []
     quote: str | None = None
@@ -28,6 +32,11 @@ def pg_placeholders(sql: str) -> str:
         elif char in ("'", '"'):
             quote = char
         elif char == "?":
+            before = "".join(out)
+            negated = _IS.search(before)
+            if negated is not None:
+                keyword = "IS DISTINCT FROM " if negated.group(1) else "IS NOT DISTINCT FROM "
+                out = [before[: negated.start()], keyword]
             out.append("%s")
             continue
         out.append("%%" if char == "%" else char)
