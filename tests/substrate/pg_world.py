@@ -106,7 +106,16 @@ def find(ctx: ToolContext, text: str) -> list[dict[str, object]]:
     )
 
 
-TOOLS = {t.name: t for t in (pay, delete_payment, add_line, retag, find)}
+@tool("read")
+def kinds(ctx: ToolContext) -> list[dict[str, object]]:
+    """SQLite's storage class of some values (typeof), in key order."""
+    return ctx.db.query(
+        "SELECT typeof(amount) AS a, typeof(note) AS n, typeof(big) AS b, typeof(raw) AS r "
+        "FROM payment WHERE id IN ('P0', 'P1') ORDER BY id"
+    )
+
+
+TOOLS = {t.name: t for t in (pay, delete_payment, add_line, retag, find, kinds)}
 
 
 def blueprint() -> Blueprint:

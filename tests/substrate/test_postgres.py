@@ -97,6 +97,7 @@ def _same_calls(sandbox: object) -> list[dict[str, object]]:
         call(sandbox, "retag", a="x", b=1, c="new", note_on="P0"),
         call(sandbox, "retag", a="x", b=2, c="never", note_on="nope"),  # rolled back
         call(sandbox, "find", text="O'BR"),
+        call(sandbox, "kinds"),
     ]
 
 
@@ -109,7 +110,7 @@ def test_tools_and_labels_agree_with_sqlite(pg: PostgresSubstrate, lite: SqliteS
     finally:
         pg_box.close()
         lite_box.close()
-    assert [r["ok"] for r in pg_results] == [True, True, True, False, True, False, True]
+    assert [r["ok"] for r in pg_results] == [True, True, True, False, True, False, True, True]
     assert pg_results[3]["error"].startswith("database error")  # type: ignore[union-attr]
     assert [r.get("content") for r in pg_results] == [r.get("content") for r in lite_results]
     pg_changes = diff_images(pg.template.image, pg_final.image, fast=False)

@@ -23,6 +23,14 @@ COMPAT_FUNCTIONS = (
     "AS $$ SELECT strpos($1, $2) $$",
     "CREATE FUNCTION ifnull(anyelement, anyelement) RETURNS anyelement LANGUAGE sql IMMUTABLE "
     "AS $$ SELECT coalesce($1, $2) $$",
+    # SQLite's storage class of a value; columns here are typed by affinity, so the class
+    # follows from the column's type.
+    "CREATE FUNCTION typeof(anyelement) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT CASE "
+    "WHEN $1 IS NULL THEN 'null' "
+    "WHEN pg_typeof($1) IN ('bigint'::regtype, 'integer'::regtype, 'smallint'::regtype) "
+    "THEN 'integer' "
+    "WHEN pg_typeof($1) IN ('double precision'::regtype, 'real'::regtype) THEN 'real' "
+    "WHEN pg_typeof($1) = 'bytea'::regtype THEN 'blob' ELSE 'text' END $$",
 )
 """SQLite functions tools commonly use that PostgreSQL lacks, defined in every template."""
 

@@ -47,7 +47,7 @@ def run_database(run_id: str) -> str:
     return RUN_PREFIX + hashlib.sha256(run_id.encode()).hexdigest()[:32]
 
 
-TRANSLATION_VERSION = "1"
+TRANSLATION_VERSION = "2"
 """Bump when what a template database holds for the same image changes (DDL translation,
 compatibility functions), so templates built by older code are not reused."""
 
