@@ -111,3 +111,15 @@ def test_a_reference_campaign_runs_on_the_published_tasks(arb_suite: Suite, tmp_
     assert (result.ran, result.invalid) == (40, 0)
     assert all(r.status == "labeled" for r in records)
     assert 0 < result.damage < 40
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_every_published_script_gets_its_verdict_on_postgresql(arb_suite: Suite) -> None:
+    """Bug caught: emulated tools whose SQL only SQLite runs (GLOB, typeof, `IS ?`)."""
+    from tests.pg import server_url
+
+    on_pg = arb_suite.on_substrate(server_url() + "?reset=rollback")
+    checks = asyncio.run(validate_suite(on_pg))
+    assert [(c.task, c.script) for c in checks if not c.passed] == []
+    assert len(checks) == 79

@@ -209,7 +209,8 @@ def next_id(db: Db, table: str, scheme: IdScheme) -> Any:
     row = db.one(
         f"SELECT MAX(CAST(substr({column}, ?) AS INTEGER)) AS n FROM {quote(table)} "
         f"WHERE typeof({column}) = 'text' AND substr({column}, 1, ?) = ? "
-        f"AND substr({column}, ?) <> '' AND substr({column}, ?) NOT GLOB '*[^0-9]*'",
+        # all digits, written with ltrim (not GLOB) so PostgreSQL runs the same SQL
+        f"AND substr({column}, ?) <> '' AND ltrim(substr({column}, ?), '0123456789') = ''",
         (start, start - 1, scheme.prefix, start, start),
     )
     number = (row["n"] if row and row["n"] is not None else 0) + 1
