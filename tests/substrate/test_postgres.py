@@ -340,3 +340,20 @@ def test_a_run_that_commits_gets_its_database_dropped(pooled: PostgresSubstrate)
         assert first_difference(pooled.template, fresh.dump().image) is None
     finally:
         fresh.close()
+
+
+def test_a_substrate_pickles_without_its_connections(pooled: PostgresSubstrate) -> None:
+    """Bug caught: an executor (Ray) cannot ship a substrate that holds a pool of open
+    connections, or the copy shares the original's pool."""
+    from ray import cloudpickle as pickle  # what the Ray executor ships work with
+
+    sandbox = pooled.seed("kaudit_i14_pickle/m/t/0")
+    sandbox.close()  # the pool now holds one idle database and its connection
+    copy = pickle.loads(pickle.dumps(pooled))
+    assert copy.url == pooled.url and copy.reset == "rollback"
+    assert copy.template_database == pooled.template_database
+    other = copy.seed("kaudit_i14_pickle/m/t/1")
+    try:
+        assert other.database != sandbox.database  # its own pool, not the original's
+    finally:
+        other.close()
