@@ -205,7 +205,11 @@ def register(app: typer.Typer) -> None:
             float, typer.Option(help="Interval level of --until is 1 - alpha.")
         ] = 0.05,
         substrate: Annotated[
-            str, typer.Option(help="Where runs execute: 'sqlite' or a postgresql:// URL.")
+            str,
+            typer.Option(
+                help="Where runs execute: 'sqlite' or a postgresql:// URL"
+                " (?reset=rollback: pooled)."
+            ),
         ] = DEFAULT_SUBSTRATE,
     ) -> None:
         """Run every missing run of the campaign and record each in the ledger.

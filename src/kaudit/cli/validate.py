@@ -66,7 +66,11 @@ def register(app: typer.Typer) -> None:
         ] = True,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
         substrate: Annotated[
-            str, typer.Option(help="Where scripts replay: 'sqlite' or a postgresql:// URL.")
+            str,
+            typer.Option(
+                help="Where scripts replay: 'sqlite' or a postgresql:// URL"
+                " (?reset=rollback: pooled)."
+            ),
         ] = DEFAULT_SUBSTRATE,
     ) -> None:
         """Replay each task's oracle (must PASS) and counterexamples (their declared verdicts).
