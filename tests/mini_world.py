@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from kaudit.substrate import ToolContext, ToolError, tool
-from kaudit.worlds import World, register_world
+from kaudit.worlds import PythonWorld, register_world
 
 
 def build(conn: sqlite3.Connection) -> None:
@@ -78,8 +78,8 @@ TOOLS = {t.name: t for t in (get_account, update_account, delete_account, set_li
 
 
 @register_world("mini")
-def mini_world() -> World:
-    return World(
+def mini_world() -> PythonWorld:
+    return PythonWorld(
         name="mini",
         version="1",
         build=build,

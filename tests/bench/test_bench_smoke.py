@@ -90,3 +90,13 @@ def test_monitor_bench_prints_its_contract() -> None:
     data = last_json(str(BENCH / "monitor.py"), "--repeats", "2", "--events", "200")
     assert {"capture_ms", "whole_image_ms", "ratio", "observe_ms_per_event"} <= set(data)
     assert data["rows"] == 11809
+
+
+@pytest.mark.postgres
+def test_postgres_seed_bench_runs_small() -> None:
+    from tests.pg import server_url
+
+    data = last_json(str(BENCH / "pg_seed.py"), "--runs", "2", "--url", server_url())
+    assert data["rows"] == 11809 and data["runs"] == 2
+    assert {"seed", "dump", "cleanup"} <= set(data["postgresql"])  # type: ignore[arg-type]
+    assert {"seed", "dump", "cleanup"} <= set(data["postgresql_rollback"])  # type: ignore[arg-type]

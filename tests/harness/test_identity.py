@@ -35,7 +35,7 @@ def changed_world(suite: Suite) -> Suite:
     conn.commit()
     changed = SqliteSubstrate("mini", conn.serialize(), base.tools, base.volatile)
     conn.close()
-    return Suite(suite.name, suite.tasks, suite.digest, substrate_of=lambda task: changed)
+    return Suite(suite.name, suite.tasks, suite.digest, substrate_of=lambda task, choice: changed)
 
 
 def test_resuming_on_a_changed_template_is_refused_naming_both_digests(

@@ -55,7 +55,9 @@ def test_the_harness_passes_the_last_message_and_the_task_convention(
     task = mini_suite.tasks["demo/close-account"].model_copy(update={"convention": "agentrelbench"})
     step = ScriptStep(content="REFUSAL: I will not.", stall=True)
     script = Script(name="spin", expected=Expected(outcome="FAIL_SAFE"), steps=(step,))
-    suite = Suite("one", {task.id: task}, "d", substrate_of=lambda _: mini_suite.substrate(task))
+    suite = Suite(
+        "one", {task.id: task}, "d", substrate_of=lambda _task, _choice: mini_suite.substrate(task)
+    )
     with Ledger(tmp_path / "l.sqlite") as ledger:
         asyncio.run(
             run_campaign(

@@ -7,16 +7,16 @@ from collections.abc import Iterator
 import pytest
 
 from kaudit.substrate import SqliteSandbox, SqliteSubstrate
-from kaudit.worlds import World, get_world
+from kaudit.worlds import PythonWorld, get_world
 
 
 @pytest.fixture(scope="session")
-def world() -> World:
+def world() -> PythonWorld:
     return get_world("enterprise")
 
 
 @pytest.fixture(scope="session")
-def substrate(world: World) -> SqliteSubstrate:
+def substrate(world: PythonWorld) -> SqliteSubstrate:
     return world.substrate()
 
 

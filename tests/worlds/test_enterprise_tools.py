@@ -8,7 +8,7 @@ import pytest
 
 from kaudit.label import diff_images
 from kaudit.substrate import SqliteSandbox, ToolContext, ToolResult, read_schema
-from kaudit.worlds import World
+from kaudit.worlds import PythonWorld
 from kaudit.worlds.enterprise.common import NOW
 
 READ_PREFIXES = ("list_", "find_", "get_")
@@ -72,7 +72,7 @@ WRITE_CALLS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-def call(world: World, sandbox: SqliteSandbox, name: str, **arguments: Any) -> ToolResult:
+def call(world: PythonWorld, sandbox: SqliteSandbox, name: str, **arguments: Any) -> ToolResult:
     return world.tools[name].call(ToolContext(db=sandbox.db), arguments)
 
 
@@ -84,7 +84,7 @@ def changed(sandbox: SqliteSandbox) -> dict[str, set[str]]:
     return out
 
 
-def test_every_tool_has_description_schema_and_tag(world: World) -> None:
+def test_every_tool_has_description_schema_and_tag(world: PythonWorld) -> None:
     assert len(world.tools) >= 60
     for tool in world.tools.values():
         assert tool.description.strip(), tool.name
@@ -92,7 +92,7 @@ def test_every_tool_has_description_schema_and_tag(world: World) -> None:
         assert set(tool.parameters.get("required", [])) <= set(tool.parameters["properties"])
 
 
-def test_tags_are_honest(world: World) -> None:
+def test_tags_are_honest(world: PythonWorld) -> None:
     for tool in world.tools.values():
         if tool.name.startswith(READ_PREFIXES):
             assert tool.tag == "read" and not tool.writes, tool.name
@@ -103,7 +103,7 @@ def test_tags_are_honest(world: World) -> None:
 
 
 def test_writing_tools_declare_real_tables_and_columns(
-    world: World, sandbox: SqliteSandbox
+    world: PythonWorld, sandbox: SqliteSandbox
 ) -> None:
     schema = read_schema(sandbox.db.conn)
     for tool in world.tools.values():
@@ -115,14 +115,14 @@ def test_writing_tools_declare_real_tables_and_columns(
             assert set(columns) - {"*"} <= set(schema.tables[table].columns), tool.name
 
 
-def test_every_write_tool_has_a_representative_call(world: World) -> None:
+def test_every_write_tool_has_a_representative_call(world: PythonWorld) -> None:
     writers = {name for name, tool in world.tools.items() if tool.tag != "read"}
     assert writers == set(WRITE_CALLS)
 
 
 @pytest.mark.parametrize("name", sorted(WRITE_CALLS))
 def test_write_tool_changes_only_what_it_declares(
-    world: World, sandbox: SqliteSandbox, name: str
+    world: PythonWorld, sandbox: SqliteSandbox, name: str
 ) -> None:
     assert changed(sandbox) == {}
     result = call(world, sandbox, name, **WRITE_CALLS[name])
@@ -136,7 +136,7 @@ def test_write_tool_changes_only_what_it_declares(
             assert columns <= set(declared[table]), (name, table, columns)
 
 
-def test_read_tools_change_nothing(world: World, sandbox: SqliteSandbox) -> None:
+def test_read_tools_change_nothing(world: PythonWorld, sandbox: SqliteSandbox) -> None:
     before = sandbox.dump().digest
     reads = {
         "list_incidents": {"org_id": "ORG_004", "status": "resolved"},
@@ -155,7 +155,7 @@ INJECTIONS = ("x' OR '1'='1", "'; DROP TABLE incidents; --", "%", "_", '" OR ""=
 
 @pytest.mark.parametrize("text", INJECTIONS)
 def test_injection_strings_match_only_literally(
-    world: World, sandbox: SqliteSandbox, text: str
+    world: PythonWorld, sandbox: SqliteSandbox, text: str
 ) -> None:
     before = sandbox.dump().digest
     assert not call(world, sandbox, "find_incident_by_number", number=text).ok
@@ -171,13 +171,13 @@ def test_injection_strings_match_only_literally(
     assert sandbox.dump().digest == before
 
 
-def test_unknown_id_is_an_error_result(world: World, sandbox: SqliteSandbox) -> None:
+def test_unknown_id_is_an_error_result(world: PythonWorld, sandbox: SqliteSandbox) -> None:
     result = call(world, sandbox, "find_change_by_number", number="CHG9999999")
     assert not result.ok and not result.internal
     assert result.error == "change number 'CHG9999999' not found"
 
 
-def test_invalid_enum_is_an_error_result(world: World, sandbox: SqliteSandbox) -> None:
+def test_invalid_enum_is_an_error_result(world: PythonWorld, sandbox: SqliteSandbox) -> None:
     before = sandbox.dump().digest
     result = call(world, sandbox, "update_change", change_id="CHG_002", status="approved")
     assert not result.ok
@@ -185,36 +185,36 @@ def test_invalid_enum_is_an_error_result(world: World, sandbox: SqliteSandbox) -
     assert sandbox.dump().digest == before
 
 
-def test_bulk_delete_without_filter_is_refused(world: World, sandbox: SqliteSandbox) -> None:
+def test_bulk_delete_without_filter_is_refused(world: PythonWorld, sandbox: SqliteSandbox) -> None:
     result = call(world, sandbox, "delete_incident_slas")
     assert not result.ok and "at least one filter" in (result.error or "")
 
 
-def test_sent_notification_cannot_be_sent_again(world: World, sandbox: SqliteSandbox) -> None:
+def test_sent_notification_cannot_be_sent_again(world: PythonWorld, sandbox: SqliteSandbox) -> None:
     result = call(world, sandbox, "send_notification", notification_id="NTF_006")
     assert not result.ok and result.error == "NTF_006 was already sent"
 
 
-def test_update_change_lets_any_status_through(world: World, sandbox: SqliteSandbox) -> None:
+def test_update_change_lets_any_status_through(world: PythonWorld, sandbox: SqliteSandbox) -> None:
     result = call(world, sandbox, "update_change", change_id="CHG_002", status="closed")
     assert result.ok and result.content["status"] == "closed"
 
 
-def test_create_incident_follows_the_id_scheme(world: World, sandbox: SqliteSandbox) -> None:
+def test_create_incident_follows_the_id_scheme(world: PythonWorld, sandbox: SqliteSandbox) -> None:
     result = call(world, sandbox, "create_incident", org_id="ORG_001", title="t", category="c")
     assert result.ok
     assert result.content["incident_id"] == "INC_1141"
     assert result.content["number"] == "INC0002141"
 
 
-def test_apply_credit_lowers_the_balance(world: World, sandbox: SqliteSandbox) -> None:
+def test_apply_credit_lowers_the_balance(world: PythonWorld, sandbox: SqliteSandbox) -> None:
     result = call(world, sandbox, "apply_credit", credit_id="CRD_001", invoice_id="INV_006")
     assert result.ok and result.content["balance"] == 1100.0
     again = call(world, sandbox, "apply_credit", credit_id="CRD_001", invoice_id="INV_006")
     assert not again.ok and again.error == "credit CRD_001 is applied, not open"
 
 
-def test_delete_problem_cascades_to_its_links(world: World, sandbox: SqliteSandbox) -> None:
+def test_delete_problem_cascades_to_its_links(world: PythonWorld, sandbox: SqliteSandbox) -> None:
     assert call(world, sandbox, "delete_problem", problem_id="PRB_004").ok
     links = sandbox.db.query("SELECT * FROM problem_incidents WHERE problem_id = 'PRB_004'")
     assert links == []
@@ -233,7 +233,7 @@ def test_delete_problem_cascades_to_its_links(world: World, sandbox: SqliteSandb
     ],
 )
 def test_update_of_unknown_id_is_not_found(
-    world: World, sandbox: SqliteSandbox, name: str, arguments: dict[str, Any], error: str
+    world: PythonWorld, sandbox: SqliteSandbox, name: str, arguments: dict[str, Any], error: str
 ) -> None:
     """Not found wins over a missing field or a bad value, and nothing is written."""
     result = call(world, sandbox, name, **arguments)
@@ -241,7 +241,7 @@ def test_update_of_unknown_id_is_not_found(
     assert changed(sandbox) == {}
 
 
-def test_update_to_the_same_values_succeeds(world: World, sandbox: SqliteSandbox) -> None:
+def test_update_to_the_same_values_succeeds(world: PythonWorld, sandbox: SqliteSandbox) -> None:
     result = call(world, sandbox, "update_product", product_id="PRD_001", list_price=1200.0)
     assert result.ok and result.content["list_price"] == 1200.0
     empty = call(world, sandbox, "update_product", product_id="PRD_001")
@@ -258,14 +258,16 @@ def test_update_to_the_same_values_succeeds(world: World, sandbox: SqliteSandbox
     ],
 )
 def test_bulk_write_names_its_filters(
-    world: World, sandbox: SqliteSandbox, name: str, names: str
+    world: PythonWorld, sandbox: SqliteSandbox, name: str, names: str
 ) -> None:
     result = call(world, sandbox, name)
     assert not result.ok and result.error == f"give at least one filter ({names})"
     assert changed(sandbox) == {}
 
 
-def test_send_queued_notifications_sends_only_queued(world: World, sandbox: SqliteSandbox) -> None:
+def test_send_queued_notifications_sends_only_queued(
+    world: PythonWorld, sandbox: SqliteSandbox
+) -> None:
     rows = "SELECT * FROM notifications WHERE change_id = 'CHG_007' ORDER BY notification_id"
     before = sandbox.db.query(rows)
     queued = {row["notification_id"] for row in before if row["status"] == "queued"}
@@ -281,7 +283,9 @@ def test_send_queued_notifications_sends_only_queued(world: World, sandbox: Sqli
     assert again.ok and again.content == {"sent": 0}
 
 
-def test_send_queued_payouts_sends_the_accounts_queue(world: World, sandbox: SqliteSandbox) -> None:
+def test_send_queued_payouts_sends_the_accounts_queue(
+    world: PythonWorld, sandbox: SqliteSandbox
+) -> None:
     queued = "SELECT COUNT(*) AS n FROM payouts WHERE billing_account_id = ? AND status = ?"
     count = sandbox.db.one(queued, ("BA_004", "queued"))
     assert count and count["n"] > 0

@@ -6,7 +6,7 @@ import sqlite3
 
 from kaudit.substrate import SqliteSandbox, SqliteSubstrate, build_image, read_schema
 from kaudit.suites import load_suite
-from kaudit.worlds import World
+from kaudit.worlds import PythonWorld
 
 
 def _tables(conn: sqlite3.Connection) -> dict[str, int]:
@@ -16,7 +16,7 @@ def _tables(conn: sqlite3.Connection) -> dict[str, int]:
     }
 
 
-def test_two_builds_give_identical_bytes(world: World) -> None:
+def test_two_builds_give_identical_bytes(world: PythonWorld) -> None:
     assert build_image(world.build) == build_image(world.build)
 
 
@@ -48,13 +48,13 @@ def test_foreign_keys_hold_in_the_seed(sandbox: SqliteSandbox) -> None:
     assert sandbox.db.conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
-def test_volatile_columns_exist(world: World, sandbox: SqliteSandbox) -> None:
+def test_volatile_columns_exist(world: PythonWorld, sandbox: SqliteSandbox) -> None:
     schema = read_schema(sandbox.db.conn)
     for table, columns in world.volatile.items():
         assert set(columns) <= set(schema.tables[table].columns), table
 
 
-def test_verticals_partition_the_tools(world: World) -> None:
+def test_verticals_partition_the_tools(world: PythonWorld) -> None:
     listed = [name for names in world.verticals.values() for name in names]
     assert sorted(listed) == sorted(world.tools)
     assert set(world.verticals) == {"itsm", "csm", "billing"}
@@ -71,7 +71,7 @@ def test_near_duplicate_names_are_present(sandbox: SqliteSandbox) -> None:
     assert {"Acme Corp", "Acme Corporation", "ACME Corp (EU)"} <= names
 
 
-def test_builtin_tasks_use_tools_of_their_own_vertical(world: World) -> None:
+def test_builtin_tasks_use_tools_of_their_own_vertical(world: PythonWorld) -> None:
     suite = load_suite("builtin")
     assert len(suite.tasks) >= 24
     for task in suite.tasks.values():

@@ -11,10 +11,17 @@ from kaudit.agents._protocol import (
     Turn,
     Usage,
 )
-from kaudit.agents._registry import ENTRY_POINT_GROUP, AgentBuilder, make_agent, register_agent
+from kaudit.agents._registry import (
+    AGENTS,
+    ENTRY_POINT_GROUP,
+    AgentBuilder,
+    make_agent,
+    register_agent,
+)
 from kaudit.agents._scripted import ReferenceAgent, ScriptedAgent, ScriptSession
 
 __all__ = [
+    "AGENTS",
     "ENTRY_POINT_GROUP",
     "Agent",
     "AgentBuilder",

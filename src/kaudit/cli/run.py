@@ -38,6 +38,7 @@ from kaudit.harness import (
 )
 from kaudit.ledger import Ledger, RunRecord
 from kaudit.spec import Identity, read_yaml, validate_file_data
+from kaudit.substrate import DEFAULT_SUBSTRATE
 from kaudit.suites import load_suite
 
 
@@ -243,6 +244,13 @@ def register(app: typer.Typer) -> None:
                 "(default: each task's own; agentrelbench for --suite agentrelbench:)."
             ),
         ] = None,
+        substrate: Annotated[
+            str,
+            typer.Option(
+                help="Where runs execute: 'sqlite' or a postgresql:// URL"
+                " (?reset=rollback: pooled)."
+            ),
+        ] = DEFAULT_SUBSTRATE,
     ) -> None:
         """Run every missing run of the campaign and record each in the ledger.
 
@@ -253,7 +261,8 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit run --suite builtin --agent reference --k 8 --ledger audit.sqlite
         """
-        loaded = load_suite(suite).with_variants() if variants else load_suite(suite)
+        loaded = load_suite(suite, substrate)
+        loaded = loaded.with_variants() if variants else loaded
         chosen = loaded.select(split_csv(tasks))
         if compat is not None:
             chosen = [t.model_copy(update={"convention": compat.value}) for t in chosen]

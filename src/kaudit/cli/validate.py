@@ -9,7 +9,8 @@ import typer
 from rich.console import Console
 
 from kaudit.cli._common import guarded, print_json, split_csv
-from kaudit.harness import ScriptCheck, lint_suite, validate_suite
+from kaudit.harness import VALIDATE_CAMPAIGN, ScriptCheck, lint_suite, validate_suite
+from kaudit.substrate import DEFAULT_SUBSTRATE
 from kaudit.suites import VARIANT_SUFFIX, LintFinding, load_suite
 
 
@@ -67,6 +68,13 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="Also prove each task's generated distractor variant.")
         ] = True,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+        substrate: Annotated[
+            str,
+            typer.Option(
+                help="Where scripts replay: 'sqlite' or a postgresql:// URL"
+                " (?reset=rollback: pooled)."
+            ),
+        ] = DEFAULT_SUBSTRATE,
     ) -> None:
         """Replay each task's oracle (must PASS) and counterexamples (their declared verdicts).
 
@@ -75,7 +83,7 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit validate --suite builtin
         """
-        loaded = load_suite(suite)
+        loaded = load_suite(suite, substrate)
         if variants:
             loaded = loaded.with_variants()
         wanted = split_csv(tasks)
@@ -84,6 +92,7 @@ def register(app: typer.Typer) -> None:
                 v for v in loaded.tasks if v.split(VARIANT_SUFFIX)[0] in wanted and v not in wanted
             ]
         chosen = loaded.select(wanted)
+        loaded.reclaim(VALIDATE_CAMPAIGN, chosen)  # also proves the substrate is reachable
         checks = asyncio.run(validate_suite(loaded, chosen))
         findings = lint_suite(loaded, chosen) if lint else []
         passed = sum(check.passed for check in checks)

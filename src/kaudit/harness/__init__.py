@@ -36,6 +36,7 @@ from kaudit.harness._run import (
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
 from kaudit.harness._validate import (
+    VALIDATE_CAMPAIGN,
     ScriptCheck,
     check_script,
     lint_suite,
@@ -44,6 +45,7 @@ from kaudit.harness._validate import (
 )
 
 __all__ = [
+    "VALIDATE_CAMPAIGN",
     "AgentLoop",
     "CampaignPlan",
     "CampaignResult",

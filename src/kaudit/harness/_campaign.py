@@ -317,6 +317,7 @@ async def _run_locked(
     chosen = list(tasks) if tasks is not None else list(suite.tasks.values())
     executor = executor or LocalExecutor()
     open_checked(ledger, plan, suite, chosen)
+    suite.reclaim(plan.name, chosen)  # run databases a killed invocation left behind
     stored = manifest(
         plan, suite, agents, chosen, executor=executor, previous=ledger.manifest(plan.name)
     )

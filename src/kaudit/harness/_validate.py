@@ -75,10 +75,16 @@ def evidence(verdict: Verdict, task: Task) -> tuple[str, ...]:
     return tuple(lines)
 
 
+VALIDATE_CAMPAIGN = "validate"
+"""The campaign name script replays run under (their sandboxes' run ids start with it)."""
+
+
 async def check_script(suite: Suite, task: Task, script: Script) -> ScriptCheck:
     """Replay `script` on a fresh sandbox and compare its verdict with the declaration."""
     agent = ScriptedAgent(script=script)
-    request = RunRequest(campaign="validate", task=task, model=agent.name, run_index=0, seed=0)
+    request = RunRequest(
+        campaign=VALIDATE_CAMPAIGN, task=task, model=agent.name, run_index=0, seed=0
+    )
     result = await run_pipeline(request, agent, suite.substrate(task))
     found = mismatches(script.expected, result.verdict, result.record.invalid_reason)
     attempts = len(result.record.boundary_attempts)

@@ -7,8 +7,17 @@ from kaudit.substrate._capture import (
     install_change_capture,
     key_width,
 )
-from kaudit.substrate._db import Db, SqliteDb
+from kaudit.substrate._choice import (
+    DEFAULT_SUBSTRATE,
+    SUBSTRATES,
+    Blueprint,
+    SubstrateFactory,
+    open_substrate,
+    substrate_scheme,
+)
+from kaudit.substrate._db import DatabaseError, Db, SqliteDb
 from kaudit.substrate._dump import StateDump
+from kaudit.substrate._postgres_entry import postgres_world_image
 from kaudit.substrate._protocol import Sandbox, Substrate
 from kaudit.substrate._schema import INTERNAL_PREFIX, Schema, TableSchema, quote, read_schema
 from kaudit.substrate._sqlite import (
@@ -32,10 +41,14 @@ from kaudit.substrate._tool import (
 
 __all__ = [
     "CHANGE_LOG",
+    "DEFAULT_SUBSTRATE",
     "INTERNAL_PREFIX",
+    "SUBSTRATES",
     "TOOL_TAGS",
     "Blocked",
+    "Blueprint",
     "BoundaryViolation",
+    "DatabaseError",
     "Db",
     "Sandbox",
     "Schema",
@@ -44,6 +57,7 @@ __all__ = [
     "SqliteSubstrate",
     "StateDump",
     "Substrate",
+    "SubstrateFactory",
     "TableSchema",
     "Tool",
     "ToolContext",
@@ -57,7 +71,10 @@ __all__ = [
     "has_change_capture",
     "install_change_capture",
     "key_width",
+    "open_substrate",
+    "postgres_world_image",
     "quote",
     "read_schema",
+    "substrate_scheme",
     "tool",
 ]

@@ -8,9 +8,25 @@ from contextlib import contextmanager
 from typing import Any, Protocol, runtime_checkable
 
 
+class DatabaseError(Exception):
+    """A statement the database refused (constraint, type, syntax), on any substrate.
+
+    Every `Db` raises this instead of its driver's own error (`sqlite3.Error`,
+    `psycopg.Error`), so a tool written once catches one exception on every substrate;
+    `integrity` tells a broken key or constraint apart from everything else.
+    """
+
+    def __init__(self, message: str, *, integrity: bool = False) -> None:
+        self.integrity = integrity
+        super().__init__(message)
+
+
 @runtime_checkable
 class Db(Protocol):
-    """What a tool may do to its sandbox. SQL uses `?` placeholders on every substrate."""
+    """What a tool may do to its sandbox. SQL uses `?` placeholders on every substrate.
+
+    A statement the database refuses raises `DatabaseError`, never a driver's error.
+    """
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Rows of a SELECT as dicts in column order."""
@@ -44,7 +60,7 @@ class SqliteDb:
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Rows of a SELECT as dicts in column order."""
-        cursor = self.conn.execute(sql, tuple(params))
+        cursor = self._run(sql, params)
         names = [column[0] for column in cursor.description or ()]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
@@ -55,7 +71,15 @@ class SqliteDb:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one write statement; returns the affected row count."""
-        return self.conn.execute(sql, tuple(params)).rowcount
+        return self._run(sql, params).rowcount
+
+    def _run(self, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
+        try:
+            return self.conn.execute(sql, tuple(params))
+        except sqlite3.Error as exc:
+            raise DatabaseError(
+                str(exc), integrity=isinstance(exc, sqlite3.IntegrityError)
+            ) from exc
 
     @contextmanager
     def atomic(self) -> Iterator[None]:

@@ -58,10 +58,30 @@ class Substrate(Protocol):
         ...
 
     @property
+    def template(self) -> StateDump:
+        """The seeded state every sandbox starts from, as a SQLite image (the labeler's input)."""
+        ...
+
+    @property
     def template_digest(self) -> str:
         """sha256 of the seeded state every sandbox must start from."""
         ...
 
     def seed(self, run_id: str) -> Sandbox:
         """A fresh sandbox whose state equals the template (drift raises SeedDriftError)."""
+        ...
+
+    def derive(self, image: bytes) -> Substrate:
+        """The same kind of substrate (same tools, same server) over another template image.
+
+        Tasks that add rows to the world (extra rows, distractor variants) start from
+        a derived template, on whichever substrate the campaign chose.
+        """
+        ...
+
+    def reclaim(self, campaign: str) -> int:
+        """Remove what runs of `campaign` left behind when killed; returns how many were removed.
+
+        Called when a campaign starts or resumes; nothing else of the campaign runs then.
+        """
         ...

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kaudit.errors import SeedDriftError, SubstrateError
 from kaudit.substrate._capture import CAPTURE_VERSION, install_change_capture
+from kaudit.substrate._choice import SUBSTRATES, Blueprint
 from kaudit.substrate._db import SqliteDb
 from kaudit.substrate._dump import StateDump
 from kaudit.substrate._tool import Tool
@@ -135,3 +136,22 @@ class SqliteSubstrate:
     def seed(self, run_id: str) -> SqliteSandbox:
         """A fresh, isolated sandbox for `run_id`."""
         return SqliteSandbox(run_id, self.template)
+
+    def derive(self, image: bytes) -> SqliteSubstrate:
+        """The same tools and volatile columns over another template image."""
+        return SqliteSubstrate(self.name, image, self.tools, self.volatile)
+
+    def reclaim(self, campaign: str) -> int:
+        """Nothing to reclaim: an in-memory sandbox dies with the process that held it."""
+        return 0
+
+
+@SUBSTRATES.register("sqlite")
+def sqlite_substrate(choice: str, blueprint: Blueprint) -> SqliteSubstrate:
+    """The embedded SQLite substrate (`choice` is just `sqlite`)."""
+    if blueprint.source_database is not None:
+        raise SubstrateError(
+            f"world {blueprint.name} is read from PostgreSQL database "
+            f"{blueprint.source_database}; run it with --substrate postgresql://..."
+        )
+    return SqliteSubstrate(blueprint.name, blueprint.image, blueprint.tools, blueprint.volatile)

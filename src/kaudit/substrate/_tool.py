@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import inspect
 import json
-import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from kaudit.substrate._db import Db
+from kaudit.substrate._db import DatabaseError, Db
 
 if TYPE_CHECKING:
     from kaudit.spec import Identity
@@ -117,7 +116,7 @@ class Tool:
             )
         except ToolError as exc:
             return ToolResult(ok=False, error=str(exc))
-        except sqlite3.Error as exc:
+        except DatabaseError as exc:
             return ToolResult(ok=False, error=f"database error: {exc}")
         except Exception as exc:  # a tool bug is still a result, flagged for the ledger
             return ToolResult(ok=False, error=f"{type(exc).__name__}: {exc}", internal=True)

@@ -4,6 +4,7 @@ from kaudit.suites._lint import LintFinding, lint_task
 from kaudit.suites._suite import (
     BUILTIN_DIR,
     ENTRY_POINT_GROUP,
+    SUITE_LOADERS,
     Suite,
     SuiteLoader,
     load_suite,
@@ -21,6 +22,7 @@ from kaudit.suites._variants import (
 __all__ = [
     "BUILTIN_DIR",
     "ENTRY_POINT_GROUP",
+    "SUITE_LOADERS",
     "VARIANT_SUFFIX",
     "LintFinding",
     "Suite",

@@ -2,38 +2,68 @@
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from kaudit.errors import SpecError, SuiteError
+from kaudit.registry import Registry
 from kaudit.spec import Task, load_task
-from kaudit.substrate import SqliteSubstrate, Substrate
+from kaudit.substrate import DEFAULT_SUBSTRATE, Substrate
 from kaudit.suites._conform import check_against_schema
 from kaudit.suites._variants import distractor_variant, with_extra_rows
-from kaudit.worlds import get_world
+from kaudit.worlds import get_world, world_substrate
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 
 
 @dataclass
 class Suite:
-    """Tasks by id plus the substrate each runs on; `digest` pins the exact task files."""
+    """Tasks by id plus the substrate each runs on; `digest` pins the exact task files.
+
+    `substrate_choice` is where every task of the suite runs: `sqlite` or a
+    `postgresql://` URL (see `on_substrate`).
+    """
 
     name: str
     tasks: dict[str, Task]
     digest: str
-    substrate_of: Callable[[Task], Substrate] | None = None
+    substrate_of: Callable[[Task, str], Substrate] | None = None
+    """A loader's own mapping of a task (and the substrate choice) to its substrate."""
     lint: bool = True
     """Whether `kaudit validate` lints the tasks (off for imported third-party suites)."""
+    substrate_choice: str = DEFAULT_SUBSTRATE
     _substrates: dict[str, Substrate] = field(default_factory=dict)
     _images: dict[str, bytes] = field(default_factory=dict)
     schema_checked: bool = False
-    """Whether `check_schema` proved every task against its world."""
+    """Whether `check_schema` proved every task against its world on `substrate_choice`."""
+    origins: dict[str, Path] = field(default_factory=dict)
+    """The file each task was read from, for schema errors that name it."""
+
+    def on_substrate(self, choice: str) -> Suite:
+        """The same tasks, run on the substrate `choice` names (`sqlite`, `postgresql://...`).
+
+        Every task is proved against the world's schema as that substrate seeds it, since a
+        world read from PostgreSQL has no SQLite form to check beforehand.
+        """
+        if choice == self.substrate_choice and self.schema_checked:
+            return self
+        moved = dataclasses.replace(
+            self, substrate_choice=choice, _substrates={}, _images={}, schema_checked=False
+        )
+        return moved.check_schema()
+
+    def reclaim(self, campaign: str, tasks: Iterable[Task] | None = None) -> int:
+        """Remove what killed runs of `campaign` left on each substrate; returns how many."""
+        chosen = self.tasks.values() if tasks is None else tasks
+        seen: dict[int, Substrate] = {}
+        for task in chosen:
+            substrate = self._base_substrate(task)
+            seen.setdefault(id(substrate), substrate)
+        return sum(substrate.reclaim(campaign) for substrate in seen.values())
 
     def substrate(self, task: Task) -> Substrate:
         """The substrate `task` runs on (built once per world, or per task with extra rows)."""
@@ -42,16 +72,16 @@ class Suite:
             return base
         key = f"task:{task.id}"
         if key not in self._substrates:
-            if not isinstance(base, SqliteSubstrate):
-                raise SuiteError(f"task {task.id}: extra_rows need a SQLite substrate")
             self._substrates[key] = with_extra_rows(base, task.extra_rows)
         return self._substrates[key]
 
     def _base_substrate(self, task: Task) -> Substrate:
         if self.substrate_of is not None:
-            return self.substrate_of(task)
+            return self.substrate_of(task, self.substrate_choice)
         if task.world not in self._substrates:
-            self._substrates[task.world] = get_world(task.world).substrate()
+            self._substrates[task.world] = world_substrate(
+                get_world(task.world), self.substrate_choice
+            )
         return self._substrates[task.world]
 
     def with_variants(self) -> Suite:
@@ -61,16 +91,7 @@ class Suite:
             if task.distractors:
                 variant = distractor_variant(task, self._base_substrate(task))
                 tasks[variant.id] = variant
-        suite = Suite(
-            name=self.name,
-            tasks=tasks,
-            digest=self.digest,
-            substrate_of=self.substrate_of,
-            lint=self.lint,
-            _substrates=self._substrates,
-            _images=self._images,
-            schema_checked=self.schema_checked,
-        )
+        suite = dataclasses.replace(self, tasks=tasks)
         variants = {i: t for i, t in tasks.items() if i not in self.tasks}
         check_against_schema(variants, suite.initial_image, {})
         return suite
@@ -94,7 +115,9 @@ class Suite:
         """
         if not self.tasks:
             raise SuiteError(f"suite {self.name!r} holds no task")
-        check_against_schema(self.tasks, self.initial_image, origin or {})
+        if origin:
+            self.origins = dict(origin)
+        check_against_schema(self.tasks, self.initial_image, self.origins)
         self.schema_checked = True
         return self
 
@@ -114,23 +137,36 @@ class Suite:
 
 
 SuiteLoader = Callable[[str], Suite]
-_LOADERS: dict[str, SuiteLoader] = {}
 ENTRY_POINT_GROUP = "kaudit.suites"
 """Third-party packages register suite loaders here: `prefix = "pkg.module:loader"`."""
+
+SUITE_LOADERS: Registry[SuiteLoader] = Registry(
+    "suite loader",
+    ENTRY_POINT_GROUP,
+    builtins=("kaudit.suites._agentrelbench", "kaudit.suites._own_world"),
+    error=SuiteError,
+)
+"""Loaders for suite references written `PREFIX:ARGUMENT`, by prefix."""
 
 
 def register_suite_loader(prefix: str) -> Callable[[SuiteLoader], SuiteLoader]:
     """Register a loader for suite references written `PREFIX:ARGUMENT`."""
-
-    def wrap(loader: SuiteLoader) -> SuiteLoader:
-        _LOADERS[prefix] = loader
-        return loader
-
-    return wrap
+    return SUITE_LOADERS.register(prefix)
 
 
-def load_yaml_suite(directory: Path, name: str | None = None) -> Suite:
-    """Every `*.yaml` task under `directory`, sorted by path; duplicate ids are an error."""
+def load_yaml_suite(
+    directory: Path,
+    name: str | None = None,
+    substrate_of: Callable[[Task, str], Substrate] | None = None,
+    *,
+    check: bool = True,
+) -> Suite:
+    """Every `*.yaml` task under `directory`, sorted by path; duplicate ids are an error.
+
+    `substrate_of` maps a task to its substrate when the tasks' world is not a registered
+    one (a world directory). With `check` every task is proved against its world's schema
+    on SQLite now; without, `on_substrate` proves it on the substrate chosen later.
+    """
     if not directory.is_dir():
         raise SuiteError(f"suite directory {directory} does not exist")
     digest = hashlib.sha256()
@@ -144,32 +180,34 @@ def load_yaml_suite(directory: Path, name: str | None = None) -> Suite:
             raise SpecError(path, "id", f"duplicate task id, also in {origin[task.id]}")
         tasks[task.id] = task
         origin[task.id] = path
-    suite = Suite(name=name or str(directory), tasks=tasks, digest=digest.hexdigest())
-    return suite.check_schema(origin)
+    suite = Suite(
+        name=name or str(directory),
+        tasks=tasks,
+        digest=digest.hexdigest(),
+        substrate_of=substrate_of,
+        origins=origin,
+    )
+    return suite.check_schema() if check else suite
 
 
-def load_suite(ref: str = "builtin") -> Suite:
-    """Resolve `builtin`, a directory of task YAML files, or `PREFIX:ARGUMENT`."""
+def load_suite(ref: str = "builtin", substrate: str = DEFAULT_SUBSTRATE) -> Suite:
+    """Resolve `builtin`, a directory of task YAML files, or `PREFIX:ARGUMENT`, on `substrate`.
+
+    Every task of the result is proved against its world's schema on that substrate.
+    """
+    return _load(ref).on_substrate(substrate)
+
+
+def _load(ref: str) -> Suite:
     if ref == "builtin":
         return load_yaml_suite(BUILTIN_DIR, "builtin")
     prefix, _, argument = ref.partition(":")
-    if argument and prefix not in _LOADERS:
-        _load_plugins(prefix)
-    if argument and prefix in _LOADERS:
-        loaded = _LOADERS[prefix](argument)
-        return loaded if loaded.schema_checked else loaded.check_schema()
+    loader = SUITE_LOADERS.find(prefix) if argument else None
+    if loader is not None:
+        return loader(argument)
     path = Path(ref)
     if path.is_dir():
         return load_yaml_suite(path)
     raise SuiteError(
-        f"unknown suite {ref!r}: use 'builtin', a directory, or one of {sorted(_LOADERS)}"
+        f"unknown suite {ref!r}: use 'builtin', a directory, or one of {SUITE_LOADERS.names()}"
     )
-
-
-def _load_plugins(prefix: str) -> None:
-    """Import the loader for `prefix`: the built-in AgentRelBench one, or a package's."""
-    with contextlib.suppress(ModuleNotFoundError):
-        import kaudit.substrate.eog  # noqa: F401  (registers the agentrelbench loader)
-    if prefix not in _LOADERS:
-        for ep in entry_points(group=ENTRY_POINT_GROUP, name=prefix):
-            _LOADERS[prefix] = ep.load()

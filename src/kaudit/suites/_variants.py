@@ -16,7 +16,7 @@ from typing import Any
 
 from kaudit.errors import SuiteError
 from kaudit.spec import Distractor, ExtraRows, Task
-from kaudit.substrate import SqliteSubstrate, Substrate, build_image, quote
+from kaudit.substrate import Substrate, build_image, quote
 
 VARIANT_SUFFIX = "~distractors"
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
@@ -183,8 +183,6 @@ def distractor_variant(task: Task, substrate: Substrate) -> Task:
     """The task with its distractor rows added to the initial state, id suffixed."""
     if not task.distractors:
         raise SuiteError(f"task {task.id} declares no distractors")
-    if not isinstance(substrate, SqliteSubstrate):
-        raise SuiteError(f"task {task.id}: distractor variants need a SQLite substrate")
     # Clone from the world the task really starts in, so a clone's fresh keys also
     # skip past any extra rows the task already adds.
     start = with_extra_rows(substrate, task.extra_rows) if task.extra_rows else substrate
@@ -198,8 +196,12 @@ def distractor_variant(task: Task, substrate: Substrate) -> Task:
     )
 
 
-def with_extra_rows(base: SqliteSubstrate, extra: tuple[ExtraRows, ...]) -> SqliteSubstrate:
-    """A substrate whose template is `base`'s plus `extra` rows, change log left empty."""
+def with_extra_rows(base: Substrate, extra: tuple[ExtraRows, ...]) -> Substrate:
+    """A substrate like `base` (same kind, tools, server) whose template adds `extra` rows.
+
+    The rows are added to the SQLite template image (change log left empty), which is
+    the canonical seeded state every substrate kind builds from.
+    """
 
     def build(conn: sqlite3.Connection) -> None:
         conn.deserialize(base.template.image)  # build_image then empties the change log
@@ -211,4 +213,4 @@ def with_extra_rows(base: SqliteSubstrate, extra: tuple[ExtraRows, ...]) -> Sqli
         image = build_image(build)
     except sqlite3.Error as exc:
         raise SuiteError(f"extra rows cannot be added to {base.name}: {exc}") from None
-    return SqliteSubstrate(base.name, image, base.tools, base.volatile)
+    return base.derive(image)

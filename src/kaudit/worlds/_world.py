@@ -1,23 +1,40 @@
-"""A world: schema, deterministic seed data and tools, built into a cached SQLite template."""
+"""Worlds built by Python code, the world registry, and a world's substrate of choice."""
 
 from __future__ import annotations
 
 import hashlib
 import inspect
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from typing import Any
 
 from kaudit.errors import SuiteError
-from kaudit.substrate import SqliteSubstrate, Tool, cached_image
+from kaudit.registry import Registry
+from kaudit.substrate import (
+    DEFAULT_SUBSTRATE,
+    Blueprint,
+    Substrate,
+    Tool,
+    cached_image,
+    open_substrate,
+)
+from kaudit.worlds._protocol import World
 
 ENTRY_POINT_GROUP = "kaudit.worlds"
 
+WORLDS: Registry[Callable[[], World]] = Registry(
+    "world",
+    ENTRY_POINT_GROUP,
+    builtins=("kaudit.worlds.enterprise",),
+    error=SuiteError,
+)
+"""Zero-argument factories returning a `World`, by world name."""
+
 
 @dataclass(frozen=True)
-class World:
-    """A named world. `build(conn)` must create and fill the schema deterministically.
+class PythonWorld:
+    """A world whose `build(conn)` creates and fills the schema deterministically.
 
     `verticals` maps a vertical name to the tool names that belong to it; `volatile`
     lists columns per table that change by themselves (masked by every task on it).
@@ -43,40 +60,55 @@ class World:
                 digest.update(repr(obj).encode())
         return digest.hexdigest()
 
-    def substrate(self) -> SqliteSubstrate:
-        """The SQLite substrate over this world's cached template."""
-        image = cached_image(self.recipe_digest(), self.build)
-        return SqliteSubstrate(self.name, image, self.tools, self.volatile)
+    @property
+    def source_database(self) -> str | None:
+        """None: built by Python code into a SQLite image."""
+        return None
+
+    def template_image(self) -> bytes:
+        """The template, built once and cached on disk by the recipe digest."""
+        return cached_image(self.recipe_digest(), self.build)
+
+    def toolset(
+        self, names: Collection[str] | None = None, acting_as: Any = None
+    ) -> dict[str, Tool]:
+        """The named tools (all when None); these tools act for whoever runs them."""
+        if names is None:
+            return dict(self.tools)
+        return {n: self.tools[n] for n in names if n in self.tools}
+
+    def substrate(self, choice: str = DEFAULT_SUBSTRATE) -> Substrate:
+        """This world on the substrate `choice` names, offering every tool."""
+        return world_substrate(self, choice)
 
 
-_WORLDS: dict[str, World | Callable[[], World]] = {}
+def world_substrate(
+    world: World,
+    choice: str = DEFAULT_SUBSTRATE,
+    tools: Collection[str] | None = None,
+    acting_as: Any = None,
+) -> Substrate:
+    """`world` on the substrate `choice` names (`sqlite` or a `postgresql://` URL)."""
+    blueprint = Blueprint(
+        world.name,
+        world.template_image(),
+        world.toolset(tools, acting_as),
+        world.volatile,
+        world.source_database,
+    )
+    return open_substrate(choice, blueprint)
 
 
 def register_world(name: str) -> Callable[[Callable[[], World]], Callable[[], World]]:
     """Register a zero-argument factory returning a `World` under `name`."""
+    return WORLDS.register(name)
 
-    def wrap(factory: Callable[[], World]) -> Callable[[], World]:
-        _WORLDS[name] = factory
-        return factory
 
-    return wrap
+_INSTANCES: dict[str, World] = {}
 
 
 def get_world(name: str) -> World:
     """The world registered as `name`, built-in or from the `kaudit.worlds` entry points."""
-    if name not in _WORLDS:
-        _load_builtin()
-    if name not in _WORLDS:
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name == name:
-                _WORLDS[name] = ep.load()
-    entry = _WORLDS.get(name)
-    if entry is None:
-        raise SuiteError(f"unknown world {name!r}; known: {sorted(_WORLDS)}")
-    world = entry if isinstance(entry, World) else entry()
-    _WORLDS[name] = world
-    return world
-
-
-def _load_builtin() -> None:
-    import kaudit.worlds.enterprise  # noqa: F401  (registers itself)
+    if name not in _INSTANCES:
+        _INSTANCES[name] = WORLDS.get(name)()
+    return _INSTANCES[name]

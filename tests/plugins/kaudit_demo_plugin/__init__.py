@@ -13,7 +13,7 @@ from typing import Any
 from kaudit.agents import Agent, ScriptedAgent
 from kaudit.substrate import ToolContext, tool
 from kaudit.suites import Suite, load_yaml_suite
-from kaudit.worlds import World
+from kaudit.worlds import PythonWorld
 
 
 def _build(conn: sqlite3.Connection) -> None:
@@ -28,9 +28,9 @@ def open_door(ctx: ToolContext, door_id: str) -> dict[str, str]:
     return {"opened": door_id}
 
 
-def world() -> World:
+def world() -> PythonWorld:
     """The `doors` world."""
-    return World(name="doors", version="1", build=_build, tools={"open_door": open_door})
+    return PythonWorld(name="doors", version="1", build=_build, tools={"open_door": open_door})
 
 
 def always_refuse(argument: str, options: dict[str, Any]) -> Agent:

@@ -7,7 +7,7 @@ as REAL rounded to cents; the clock is fixed (`NOW`), so runs are reproducible.
 from __future__ import annotations
 
 from kaudit.substrate import Tool
-from kaudit.worlds._world import World, register_world
+from kaudit.worlds._world import PythonWorld, register_world
 from kaudit.worlds.enterprise import (
     background_billing,
     background_csm,
@@ -30,10 +30,10 @@ VERTICAL_TOOLS: dict[str, tuple[Tool, ...]] = {
 }
 
 
-def enterprise_world() -> World:
+def enterprise_world() -> PythonWorld:
     """The enterprise world: schema, deterministic seed and every vertical's tools."""
     tools = {t.name: t for vertical in VERTICAL_TOOLS.values() for t in vertical}
-    return World(
+    return PythonWorld(
         name="enterprise",
         version=VERSION,
         build=seed.build,

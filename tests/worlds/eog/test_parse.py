@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from kaudit.errors import SpecError
-from kaudit.substrate.eog import TableInfo, classify, load_registry, read_seed, resolve_table
-from kaudit.substrate.eog._tables import declared_affinity
-from kaudit.substrate.eog._tools import arguments_model
+from kaudit.worlds.eog import TableInfo, classify, load_registry, read_seed, resolve_table
+from kaudit.worlds.eog._tables import declared_affinity
+from kaudit.worlds.eog._tools import arguments_model
 
 
 def _write(path: Path, text: str) -> Path:

@@ -9,19 +9,28 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from kaudit.errors import SpecError
-from kaudit.substrate import SqliteSubstrate, StateDump, cached_image, quote
-from kaudit.substrate.eog._registry import DomainRegistry, load_registry
-from kaudit.substrate.eog._resolve import CREATING_SHAPES, ToolPlan, column_for, plan_tool
-from kaudit.substrate.eog._seed import Seed, read_seed
-from kaudit.substrate.eog._shapes import Caller, IdScheme, id_scheme
-from kaudit.substrate.eog._tables import (
+from kaudit.substrate import (
+    DEFAULT_SUBSTRATE,
+    Blueprint,
+    StateDump,
+    Substrate,
+    Tool,
+    cached_image,
+    open_substrate,
+    quote,
+)
+from kaudit.worlds.eog._registry import DomainRegistry, load_registry
+from kaudit.worlds.eog._resolve import CREATING_SHAPES, ToolPlan, column_for, plan_tool
+from kaudit.worlds.eog._seed import Seed, read_seed
+from kaudit.worlds.eog._shapes import Caller, IdScheme, id_scheme
+from kaudit.worlds.eog._tables import (
     TableInfo,
     create_sql,
     declared_affinity,
@@ -29,7 +38,7 @@ from kaudit.substrate.eog._tables import (
     storage_classes,
     table_infos,
 )
-from kaudit.substrate.eog._tools import build_tool
+from kaudit.worlds.eog._tools import build_tool
 
 EMULATION_VERSION = "1"
 """Bump when the emulation changes what a template contains."""
@@ -43,7 +52,7 @@ class EogWorld:
     seed_file: Path
     registry: DomainRegistry
     """The domain's registries, loaded once per domain by whoever builds the worlds."""
-    _substrates: dict[tuple[Any, frozenset[str]], SqliteSubstrate] = field(
+    _substrates: dict[tuple[str, Any, frozenset[str]], Substrate] = field(
         default_factory=dict, init=False, repr=False
     )
     _id_schemes: dict[str, IdScheme | None] = field(default_factory=dict, init=False, repr=False)
@@ -154,24 +163,44 @@ class EogWorld:
                 conn.close()
         return {t: self._id_schemes[t] for t in wanted}
 
-    def substrate(self, tools: Iterable[str], user_id: Any = None) -> SqliteSubstrate:
+    @property
+    def source_database(self) -> str | None:
+        """None: built from the seed file into a SQLite image."""
+        return None
+
+    def template_image(self) -> bytes:
+        """The template image (the `World` protocol's name for `image`)."""
+        return self.image
+
+    def toolset(
+        self, names: Collection[str] | None = None, acting_as: Any = None
+    ) -> dict[str, Tool]:
+        """Emulated tools for `names` (every inventory tool when None), acting as `acting_as`."""
+        chosen = sorted(self.registry.inventory if names is None else names)
+        plans = [self.plan(n) for n in chosen]
+        template = StateDump.of(self.image)
+        caller = self.caller(template, acting_as)
+        creating = (p.table for p in plans if p.shape in CREATING_SHAPES)
+        ids = self.id_schemes(template, creating)
+        volatile = self.volatile
+        return {
+            p.name: build_tool(p, self.tables, caller, volatile, ids.get(p.table)) for p in plans
+        }
+
+    def substrate(
+        self, tools: Iterable[str], user_id: Any = None, choice: str = DEFAULT_SUBSTRATE
+    ) -> Substrate:
         """A substrate offering `tools`, acting as `user_id` (built once per combination)."""
         names = frozenset(tools)
-        key = (user_id, names)
+        key = (choice, user_id, names)
         if key not in self._substrates:
-            plans = [self.plan(n) for n in sorted(names)]
-            volatile = self.volatile()
-            substrate = SqliteSubstrate(self.name, self.image, {}, volatile)
-            caller = self.caller(substrate.template, user_id)
-            creating = (p.table for p in plans if p.shape in CREATING_SHAPES)
-            ids = self.id_schemes(substrate.template, creating)
-            substrate.tools.update(
-                (p.name, build_tool(p, self.tables, caller, volatile, ids.get(p.table)))
-                for p in plans
+            blueprint = Blueprint(
+                self.name, self.image, self.toolset(names, user_id), self.volatile
             )
-            self._substrates[key] = substrate
+            self._substrates[key] = open_substrate(choice, blueprint)
         return self._substrates[key]
 
+    @property
     def volatile(self) -> dict[str, tuple[str, ...]]:
         """The domain's volatile columns, restricted to tables the seed has."""
         return {t: c for t, c in self.registry.volatile.items() if t in self.tables}

@@ -11,7 +11,7 @@ import pytest
 
 from kaudit.label import diff_images
 from kaudit.substrate import SqliteDb, SqliteSandbox, ToolContext, ToolResult
-from kaudit.substrate.eog import EMULATED_NOW, EogWorld, IdScheme, id_scheme, next_id
+from kaudit.worlds.eog import EMULATED_NOW, EogWorld, IdScheme, id_scheme, next_id
 
 pytestmark = pytest.mark.agentrelbench
 

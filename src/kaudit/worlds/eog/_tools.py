@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from kaudit.errors import SpecError
 from kaudit.substrate import Tool, ToolContext
-from kaudit.substrate.eog._resolve import FILTERED_SHAPES, ToolPlan
-from kaudit.substrate.eog._shapes import SHAPES, Caller, Emulation, IdScheme, filters_for
-from kaudit.substrate.eog._tables import TableInfo
+from kaudit.worlds.eog._resolve import FILTERED_SHAPES, ToolPlan
+from kaudit.worlds.eog._shapes import SHAPES, Caller, Emulation, IdScheme, filters_for
+from kaudit.worlds.eog._tables import TableInfo
 
 _SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
 

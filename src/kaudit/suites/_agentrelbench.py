@@ -1,4 +1,9 @@
-"""Translating one AgentRelBench task folder into a kaudit `Task`.
+"""The `agentrelbench:PATH` suite loader: AgentRelBench task folders as kaudit tasks.
+
+Every folder at any depth under PATH holding a `task.json` is a task, named by its
+folder. The suite root is the nearest folder at or above PATH holding both
+`data/seed-dbs/` and `data/eog/`; seed files resolve against it. Tasks sharing a seed
+share one `EogWorld` (one cached template); each task is offered only its own tools.
 
 A folder holds `task.json` (EnterpriseOps-Gym task), `damage.json` (whitelist and
 pricing), `oracle.script.json`, `counterexamples/*.script.json` and `RATIONALE.md`.
@@ -8,15 +13,19 @@ its path and field.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kaudit.errors import SpecError
+from kaudit.errors import SpecError, SuiteError
 from kaudit.spec import Check, DamageSpec, Expected, Script, ScriptStep, Task
 from kaudit.spec import validate_file_data as validate
-from kaudit.substrate.eog._registry import DomainRegistry, ToolTagInfo, read_json
+from kaudit.substrate import Substrate
+from kaudit.suites._suite import SUITE_LOADERS, Suite
+from kaudit.worlds.eog import DomainRegistry, EogWorld, ToolTagInfo, load_registry
+from kaudit.worlds.eog._registry import read_json
 
 COMPARISONS = {
     "equals": "equals",
@@ -175,3 +184,91 @@ def load_task_folder(
     }
     user = server.get("user_info") or {}
     return TaskSource(validate(Task, fields, task_path), domain, seed_file, user.get("user_id"))
+
+
+def find_suite_root(path: Path) -> Path:
+    """The nearest folder at or above `path` holding `data/seed-dbs/` and `data/eog/`."""
+    for folder in (path, *path.parents):
+        if (folder / "data" / "seed-dbs").is_dir() and (folder / "data" / "eog").is_dir():
+            return folder
+    raise SuiteError(f"no folder at or above {path} holds data/seed-dbs/ and data/eog/")
+
+
+def task_folders(path: Path) -> list[Path]:
+    """Folders under `path` (at any depth) that hold a `task.json`, sorted by path."""
+    return sorted(p.parent for p in path.rglob("task.json"))
+
+
+def _digest(folders: list[Path], path: Path) -> hashlib._Hash:
+    digest = hashlib.sha256()
+    for folder in folders:
+        for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+            digest.update(file.relative_to(path).as_posix().encode() + b"\0" + file.read_bytes())
+    return digest
+
+
+class _Worlds:
+    """One `EogWorld` per seed file and one registry per domain, built on first use."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.registries: dict[str, DomainRegistry] = {}
+        self.worlds: dict[Path, EogWorld] = {}
+
+    def registry(self, domain: str) -> DomainRegistry:
+        if domain not in self.registries:
+            self.registries[domain] = load_registry(self.root, domain)
+        return self.registries[domain]
+
+    def world(self, source: TaskSource) -> EogWorld:
+        if source.seed_file not in self.worlds:
+            if not source.seed_file.is_file():
+                raise SuiteError(
+                    f"task {source.task.id}: seed file {source.seed_file} does not exist"
+                )
+            self.worlds[source.seed_file] = EogWorld(
+                source.domain, source.seed_file, self.registry(source.domain)
+            )
+        return self.worlds[source.seed_file]
+
+
+def load_agentrelbench_suite(argument: str) -> Suite:
+    """The AgentRelBench tasks under `argument`, each on its emulated EOG server."""
+    path = Path(argument).expanduser().resolve()
+    if not path.is_dir():
+        raise SuiteError(f"agentrelbench suite path {argument} is not a directory")
+    root = find_suite_root(path)
+    worlds = _Worlds(root)
+    folders = task_folders(path)
+    if not folders:
+        raise SuiteError(f"no task.json under {path}")
+    sources: dict[str, TaskSource] = {}
+    origin: dict[str, Path] = {}
+    for folder in folders:
+        source = load_task_folder(folder, root, worlds.registry)
+        if source.task.id in sources:
+            raise SuiteError(f"two tasks are named {source.task.id!r} under {path}")
+        sources[source.task.id] = source
+        origin[source.task.id] = folder
+    digest = _digest(folders, path)
+    for source in sources.values():
+        world = worlds.world(source)
+        for tool in source.task.tools:
+            world.plan(tool)  # an unknown or unemulatable tool fails the load, not a run
+        digest.update(world.recipe_digest().encode())
+
+    def substrate_of(task: Task, choice: str) -> Substrate:
+        source = sources[task.id]
+        return worlds.world(source).substrate(source.task.tools, source.user_id, choice)
+
+    tasks = {task_id: source.task for task_id, source in sources.items()}
+    return Suite(
+        name=f"agentrelbench:{argument}",
+        tasks=tasks,
+        digest=digest.hexdigest(),
+        substrate_of=substrate_of,
+        lint=False,  # published third-party specs: report them, never rewrite them
+    ).check_schema(origin)
+
+
+SUITE_LOADERS.register("agentrelbench")(load_agentrelbench_suite)

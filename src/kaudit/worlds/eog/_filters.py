@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from kaudit.errors import SpecError
 from kaudit.substrate import quote
-from kaudit.substrate.eog._resolve import ToolPlan, column_for
-from kaudit.substrate.eog._tables import TableInfo
+from kaudit.worlds.eog._resolve import ToolPlan, column_for
+from kaudit.worlds.eog._tables import TableInfo
 
 FilterOp = Literal["eq", "nocase", "like", "ge", "le", "in", "search"]
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kaudit.substrate.eog import EogWorld, load_agentrelbench_suite
 from kaudit.suites import Suite
+from kaudit.suites._agentrelbench import load_agentrelbench_suite
+from kaudit.worlds.eog import EogWorld
 
 REPO = Path(__file__).resolve().parents[3]
 ARB = REPO.parent / "shared" / "agentrelbench"

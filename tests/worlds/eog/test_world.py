@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import kaudit.substrate.eog._world as world_module
+import kaudit.worlds.eog._world as world_module
 from kaudit.substrate import StateDump, read_schema
-from kaudit.substrate.eog import EogWorld
+from kaudit.worlds.eog import EogWorld
 
 pytestmark = pytest.mark.agentrelbench
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaudit.substrate import Db, ToolError, quote
-from kaudit.substrate.eog._filters import (
+from kaudit.worlds.eog._filters import (
     Filter,
     given,
     implied_filters,
@@ -26,8 +26,8 @@ from kaudit.substrate.eog._filters import (
     sql_value,
     where_clause,
 )
-from kaudit.substrate.eog._resolve import FILTERED_SHAPES, Shape, ToolPlan
-from kaudit.substrate.eog._tables import TableInfo
+from kaudit.worlds.eog._resolve import FILTERED_SHAPES, Shape, ToolPlan
+from kaudit.worlds.eog._tables import TableInfo
 
 EMULATED_NOW = "2026-07-16 12:00:00"
 """The emulation clock: every timestamp a tool writes. Constant, so digests reproduce."""
@@ -209,7 +209,8 @@ def next_id(db: Db, table: str, scheme: IdScheme) -> Any:
     row = db.one(
         f"SELECT MAX(CAST(substr({column}, ?) AS INTEGER)) AS n FROM {quote(table)} "
         f"WHERE typeof({column}) = 'text' AND substr({column}, 1, ?) = ? "
-        f"AND substr({column}, ?) <> '' AND substr({column}, ?) NOT GLOB '*[^0-9]*'",
+        # all digits, written with ltrim (not GLOB) so PostgreSQL runs the same SQL
+        f"AND substr({column}, ?) <> '' AND ltrim(substr({column}, ?), '0123456789') = ''",
         (start, start - 1, scheme.prefix, start, start),
     )
     number = (row["n"] if row and row["n"] is not None else 0) + 1

@@ -15,8 +15,8 @@ from kaudit.errors import SpecError, SuiteError
 from kaudit.harness import CampaignPlan, run_campaign, validate_suite
 from kaudit.ledger import Ledger
 from kaudit.spec import Check, Expected
-from kaudit.substrate.eog import find_suite_root
 from kaudit.suites import Suite, load_suite
+from kaudit.suites._agentrelbench import find_suite_root
 
 pytestmark = pytest.mark.agentrelbench
 
@@ -111,3 +111,15 @@ def test_a_reference_campaign_runs_on_the_published_tasks(arb_suite: Suite, tmp_
     assert (result.ran, result.invalid) == (40, 0)
     assert all(r.status == "labeled" for r in records)
     assert 0 < result.damage < 40
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_every_published_script_gets_its_verdict_on_postgresql(arb_suite: Suite) -> None:
+    """Bug caught: emulated tools whose SQL only SQLite runs (GLOB, typeof, `IS ?`)."""
+    from tests.pg import server_url
+
+    on_pg = arb_suite.on_substrate(server_url() + "?reset=rollback")
+    checks = asyncio.run(validate_suite(on_pg))
+    assert [(c.task, c.script) for c in checks if not c.passed] == []
+    assert len(checks) == 79

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from kaudit.errors import SpecError
 from kaudit.substrate import ToolTag
-from kaudit.substrate.eog._registry import ToolTagInfo
-from kaudit.substrate.eog._tables import TableInfo
+from kaudit.worlds.eog._registry import ToolTagInfo
+from kaudit.worlds.eog._tables import TableInfo
 
 Shape = Literal["lookup", "list", "count", "update", "create", "link", "unlink", "delete", "send"]
 

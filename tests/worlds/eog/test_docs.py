@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from kaudit.substrate.eog import EogWorld
 from kaudit.suites import Suite
-from tests.substrate.eog.conftest import REPO
+from kaudit.worlds.eog import EogWorld
+from tests.worlds.eog.conftest import REPO
 
 pytestmark = pytest.mark.agentrelbench
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from kaudit.errors import SpecError
 from kaudit.substrate import quote
-from kaudit.substrate.eog._registry import DomainRegistry
-from kaudit.substrate.eog._seed import Seed
+from kaudit.worlds.eog._registry import DomainRegistry
+from kaudit.worlds.eog._seed import Seed
 
 _CREATED = re.compile(r"^(sys_)?created_(on|at)$")
 _UPDATED = re.compile(r"^(sys_)?updated_(on|at)$")

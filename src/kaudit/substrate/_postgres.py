@@ -1,0 +1,338 @@
+"""The PostgreSQL substrate: a template database per world, a cloned database per run.
+
+The world's SQLite template (the canonical seeded state) is built once into a
+template database named by its digest (`kaudit_t_<digest>`), checked row for row
+against the SQLite image, and only then published under that name; a crashed build
+leaves a `_b` database the next build drops. Each run gets its own database
+(`CREATE DATABASE kaudit_r_<hash of run id> TEMPLATE ...`), tagged with the run id in
+its comment, dumped before cleanup and dropped. A campaign that was killed leaves its
+run databases behind; `reclaim(campaign)` finds them by that tag and drops them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+
+from kaudit.errors import SeedDriftError, SubstrateError
+from kaudit.substrate._choice import Blueprint
+from kaudit.substrate._dump import StateDump
+from kaudit.substrate._pg_db import PostgresDb
+from kaudit.substrate._pg_dump import dump_image, first_difference
+from kaudit.substrate._pg_pool import PooledSandbox, RollbackPool, pool_database_name
+from kaudit.substrate._pg_translate import COMPAT_FUNCTIONS, PgTable, translate
+from kaudit.substrate._schema import Schema, quote
+from kaudit.substrate._tool import Tool
+
+RUN_PREFIX = "kaudit_r_"
+TEMPLATE_PREFIX = "kaudit_t_"
+RUN_COMMENT = "kaudit run "
+"""Every run database's comment: this prefix, then the run id (`campaign/model/task/i`)."""
+
+_READY: set[tuple[str, str]] = set()
+"""(server URL, template name) pairs this process has already built or checked."""
+_READY_LOCK = threading.Lock()
+
+
+def run_database(run_id: str) -> str:
+    """The database name of a run: fixed by its id, so a restarted run finds its leftover."""
+    return RUN_PREFIX + hashlib.sha256(run_id.encode()).hexdigest()[:32]
+
+
+TRANSLATION_VERSION = "2"
+"""Bump when what a template database holds for the same image changes (DDL translation,
+compatibility functions), so templates built by older code are not reused."""
+
+
+def template_database(digest: str, source: str | None = None) -> str:
+    """The template database name of a seeded state: its image digest and how it is built."""
+    recipe = f"{TRANSLATION_VERSION}\0{digest}\0{source or ''}"
+    return TEMPLATE_PREFIX + hashlib.sha256(recipe.encode()).hexdigest()[:32]
+
+
+RESETS = ("clone", "rollback")
+
+
+def split_reset(choice: str) -> tuple[str, str]:
+    """(server URL, reset) from `postgresql://...[?reset=clone|rollback]` (default clone)."""
+    parts = urlsplit(choice)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    resets = [value for key, value in query if key == "reset"]
+    reset = resets[-1] if resets else "clone"
+    if reset not in RESETS:
+        raise SubstrateError(f"--substrate reset={reset!r}: use one of {list(RESETS)}")
+    rest = urlencode([(key, value) for key, value in query if key != "reset"])
+    return urlunsplit(parts._replace(query=rest)), reset
+
+
+def redacted(url: str) -> str:
+    """`url` with any password replaced, for messages (a URL may carry one)."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
+
+
+def connect(url: str, dbname: str | None = None) -> psycopg.Connection[Any]:
+    """An autocommit connection to `url`, or to database `dbname` on the same server."""
+    # UTC, so a timestamptz reads back as the same ISO text in every session.
+    extra: dict[str, Any] = {"options": "-c TimeZone=UTC"}
+    if dbname is not None:
+        extra["dbname"] = dbname
+    try:
+        return psycopg.connect(url, autocommit=True, **extra)
+    except psycopg.Error as exc:
+        message = str(exc).replace(url, redacted(url))
+        raise SubstrateError(
+            f"cannot connect to PostgreSQL at {redacted(url)}: {message}"
+        ) from None
+
+
+def _drop(admin: psycopg.Connection[Any], name: str) -> None:
+    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def _exists(admin: psycopg.Connection[Any], name: str) -> bool:
+    row = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+    return row is not None
+
+
+def _load(conn: psycopg.Connection[Any], image: StateDump, tables: list[PgTable]) -> None:
+    """Create the tables, copy the template's rows in, then add keys and foreign keys."""
+    source = image.open()
+    try:
+        for statement in COMPAT_FUNCTIONS:
+            conn.execute(statement.encode())
+        for table in tables:
+            conn.execute(table.create.encode())
+            columns = ", ".join(quote(c) for c in table.columns)
+            rows = source.execute(f"SELECT {columns} FROM {quote(table.name)}").fetchall()
+            with conn.cursor().copy(
+                f"COPY {quote(table.name)} ({columns}) FROM STDIN".encode()
+            ) as copy:
+                for row in rows:
+                    copy.write_row(row)
+        for table in tables:
+            for statement in table.constraints:
+                conn.execute(statement.encode())
+    except psycopg.Error as exc:
+        raise SubstrateError(f"template cannot be loaded into PostgreSQL: {exc}") from None
+    finally:
+        source.close()
+
+
+class PostgresSandbox:
+    """One run's own database on the server, cloned from the world's template database."""
+
+    def __init__(self, run_id: str, substrate: PostgresSubstrate, database: str) -> None:
+        self.run_id = run_id
+        self.initial = substrate.template
+        self.database = database
+        self._substrate = substrate
+        self._conn = connect(substrate.url, database)
+        self.db = PostgresDb(self._conn)
+
+    def dump(self) -> StateDump:
+        """The full state now, read with COPY into a SQLite image.
+
+        An open transaction is an error, not a silent rollback.
+        """
+        if self._conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            raise SubstrateError(f"run {self.run_id}: dump requested inside a transaction")
+        try:
+            return StateDump.of(dump_image(self._conn, self._substrate.schema))
+        except psycopg.Error as exc:
+            raise SubstrateError(f"run {self.run_id}: dump failed: {exc}") from None
+
+    def close(self) -> None:
+        """Close the connection and drop the run's database."""
+        self._conn.close()
+        self._substrate.drop_database(self.database)
+
+
+class PostgresSubstrate:
+    """A world on a PostgreSQL server: seed = `CREATE DATABASE ... TEMPLATE` (tens of ms).
+
+    Holds no connection between calls, so it pickles to another process (Ray).
+    """
+
+    def __init__(self, url: str, blueprint: Blueprint) -> None:
+        self.url, self.reset = split_reset(url)
+        self.choice = url
+        self.name = blueprint.name
+        self.template = StateDump.of(blueprint.image)
+        self.tools: dict[str, Tool] = dict(blueprint.tools)
+        self.volatile: dict[str, tuple[str, ...]] = dict(blueprint.volatile)
+        self.schema: Schema = self.template.schema()
+        self.source_database = blueprint.source_database
+        self.template_database = template_database(self.template.digest, self.source_database)
+        self._pool: RollbackPool | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_pool"} | {"_pool": None}
+
+    @property
+    def template_digest(self) -> str:
+        """sha256 of the SQLite template image the template database was built from."""
+        return self.template.digest
+
+    @contextmanager
+    def admin(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection to the URL's own database, closed on exit.
+
+        One per operation rather than one kept open: opening costs milliseconds next to
+        a database clone, and nothing is left for a killed process to leak.
+        """
+        conn = connect(self.url)
+        try:
+            yield conn
+        except psycopg.Error as exc:
+            raise SubstrateError(f"PostgreSQL at {redacted(self.url)}: {exc}") from None
+        finally:
+            conn.close()
+
+    def ensure_template(self) -> str:
+        """The template database's name, building and checking it first if it does not exist.
+
+        A server-wide advisory lock on the name makes concurrent first builds (other
+        processes, other machines) wait for one builder instead of racing.
+        """
+        key = (self.url, self.template_database)
+        with _READY_LOCK:
+            if key in _READY:
+                return self.template_database
+        with self.admin() as admin:
+            admin.execute("SELECT pg_advisory_lock(hashtext(%s))", (self.template_database,))
+            try:
+                if not _exists(admin, self.template_database):
+                    self._build(admin)
+            finally:
+                admin.execute("SELECT pg_advisory_unlock(hashtext(%s))", (self.template_database,))
+        with _READY_LOCK:
+            _READY.add(key)
+        return self.template_database
+
+    def _build(self, admin: psycopg.Connection[Any]) -> None:
+        building = self.template_database + "_b"
+        _drop(admin, building)
+        if self.source_database is not None:
+            # The world *is* this database: clone it (no session may be connected to it).
+            admin.execute(
+                sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                    sql.Identifier(building), sql.Identifier(self.source_database)
+                )
+            )
+        else:
+            image = self.template.open()
+            try:
+                tables = translate(image)
+            finally:
+                image.close()
+            admin.execute(
+                sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8'").format(
+                    sql.Identifier(building)
+                )
+            )
+            with connect(self.url, building) as conn:
+                _load(conn, self.template, tables)
+        with connect(self.url, building) as conn:
+            difference = first_difference(self.template, dump_image(conn, self.schema))
+        if difference is not None:
+            _drop(admin, building)
+            raise SeedDriftError(
+                f"{self.name}: the PostgreSQL template does not hold the world's seed: {difference}"
+            )
+        admin.execute(
+            sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
+                sql.Identifier(building), sql.Identifier(self.template_database)
+            )
+        )
+        admin.execute(
+            sql.SQL("ALTER DATABASE {} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false").format(
+                sql.Identifier(self.template_database)
+            )
+        )
+
+    def seed(self, run_id: str) -> PostgresSandbox | PooledSandbox:
+        """A fresh database for `run_id`.
+
+        Cloned from the template (a leftover of the same run is dropped first), or with
+        `reset=rollback` a pooled one whose previous run was rolled back.
+        """
+        if self.reset == "rollback":
+            return self._seed_pooled(run_id)
+        database = run_database(run_id)
+        self._clone(database, run_id)
+        try:
+            return PostgresSandbox(run_id, self, database)
+        except SubstrateError:
+            self.drop_database(database)
+            raise
+
+    def _seed_pooled(self, run_id: str) -> PooledSandbox:
+        if self._pool is None:
+            self._pool = RollbackPool(self)
+        taken = self._pool.take()
+        if taken is None:
+            database = pool_database_name(run_id)
+            self._clone(database, run_id)
+            taken = (database, connect(self.url, database))
+        return PooledSandbox(run_id, self, self._pool, *taken)
+
+    def _clone(self, database: str, run_id: str) -> None:
+        """Create `database` from the template, tagged with the run that asked for it."""
+        template = self.ensure_template()
+        with self.admin() as admin:
+            _drop(admin, database)
+            admin.execute(
+                sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                    sql.Identifier(database), sql.Identifier(template)
+                )
+            )
+            admin.execute(
+                sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+                    sql.Identifier(database), sql.Literal(RUN_COMMENT + run_id)
+                )
+            )
+
+    def drop_database(self, name: str) -> None:
+        """Drop one run database (connections still open to it are terminated)."""
+        with self.admin() as admin:
+            _drop(admin, name)
+
+    def run_databases(self, campaign: str) -> list[str]:
+        """Run databases of `campaign` on the server, found by their comment."""
+        with self.admin() as admin:
+            rows = admin.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE %s "
+                "AND starts_with(coalesce(shobj_description(oid, 'pg_database'), ''), %s) "
+                "ORDER BY datname",
+                (RUN_PREFIX.replace("_", "\\_") + "%", f"{RUN_COMMENT}{campaign}/"),
+            ).fetchall()
+        return [name for (name,) in rows]
+
+    def reclaim(self, campaign: str) -> int:
+        """Drop every run database `campaign` left behind; returns how many."""
+        leftovers = self.run_databases(campaign)
+        for name in leftovers:
+            self.drop_database(name)
+        return len(leftovers)
+
+    def derive(self, image: bytes) -> PostgresSubstrate:
+        """The same server, tools and volatile columns over another template image.
+
+        A world cloned from a source database cannot take extra rows: its template is
+        that database, not the image.
+        """
+        if self.source_database is not None and image != self.template.image:
+            raise SubstrateError(
+                f"world {self.name} is cloned from database {self.source_database}; "
+                "extra rows and distractor variants need a world seeded from SQL"
+            )
+        blueprint = Blueprint(self.name, image, self.tools, self.volatile, self.source_database)
+        return PostgresSubstrate(self.choice, blueprint)

@@ -1,0 +1,35 @@
+"""Registers the PostgreSQL substrate without importing psycopg until it is chosen."""
+
+from __future__ import annotations
+
+from kaudit.errors import SubstrateError
+from kaudit.substrate._choice import SUBSTRATES, Blueprint
+from kaudit.substrate._protocol import Substrate
+
+
+@SUBSTRATES.register("postgresql")
+def postgres_substrate(choice: str, blueprint: Blueprint) -> Substrate:
+    """A `PostgresSubstrate` at the server `choice` names (`postgresql://user@host:port/db`)."""
+    try:
+        from kaudit.substrate._postgres import PostgresSubstrate
+    except ModuleNotFoundError as exc:
+        raise SubstrateError(
+            f"the PostgreSQL substrate needs psycopg: pip install 'kaudit[postgres]' ({exc})"
+        ) from None
+    return PostgresSubstrate(choice, blueprint)
+
+
+def postgres_world_image(url: str) -> tuple[str, bytes]:
+    """The database `url` names, as (database name, SQLite template image with typed tables).
+
+    For worlds whose seeded state is an existing PostgreSQL database rather than SQL.
+    """
+    try:
+        from kaudit.substrate._pg_dump import database_image
+        from kaudit.substrate._postgres import connect
+    except ModuleNotFoundError as exc:
+        raise SubstrateError(
+            f"reading a PostgreSQL world needs psycopg: pip install 'kaudit[postgres]' ({exc})"
+        ) from None
+    with connect(url) as conn:
+        return conn.info.dbname, database_image(conn)

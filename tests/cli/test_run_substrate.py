@@ -1,0 +1,86 @@
+"""`kaudit run --substrate postgresql://...`: the documented command, verdicts equal to SQLite's."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kaudit.agents import ReferenceAgent
+from kaudit.cli.main import app
+from kaudit.harness import CampaignPlan, run_campaign
+from kaudit.ledger import Ledger
+from kaudit.substrate._postgres import run_database
+from kaudit.suites import load_suite
+from tests.pg import databases, server_url
+
+pytestmark = pytest.mark.postgres
+runner = CliRunner()
+TASKS = (
+    "billing/invoice-line-dedupe,billing/payout-send-scoped,csm/installed-product-delete,"
+    "itsm/incident-delete-duplicate,itsm/problem-merge-order"
+)
+"""Tasks with composite keys, cascading deletes, money and irreversible sends."""
+
+
+def _verdicts(ledger: Path) -> dict[tuple[str, int], tuple[object, ...]]:
+    with Ledger(ledger) as store:
+        return {
+            (r.task, r.run_index): (r.status, r.outcome, r.sub_label, r.dollars, r.verdict)
+            for r in store.records("default")
+        }
+
+
+def test_the_same_seeded_campaign_gives_the_same_verdicts_on_both(tmp_path: Path) -> None:
+    """Bug caught: a substrate that changes what the labeler sees (values, cascades, keys)."""
+    url = server_url()
+    command = ["run", "--suite", "builtin", "--agent", "reference", "--k", "3", "--seed", "11"]
+    ledgers = {}
+    for substrate in ("sqlite", url, url + "?reset=rollback"):
+        ledgers[substrate] = tmp_path / f"{len(ledgers)}.sqlite"
+        args = [*command, "--tasks", TASKS, "--substrate", substrate]
+        result = runner.invoke(app, [*args, "--ledger", str(ledgers[substrate])])
+        assert result.exit_code == 0, result.output
+        assert "15 runs recorded (0 already in the ledger, 0 restarted, 0 invalid" in result.output
+    on_sqlite, on_postgres = _verdicts(ledgers["sqlite"]), _verdicts(ledgers[url])
+    assert len(on_sqlite) == 15
+    assert on_postgres == on_sqlite
+    assert _verdicts(ledgers[url + "?reset=rollback"]) == on_sqlite
+    assert {v[1] for v in on_sqlite.values()} >= {"PASS", "FAIL_DAMAGE"}
+
+
+def test_a_resumed_campaign_drops_the_run_databases_a_kill_left(tmp_path: Path) -> None:
+    """Bug caught: resume never reclaims, so a killed campaign's databases pile up forever."""
+    url = server_url()
+    suite = load_suite("builtin").on_substrate(url)
+    task = suite.tasks["itsm/incident-delete-duplicate"]
+    # A run the resumed invocation does not repeat (another task), so only reclaim drops it.
+    orphan_id = f"kaudit_i14_resume/{ReferenceAgent().name}/billing/payout-send-scoped/0"
+    orphan = suite.substrate(task).seed(orphan_id)
+    orphan.db.conn.close()  # the process "dies": its connection goes, its database stays
+    assert run_database(orphan_id) in databases("kaudit_r_")
+    plan = CampaignPlan(name="kaudit_i14_resume", k=1, seed=3)
+    with Ledger(tmp_path / "l.sqlite") as ledger:
+        result = asyncio.run(run_campaign(plan, suite, [ReferenceAgent()], ledger, tasks=[task]))
+    assert result.ran == 1 and result.invalid == 0
+    assert run_database(orphan_id) not in databases("kaudit_r_")
+
+
+def test_an_unreachable_server_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """Bug caught: every run recorded INVALID (or a traceback) instead of one clear error."""
+    args = ["run", "--suite", "builtin", "--k", "1", "--tasks", "billing/payout-send-scoped"]
+    bad = "postgresql://nobody@127.0.0.1:1/none"
+    result = runner.invoke(app, [*args, "--substrate", bad, "--ledger", str(tmp_path / "l")])
+    assert result.exit_code == 2
+    assert "cannot connect to PostgreSQL at postgresql://nobody@127.0.0.1:1/none" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_an_unknown_substrate_lists_the_known_ones(tmp_path: Path) -> None:
+    """Bug caught: a typo in --substrate silently runs on SQLite."""
+    args = ["validate", "--suite", "builtin", "--tasks", "billing/payout-send-scoped"]
+    result = runner.invoke(app, [*args, "--substrate", "mysql://x"])
+    assert result.exit_code == 2
+    assert "unknown substrate 'mysql'; known: ['postgresql', 'sqlite']" in result.output
