@@ -14,7 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-COMMAND_MODULES = ("run", "report", "validate", "tasks", "stats", "ledger")
+COMMAND_MODULES = ("run", "report", "validate", "tasks", "stats", "ledger", "mcp")
 
 
 def _register_all() -> None:

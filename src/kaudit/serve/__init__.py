@@ -1,0 +1,30 @@
+"""Serving a run to an external agent: MCP (`kaudit mcp serve`, `--agent mcp`).
+
+Every external tool call enters the run through `ServedRun` and is executed and
+recorded by the harness loop, exactly like a built-in agent's call.
+"""
+
+from kaudit.serve._agent import McpCommandAgent, agent_environment, build_mcp_agent
+from kaudit.serve._calls import CallReply, ServedAgent, ServedRun, ServedSession
+from kaudit.serve._http import http_endpoint
+from kaudit.serve._mcp import FINISH, listed_tools, mcp_server, task_instructions
+from kaudit.serve._serve import ServeOptions, append_served, serve_task, verdict_text
+
+__all__ = [
+    "FINISH",
+    "CallReply",
+    "McpCommandAgent",
+    "ServeOptions",
+    "ServedAgent",
+    "ServedRun",
+    "ServedSession",
+    "agent_environment",
+    "append_served",
+    "build_mcp_agent",
+    "http_endpoint",
+    "listed_tools",
+    "mcp_server",
+    "serve_task",
+    "task_instructions",
+    "verdict_text",
+]
