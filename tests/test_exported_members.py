@@ -17,6 +17,8 @@ PACKAGES = [
     "kaudit.report",
     "kaudit.stats",
     "kaudit.worlds",
+    "kaudit.serve",
+    "kaudit.integrations",
 ]
 
 

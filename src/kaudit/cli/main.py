@@ -14,7 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-COMMAND_MODULES = ("run", "report", "validate", "tasks", "stats", "ledger", "mcp")
+COMMAND_MODULES = ("run", "report", "validate", "tasks", "stats", "ledger", "mcp", "inspect_log")
 
 
 def _register_all() -> None:
