@@ -22,7 +22,10 @@ from typing import Any
 from kaudit.agents import Episode, Observation, ToolCall, Turn
 from kaudit.errors import AgentError
 
-RUN_OVER = "the run is over: no more tool calls are executed"
+RUN_OVER = "the run is over: this call was not executed"
+RUN_OVER_EXECUTED = (
+    "the run is over (step budget used): this call was executed, its result withheld"
+)
 
 
 @dataclass(frozen=True)
@@ -111,17 +114,25 @@ class ServedRun:
         self._waiting[event.call.id] = event.reply
 
     def close(self) -> None:
-        """End the run: calls still waiting or queued get the run-over error."""
+        """End the run and answer every call still open.
+
+        A call the harness already took was executed (the loop runs a turn's calls
+        before it checks the step budget); a call still queued never was. Each is
+        told which, so an agent never believes a write did not happen.
+        """
         self._over = True
-        pending = list(self._waiting.values())
+        for reply in self._waiting.values():
+            _answer(reply, RUN_OVER_EXECUTED)
         self._waiting.clear()
         while not self._events.empty():
             event = self._events.get_nowait()
             if isinstance(event, _Call):
-                pending.append(event.reply)
-        for reply in pending:
-            if not reply.done():
-                reply.set_result(CallReply(False, json.dumps({"error": RUN_OVER})))
+                _answer(event.reply, RUN_OVER)
+
+
+def _answer(reply: asyncio.Future[CallReply], error: str) -> None:
+    if not reply.done():
+        reply.set_result(CallReply(False, json.dumps({"error": error})))
 
 
 class ServedSession:
