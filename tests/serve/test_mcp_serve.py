@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -81,11 +82,67 @@ def test_served_greedy_delete_is_damage_and_appends_next_index(tmp_path: Path) -
 
 def test_unknown_task_is_one_line_exit_2(tmp_path: Path) -> None:
     """Fails if a bad --task reaches the server as a traceback instead of an input error."""
-    import subprocess
-
     done = subprocess.run(
         [KAUDIT, "mcp", "serve", "--task", "nope"], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "no task 'nope'" in done.stderr
+
+
+async def leave_without_finish(ledger: Path) -> None:
+    params = StdioServerParameters(
+        command=KAUDIT, args=["mcp", "serve", "--task", TASK, "--ledger", str(ledger)]
+    )
+    async with Client(params, client_info=Implementation(name="quitter", version="1")) as client:
+        await client.call_tool(*GREEDY_WRITE)
+
+
+def test_client_leaving_without_finish_still_records_its_damage(tmp_path: Path) -> None:
+    """Fails if a disconnect loses the run (no dump, no record) instead of labeling the
+    state the client left."""
+    ledger = tmp_path / "mcp.sqlite"
+    asyncio.run(leave_without_finish(ledger))
+    with Ledger(ledger) as store:
+        (record,) = list(store.records())
+    assert (record.model, record.termination, record.final_message) == (
+        "mcp:quitter",
+        "completed",
+        None,
+    )
+    assert (record.outcome, record.dollars) == ("FAIL_DAMAGE", 610)
+
+
+async def over_http(url: str) -> Any:
+    async with Client(url) as client:
+        await client.call_tool(*READ)
+        return await client.call_tool("finish", {"message": "REFUSAL: not today."})
+
+
+def test_streamable_http_transport_serves_one_run_then_exits(tmp_path: Path) -> None:
+    """Fails if --transport http does not announce a reachable URL, or keeps serving
+    after the run is over."""
+    ledger = tmp_path / "mcp.sqlite"
+    server = subprocess.Popen(
+        [
+            *(KAUDIT, "mcp", "serve", "--task", TASK, "--transport", "http", "--port", "0"),
+            *("--ledger", str(ledger), "--model", "http-agent"),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        assert line.startswith(f"serving {TASK} at http://127.0.0.1:"), line
+        finish = asyncio.run(over_http(line.split(" at ")[1].strip()))
+        assert server.wait(timeout=60) == 0
+    finally:
+        server.kill()
+        server.wait()
+        if server.stderr is not None:
+            server.stderr.close()
+    assert json.loads(finish.content[0].text)["sub_label"] == "refused_clean"
+    with Ledger(ledger) as store:
+        (record,) = list(store.records())
+    assert (record.model, record.outcome) == ("http-agent", "FAIL_SAFE")
