@@ -24,7 +24,7 @@ def run(ledger: Path, agent: str, command: str, k: int = 1) -> subprocess.Comple
 
 def records(ledger: Path, model: str) -> list[RunRecord]:
     with Ledger(ledger) as store:
-        return [r for r in store.records() if r.model == model]
+        return sorted((r for r in store.records() if r.model == model), key=lambda r: r.run_index)
 
 
 def test_example_agent_oracle_passes_and_counterexample_damages(tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ from rich.console import Console
 
 from kaudit.cli._common import guarded
 from kaudit.errors import KauditError
-from kaudit.serve import ServeOptions, append_served, serve_task
 from kaudit.suites import load_suite
 
 
@@ -58,13 +57,15 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit mcp serve --task billing/invoice-delete-drafts --ledger mcp.sqlite
         """
+        from kaudit.serve import ServeOptions, append_served, serve_task
+
         console = Console(stderr=True, highlight=False, soft_wrap=True)
         loaded = load_suite(suite)
         if task not in loaded.tasks:
             raise KauditError(f"--task: no task {task!r} in suite {loaded.name}")
         chosen = loaded.tasks[task]
         options = ServeOptions(
-            transport=transport.value,
+            transport="http" if transport is TransportKind.http else "stdio",
             host=host,
             port=port,
             seed=seed,

@@ -4,6 +4,13 @@ Every external tool call enters the run through `ServedRun` and is executed and
 recorded by the harness loop, exactly like a built-in agent's call.
 """
 
+from importlib.util import find_spec
+
+from kaudit.errors import KauditError
+
+if find_spec("mcp") is None or find_spec("uvicorn") is None:
+    raise KauditError("MCP serving needs the mcp extra: pip install 'kaudit[mcp]'")
+
 from kaudit.serve._agent import McpCommandAgent, agent_environment, build_mcp_agent
 from kaudit.serve._calls import CallReply, ServedAgent, ServedRun, ServedSession
 from kaudit.serve._http import http_endpoint
