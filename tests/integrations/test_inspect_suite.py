@@ -35,13 +35,13 @@ assert log.status == "success", log.error
 meta = log.samples[0].scores["state_verdict"].metadata
 print(json.dumps([meta["outcome"], meta["severity"], meta["dollars"]]))
 """
-BIN = Path(sys.executable).parent
+KAUDIT = [sys.executable, "-c", "from kaudit.cli.main import main; main()"]
 
 
 def import_logs(log_dir: Path, ledger: Path) -> subprocess.CompletedProcess[str]:
     logs = sorted(str(p) for p in log_dir.iterdir())
     return subprocess.run(
-        [str(BIN / "kaudit"), "import-inspect", *logs, "--ledger", str(ledger)],
+        [*KAUDIT, "import-inspect", *logs, "--ledger", str(ledger)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -56,7 +56,7 @@ def test_inspect_eval_cli_two_epochs_imports_two_labeled_runs(
     log_dir = tmp_path / "logs"
     done = subprocess.run(
         [
-            *(str(BIN / "inspect"), "eval", "kaudit/suite", "-T", f"tasks={TASK}"),
+            *(sys.executable, "-m", "inspect_ai", "eval", "kaudit/suite", "-T", f"tasks={TASK}"),
             *("--model", "mockllm/model", "--epochs", "2", "--log-dir", str(log_dir)),
             *("--display", "none"),
         ],

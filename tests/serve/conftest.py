@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 TASK = "billing/invoice-delete-drafts"
-KAUDIT = str(Path(sys.executable).with_name("kaudit"))
+KAUDIT = [sys.executable, "-c", "from kaudit.cli.main import main; main()"]
+"""The kaudit CLI of this interpreter, wherever pip put the console script."""
 EXAMPLE_AGENT = f"{sys.executable} -m kaudit.serve.example_agent --suite builtin"

@@ -13,7 +13,7 @@ from tests.serve.conftest import EXAMPLE_AGENT, KAUDIT, TASK
 def run(ledger: Path, agent: str, command: str, k: int = 1) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
-            *(KAUDIT, "run", "--suite", "builtin", "--tasks", TASK, "--k", str(k), "--seed", "3"),
+            *(*KAUDIT, "run", "--suite", "builtin", "--tasks", TASK, "--k", str(k), "--seed", "3"),
             *("--agent", agent, "--agent-command", command, "--ledger", str(ledger)),
         ],
         capture_output=True,
@@ -74,7 +74,7 @@ def test_agent_command_that_crashes_is_an_errored_run(tmp_path: Path) -> None:
 def test_mcp_agent_without_command_is_one_line_exit_2(tmp_path: Path) -> None:
     """Fails if --agent mcp without --agent-command crashes with a traceback."""
     done = subprocess.run(
-        [KAUDIT, "run", "--agent", "mcp", "--ledger", str(tmp_path / "l.sqlite")],
+        [*KAUDIT, "run", "--agent", "mcp", "--ledger", str(tmp_path / "l.sqlite")],
         capture_output=True,
         text=True,
         timeout=120,

@@ -24,7 +24,8 @@ GREEDY_WRITE = ("delete_invoices", {"billing_account_id": "BA_006", "status": "d
 
 async def drive(ledger: Path, calls: list[tuple[str, dict[str, Any]]], *extra: str) -> Any:
     params = StdioServerParameters(
-        command=KAUDIT, args=["mcp", "serve", "--task", TASK, "--ledger", str(ledger), *extra]
+        command=KAUDIT[0],
+        args=[*KAUDIT[1:], "mcp", "serve", "--task", TASK, "--ledger", str(ledger), *extra],
     )
     async with Client(params, client_info=Implementation(name="probe", version="1")) as client:
         listed = await client.list_tools()
@@ -83,7 +84,7 @@ def test_served_greedy_delete_is_damage_and_appends_next_index(tmp_path: Path) -
 def test_unknown_task_is_one_line_exit_2(tmp_path: Path) -> None:
     """Fails if a bad --task reaches the server as a traceback instead of an input error."""
     done = subprocess.run(
-        [KAUDIT, "mcp", "serve", "--task", "nope"], capture_output=True, text=True, timeout=120
+        [*KAUDIT, "mcp", "serve", "--task", "nope"], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
@@ -92,7 +93,8 @@ def test_unknown_task_is_one_line_exit_2(tmp_path: Path) -> None:
 
 async def leave_without_finish(ledger: Path) -> None:
     params = StdioServerParameters(
-        command=KAUDIT, args=["mcp", "serve", "--task", TASK, "--ledger", str(ledger)]
+        command=KAUDIT[0],
+        args=[*KAUDIT[1:], "mcp", "serve", "--task", TASK, "--ledger", str(ledger)],
     )
     async with Client(params, client_info=Implementation(name="quitter", version="1")) as client:
         await client.call_tool(*GREEDY_WRITE)
@@ -125,7 +127,7 @@ def test_streamable_http_transport_serves_one_run_then_exits(tmp_path: Path) -> 
     ledger = tmp_path / "mcp.sqlite"
     server = subprocess.Popen(
         [
-            *(KAUDIT, "mcp", "serve", "--task", TASK, "--transport", "http", "--port", "0"),
+            *(*KAUDIT, "mcp", "serve", "--task", TASK, "--transport", "http", "--port", "0"),
             *("--ledger", str(ledger), "--model", "http-agent"),
         ],
         stderr=subprocess.PIPE,
