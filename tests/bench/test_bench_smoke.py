@@ -38,3 +38,11 @@ def test_concurrency_bench_runs_small() -> None:
         str(BENCH / "concurrency.py"), "--runs", "20", "--latency", "0.01", "--concurrency", "5"
     )
     assert data["runs"] == 20 and data["errored"] == 0
+
+
+def test_served_run_bench_runs_small() -> None:
+    """Fails if the served path stops giving the oracle's verdict (the bench compares
+    two runs of the same script) or the bench stops printing its contract."""
+    data = last_json(str(BENCH / "served_run.py"), "--runs", "3")
+    assert {"scripted_ms", "served_ms", "ratio"} <= set(data)
+    assert data["outcomes"] == ["PASS"]
