@@ -118,3 +118,37 @@ def test_inspect_tool_loop_is_scored_by_the_state_labeler(
     assert [c["name"] for c in record.tool_calls] == [
         c.name for step in task.script(script).steps for c in step.tool_calls
     ]
+
+
+ERRORED = """
+import sys
+from inspect_ai import eval
+from inspect_ai.model import get_model
+task_id, log_dir = sys.argv[1:]
+model = get_model("mockllm/model", custom_outputs=[])  # the model fails at its first call
+eval("kaudit/suite", task_args={"tasks": task_id}, model=model, log_dir=log_dir,
+     display="none", fail_on_error=False)
+"""
+
+
+def test_sample_inspect_could_not_finish_is_imported_invalid(
+    tmp_path: Path, tiktoken_cache: Path
+) -> None:
+    """Fails if a sample whose model errored is imported as a labeled run (it would be
+    counted) or dropped silently instead of recorded INVALID with Inspect's error."""
+    done = subprocess.run(
+        [sys.executable, "-c", ERRORED, TASK, str(tmp_path / "logs")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ | {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    ledger = tmp_path / "audit.sqlite"
+    imported = import_logs(tmp_path / "logs", ledger)
+    assert "1 runs imported (1 invalid, 0 already in the ledger)" in imported.stderr
+    with Ledger(ledger) as store:
+        (record,) = list(store.records())
+    assert (record.status, record.outcome, record.counts_as_damage) == ("invalid", None, False)
+    assert record.invalid_reason is not None
+    assert "custom_outputs ran out of values" in record.invalid_reason
