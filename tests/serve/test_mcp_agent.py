@@ -82,3 +82,13 @@ def test_mcp_agent_without_command_is_one_line_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "needs --agent-command" in done.stderr
+
+
+def test_agent_command_not_found_is_one_line_exit_2(tmp_path: Path) -> None:
+    """Fails if a mistyped agent program surfaces as INVALID runs with a trace instead of
+    a bad-input error before any run starts."""
+    done = run(tmp_path / "l.sqlite", "mcp", "no-such-agent-program --flag")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "--agent-command: program 'no-such-agent-program' not found" in done.stderr
+    assert not (tmp_path / "l.sqlite").exists()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import shutil
 import tempfile
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -130,11 +131,14 @@ class McpCommandAgent:
     def __init__(
         self, command: str, name: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
     ) -> None:
-        if not shlex.split(command):
+        argv = shlex.split(command)
+        if not argv:
             raise KauditError("--agent mcp needs --agent-command: the MCP-client agent to start")
+        if shutil.which(argv[0]) is None:
+            raise KauditError(f"--agent-command: program {argv[0]!r} not found")
         self.command = command
         self.timeout_s = timeout_s
-        self.name = f"mcp:{name or os.path.basename(shlex.split(command)[0])}"
+        self.name = f"mcp:{name or os.path.basename(argv[0])}"
 
     def start(self, episode: Episode) -> McpCommandSession:
         """Begin one run; the server and the process start with its first turn."""

@@ -84,12 +84,15 @@ async def serve_task(
     async def verdict() -> str:
         return verdict_text(await asyncio.shield(run))
 
+    def remember(name: str) -> None:
+        client.setdefault("name", name)  # the first declared name is the one recorded
+
     server = mcp_server(
         served,
         [t.spec() for t in offered_tools(task, substrate).values()],
         instructions=task_instructions(task),
         verdict=verdict,
-        on_client=lambda name: client.update(name=client.get("name", name)),
+        on_client=remember,
     )
     try:
         if options.transport == "stdio":
