@@ -19,7 +19,7 @@ import time
 
 from kaudit.agents import ScriptedAgent
 from kaudit.harness import execute_run
-from kaudit.serve import ServedAgent, ServedRun
+from kaudit.serve import ServedRun, start_served_run
 from kaudit.spec import Task
 from kaudit.substrate import Substrate
 from kaudit.suites import load_suite
@@ -34,15 +34,8 @@ async def scripted_run(task: Task, substrate: Substrate) -> str | None:
 
 async def served_run(task: Task, substrate: Substrate) -> str | None:
     served = ServedRun()
-    run = asyncio.create_task(
-        execute_run(
-            campaign="b",
-            task=task,
-            agent=ServedAgent(served, "bench"),
-            substrate=substrate,
-            run_index=0,
-            seed=0,
-        )
+    run = start_served_run(
+        served, name="bench", task=task, substrate=substrate, campaign="b", run_index=0, seed=0
     )
     final = None
     for step in task.oracle:

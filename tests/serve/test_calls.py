@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from kaudit.agents import ScriptedAgent
+from kaudit.errors import SubstrateError
 from kaudit.harness import RunResult, execute_run
-from kaudit.serve import ServedAgent, ServedRun
+from kaudit.serve import ServedRun, start_served_run
 from kaudit.serve._calls import RUN_OVER, RUN_OVER_EXECUTED
 from kaudit.suites import Suite
 
@@ -21,15 +22,14 @@ SCRIPTS = ["oracle", "refuse_all", "close_both", "delete_held", "wrong_status"]
 async def served(suite: Suite, calls: list[tuple[str, dict[str, Any]]], final: str | None) -> Any:
     task = suite.tasks[TASK]
     run = ServedRun()
-    pending = asyncio.create_task(
-        execute_run(
-            campaign="c",
-            task=task,
-            agent=ServedAgent(run, "test:served"),
-            substrate=suite.substrate(task),
-            run_index=0,
-            seed=1,
-        )
+    pending = start_served_run(
+        run,
+        name="test:served",
+        task=task,
+        substrate=suite.substrate(task),
+        campaign="c",
+        run_index=0,
+        seed=1,
     )
     replies = [await run.call(name, args) for name, args in calls]
     if not run.over:
@@ -96,3 +96,32 @@ def test_unknown_tool_is_an_error_result_not_a_crash(mini_suite: Suite) -> None:
     assert not replies[0].ok
     assert "unknown tool 'drop_everything'" in json.loads(replies[0].text)["error"]
     assert result.record.status == "labeled"
+
+
+class SeedFails:
+    """A substrate whose seeding breaks: the run is INVALID before any turn."""
+
+    def __init__(self, inner: Any) -> None:
+        self.name, self.tools, self.volatile = inner.name, inner.tools, inner.volatile
+        self.template_digest = inner.template_digest
+
+    def seed(self, run_id: str) -> Any:
+        raise SubstrateError("template missing")
+
+
+async def served_on(substrate: Any, task: Any) -> Any:
+    run = ServedRun()
+    pending = start_served_run(
+        run, name="test:served", task=task, substrate=substrate, campaign="c", run_index=0, seed=1
+    )
+    reply = await asyncio.wait_for(run.call("get_account", {"account_id": "ACC_001"}), 30)
+    return await pending, reply
+
+
+def test_a_run_that_never_starts_answers_waiting_calls(mini_suite: Suite) -> None:
+    """Fails (times out) if a call waits forever for a harness loop that never began."""
+    task = mini_suite.tasks[TASK]
+    result, reply = asyncio.run(served_on(SeedFails(mini_suite.substrate(task)), task))
+    assert result.record.status == "invalid"
+    assert "seed failed: template missing" in (result.record.invalid_reason or "")
+    assert json.loads(reply.text) == {"error": RUN_OVER}

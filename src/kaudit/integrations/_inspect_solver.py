@@ -7,7 +7,6 @@ the run's record, built by the harness, rides in the sample's store to the score
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -15,8 +14,8 @@ from inspect_ai.model import ChatMessageSystem
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolDef, ToolParams
 
-from kaudit.harness import execute_run, run_seed
-from kaudit.serve import ServedAgent, ServedRun
+from kaudit.harness import offered_tools, run_seed
+from kaudit.serve import ServedRun, start_served_run
 from kaudit.suites import Suite
 
 RECORD_KEY = "kaudit_record"
@@ -75,25 +74,23 @@ def sandboxed_agent(suite: Suite) -> Solver:
         task = suite.tasks[str(state.metadata["kaudit_task"])]
         served = ServedRun()
         model = str(state.model)
-        run = asyncio.create_task(
-            execute_run(
-                campaign=CAMPAIGN,
-                task=task,
-                agent=ServedAgent(served, model, {"via": "inspect_ai"}),
-                substrate=suite.substrate(task),
-                run_index=state.epoch - 1,
-                seed=run_seed(0, model, task.id, state.epoch - 1),
-            )
+        run = start_served_run(
+            served,
+            name=model,
+            task=task,
+            substrate=suite.substrate(task),
+            campaign=CAMPAIGN,
+            run_index=state.epoch - 1,
+            seed=run_seed(0, model, task.id, state.epoch - 1),
+            facts={"via": "inspect_ai"},
         )
-        await served.started.wait()
-        episode = served.episode
-        specs = episode.tool_specs if episode is not None else ()
+        specs = tuple(t.spec() for t in offered_tools(task, suite.substrate(task)).values())
         state.messages.insert(0, ChatMessageSystem(content=task.system_prompt))
         state.tools = served_tools(served, specs)
         try:
             state = await _model_loop(state, generate, served)
         finally:
-            served.finish(state.output.completion or None if state.output else None)
+            served.finish((state.output.completion or None) if state.output else None)
             result = await run
         state.store.set(RECORD_KEY, result.record.model_dump(mode="json"))
         return state

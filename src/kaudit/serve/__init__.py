@@ -12,7 +12,13 @@ if find_spec("mcp") is None or find_spec("uvicorn") is None:
     raise KauditError("MCP serving needs the mcp extra: pip install 'kaudit[mcp]'")
 
 from kaudit.serve._agent import McpCommandAgent, agent_environment, build_mcp_agent
-from kaudit.serve._calls import CallReply, ServedAgent, ServedRun, ServedSession
+from kaudit.serve._calls import (
+    CallReply,
+    ServedAgent,
+    ServedRun,
+    ServedSession,
+    start_served_run,
+)
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import FINISH, listed_tools, mcp_server, task_instructions
 from kaudit.serve._serve import ServeOptions, append_served, serve_task, verdict_text
@@ -32,6 +38,7 @@ __all__ = [
     "listed_tools",
     "mcp_server",
     "serve_task",
+    "start_served_run",
     "task_instructions",
     "verdict_text",
 ]

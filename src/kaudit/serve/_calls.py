@@ -21,6 +21,9 @@ from typing import Any
 
 from kaudit.agents import Episode, Observation, ToolCall, Turn
 from kaudit.errors import AgentError
+from kaudit.harness import RunResult, execute_run
+from kaudit.spec import Task
+from kaudit.substrate import Substrate
 
 RUN_OVER = "the run is over: this call was not executed"
 RUN_OVER_EXECUTED = (
@@ -73,8 +76,6 @@ class ServedRun:
         self._waiting: dict[str, asyncio.Future[CallReply]] = {}
         self._ids = itertools.count(1)
         self._over = False
-        self.episode: Episode | None = None
-        self.started = asyncio.Event()
 
     @property
     def over(self) -> bool:
@@ -171,11 +172,42 @@ class ServedAgent:
         self._facts = facts or {}
 
     def start(self, episode: Episode) -> ServedSession:
-        """Begin the served run; the serving side learns the episode (prompt, run id)."""
-        self._served.episode = episode
-        self._served.started.set()
+        """Begin the served run: from now on each external call is one turn."""
         return ServedSession(self._served)
 
     def describe(self) -> dict[str, Any]:
         """Configuration for the manifest."""
         return {"kind": "served", "name": self.name} | self._facts
+
+
+def start_served_run(
+    served: ServedRun,
+    *,
+    name: str,
+    task: Task,
+    substrate: Substrate,
+    campaign: str,
+    run_index: int,
+    seed: int,
+    keep_dump: bool = False,
+    facts: dict[str, Any] | None = None,
+) -> asyncio.Task[RunResult]:
+    """Start the harness's own run (`execute_run`) for `served`, in the background.
+
+    Seeding, the loop, the pre-cleanup dump, labeling and the record are the harness's;
+    when the run ends for any reason (even before its first turn, e.g. a failed seed)
+    every call still open is answered, so no external agent waits forever.
+    """
+    run = asyncio.create_task(
+        execute_run(
+            campaign=campaign,
+            task=task,
+            agent=ServedAgent(served, name, facts),
+            substrate=substrate,
+            run_index=run_index,
+            seed=seed,
+            keep_dump=keep_dump,
+        )
+    )
+    run.add_done_callback(lambda _: served.close())
+    return run

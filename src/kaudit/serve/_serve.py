@@ -11,9 +11,9 @@ from typing import Literal
 
 from mcp.server.stdio import stdio_server
 
-from kaudit.harness import RunResult, execute_run, offered_tools
+from kaudit.harness import RunResult, offered_tools
 from kaudit.ledger import Ledger, RunRecord
-from kaudit.serve._calls import ServedAgent, ServedRun
+from kaudit.serve._calls import ServedRun, start_served_run
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import mcp_server, task_instructions
 from kaudit.spec import Task
@@ -68,17 +68,16 @@ async def serve_task(
     """
     served = ServedRun()
     client: dict[str, str] = {}
-    agent = ServedAgent(served, options.model or "mcp", {"transport": options.transport})
-    run = asyncio.create_task(
-        execute_run(
-            campaign=options.campaign,
-            task=task,
-            agent=agent,
-            substrate=substrate,
-            run_index=0,
-            seed=options.seed,
-            keep_dump=options.keep_dump,
-        )
+    run = start_served_run(
+        served,
+        name=options.model or "mcp",
+        task=task,
+        substrate=substrate,
+        campaign=options.campaign,
+        run_index=0,
+        seed=options.seed,
+        keep_dump=options.keep_dump,
+        facts={"transport": options.transport},
     )
 
     async def verdict() -> str:
