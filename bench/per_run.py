@@ -24,8 +24,7 @@ from typing import Any
 
 from agentrelbench import labeler as arb
 
-from kaudit.agents import ToolCall
-from kaudit.harness import call_tool
+from kaudit.gateway import ToolGateway
 from kaudit.label import RunMeta, diff_images, label_run
 from kaudit.ledger import Ledger, RunRecord
 from kaudit.spec import Task
@@ -43,11 +42,11 @@ def timed(phases: Timer, name: str, fn: Callable[[], Any]) -> Any:
 
 
 def apply_oracle(task: Task, substrate: Substrate, sandbox: Sandbox) -> None:
-    ctx = ToolContext(db=sandbox.db)
     tools = {name: substrate.tools[name] for name in task.tools}
+    gateway = ToolGateway(tools, ToolContext(db=sandbox.db))
     for i, step in enumerate(task.oracle):
         for call in step.tool_calls:
-            call_tool(tools, ctx, ToolCall(str(i), call.name, dict(call.arguments)))
+            gateway.call(str(i), call.name, dict(call.arguments))
 
 
 def select_all(

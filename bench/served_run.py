@@ -18,7 +18,7 @@ import statistics
 import time
 
 from kaudit.agents import ScriptedAgent
-from kaudit.harness import execute_run
+from kaudit.harness import RunRequest, run_pipeline
 from kaudit.serve import ServedRun, start_served_run
 from kaudit.spec import Task
 from kaudit.substrate import Substrate
@@ -26,9 +26,9 @@ from kaudit.suites import load_suite
 
 
 async def scripted_run(task: Task, substrate: Substrate) -> str | None:
-    result = await execute_run(
-        campaign="b", task=task, agent=ScriptedAgent(), substrate=substrate, run_index=0, seed=0
-    )
+    agent = ScriptedAgent()
+    request = RunRequest(campaign="b", task=task, model=agent.name, run_index=0, seed=0)
+    result = await run_pipeline(request, agent, substrate)
     return result.record.outcome
 
 

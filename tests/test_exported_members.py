@@ -17,6 +17,10 @@ PACKAGES = [
     "kaudit.report",
     "kaudit.stats",
     "kaudit.worlds",
+    "kaudit.gateway",
+    "kaudit.faults",
+    "kaudit.boundary",
+    "kaudit.gate",
     "kaudit.serve",
     "kaudit.integrations",
 ]

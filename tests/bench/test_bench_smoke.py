@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from kaudit.suites import load_suite
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
@@ -38,6 +40,15 @@ def test_concurrency_bench_runs_small() -> None:
         str(BENCH / "concurrency.py"), "--runs", "20", "--latency", "0.01", "--concurrency", "5"
     )
     assert data["runs"] == 20 and data["errored"] == 0
+
+
+def test_planning_bench_prints_its_contract() -> None:
+    """The lazy plan's memory must not grow with k; a list's does."""
+    data = last_json(str(BENCH / "planning.py"), "--k", "200")
+    assert {"list_bytes", "generator_bytes", "generator_bytes_k_1e9", "ratio"} <= set(data)
+    tasks = len(load_suite("builtin").tasks)
+    assert data["jobs"] == 200 * 2 * tasks  # 2 agents x the built-in tasks x k
+    assert data["generator_bytes_k_1e9"] < 100_000 < data["list_bytes"]
 
 
 def test_served_run_bench_runs_small() -> None:

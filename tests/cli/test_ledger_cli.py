@@ -57,8 +57,8 @@ def test_export_jsonl_and_csv(tmp_path: Path) -> None:
     ledger = str(tmp_path / "l.sqlite")
     suite = str(FIXTURES / "mini_suite")
     runner.invoke(app, ["run", "--suite", suite, "--k", "2", "--ledger", ledger])
-    lines = runner.invoke(app, ["ledger", "export", ledger]).output.splitlines()
+    lines = runner.invoke(app, ["ledger", "export", ledger]).stdout.splitlines()
     assert [json.loads(line)["run_index"] for line in lines] == [0, 1]
-    rows = runner.invoke(app, ["ledger", "export", ledger, "--format", "csv"]).output.splitlines()
+    rows = runner.invoke(app, ["ledger", "export", ledger, "--format", "csv"]).stdout.splitlines()
     assert rows[0].startswith("campaign,model,task,run_index,seed,status,outcome")
     assert len(rows) == 3

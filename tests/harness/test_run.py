@@ -3,12 +3,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kaudit.agents import Episode, Observation, ToolCall, Turn
-from kaudit.harness import execute_run
+from kaudit.agents import AgentDefaults, Episode, Observation, ToolCall, Turn
+from kaudit.harness import RunRequest, run_pipeline
 from kaudit.suites import Suite
 
 
-class Recorder:
+class Recorder(AgentDefaults):
     """An agent that sends fixed turns and keeps the observations it got back."""
 
     simulated = True
@@ -25,25 +25,14 @@ class Recorder:
         self.seen.append(list(observations))
         return self.turns.pop(0)
 
-    async def aclose(self) -> None:
-        pass
-
     def describe(self) -> dict[str, Any]:
         return {}
 
 
 def run(suite: Suite, agent: Recorder) -> Any:
     task = suite.tasks["demo/close-account"]
-    return asyncio.run(
-        execute_run(
-            campaign="c",
-            task=task,
-            agent=agent,
-            substrate=suite.substrate(task),
-            run_index=0,
-            seed=1,
-        )
-    )
+    request = RunRequest(campaign="c", task=task, model=agent.name, run_index=0, seed=1)
+    return asyncio.run(run_pipeline(request, agent, suite.substrate(task)))
 
 
 def test_malformed_arguments_and_unknown_tools_go_back_to_the_agent(mini_suite: Suite) -> None:

@@ -91,7 +91,7 @@ def test_inspect_eval_cli_two_epochs_imports_two_labeled_runs(
     ("script", "expected"),
     [
         ("oracle", ("PASS", None, None)),
-        ("all_drafts", ("FAIL_DAMAGE", "HIGH", 610)),
+        ("all_drafts", ("FAIL_DAMAGE", "HIGH", "610.0")),
     ],
 )
 def test_inspect_tool_loop_is_scored_by_the_state_labeler(

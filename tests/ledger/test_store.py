@@ -61,7 +61,7 @@ def test_resuming_with_a_different_seed_is_refused(tmp_path: Path) -> None:
     with Ledger(tmp_path / "l.sqlite") as ledger:
         ledger.open_campaign("c", {"seed": 1, "suite_digest": "a"})
         ledger.open_campaign("c", {"seed": 1, "suite_digest": "a"})
-        with pytest.raises(LedgerError, match="different seed"):
+        with pytest.raises(LedgerError, match="started with seed 1, this run has 2"):
             ledger.open_campaign("c", {"seed": 2, "suite_digest": "a"})
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from kaudit.agents import ScriptedAgent
 from kaudit.errors import SubstrateError
-from kaudit.harness import RunResult, execute_run
+from kaudit.harness import RunRequest, RunResult, run_pipeline
 from kaudit.serve import ServedRun, start_served_run
 from kaudit.serve._calls import RUN_OVER, RUN_OVER_EXECUTED
 from kaudit.suites import Suite
@@ -39,16 +39,9 @@ async def served(suite: Suite, calls: list[tuple[str, dict[str, Any]]], final: s
 
 def scripted(suite: Suite, script: str) -> RunResult:
     task = suite.tasks[TASK]
-    return asyncio.run(
-        execute_run(
-            campaign="c",
-            task=task,
-            agent=ScriptedAgent(script),
-            substrate=suite.substrate(task),
-            run_index=0,
-            seed=1,
-        )
-    )
+    agent = ScriptedAgent(script)
+    request = RunRequest(campaign="c", task=task, model=agent.name, run_index=0, seed=1)
+    return asyncio.run(run_pipeline(request, agent, suite.substrate(task)))
 
 
 def plain_calls(result: RunResult) -> list[tuple[Any, ...]]:

@@ -52,7 +52,7 @@ def test_example_agent_oracle_passes_and_counterexample_damages(tmp_path: Path) 
         "FAIL_DAMAGE",
         "completed_damage",
         "HIGH",
-        610,
+        "610.0",
     )
 
 

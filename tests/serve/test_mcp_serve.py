@@ -73,7 +73,7 @@ def test_served_greedy_delete_is_damage_and_appends_next_index(tmp_path: Path) -
     assert (verdict["outcome"], verdict["severity"], verdict["dollars"]) == (
         "FAIL_DAMAGE",
         "HIGH",
-        610,
+        "610.0",
     )
     with Ledger(ledger) as store:
         first, second = list(store.records())
@@ -112,7 +112,7 @@ def test_client_leaving_without_finish_still_records_its_damage(tmp_path: Path) 
         "completed",
         None,
     )
-    assert (record.outcome, record.dollars) == ("FAIL_DAMAGE", 610)
+    assert (record.outcome, record.dollars) == ("FAIL_DAMAGE", "610.0")
 
 
 async def over_http(url: str) -> Any:

@@ -27,6 +27,8 @@ IRREVERSIBLE = {
     "approve_refund",
     "send_payout",
     "send_queued_payouts",
+    "issue_payout",
+    "email_customer",
 }
 
 WRITE_CALLS: dict[str, dict[str, Any]] = {
@@ -64,6 +66,8 @@ WRITE_CALLS: dict[str, dict[str, Any]] = {
     "create_credit": {"billing_account_id": "BA_006", "amount": 250.0, "reason": "Goodwill"},
     "apply_credit": {"credit_id": "CRD_001", "invoice_id": "INV_006"},
     "send_payout": {"payout_id": "PO_001"},
+    "issue_payout": {"refund_id": "RFD_004"},
+    "email_customer": {"case_id": "CS_003", "subject": "Install rescheduled"},
     "send_queued_payouts": {"billing_account_id": "BA_004"},
 }  # fmt: skip
 

@@ -77,12 +77,36 @@ class AgentSession(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class RunFacts:
+    """What an agent kept about one run outside its turns.
+
+    A chat agent's last API call can fail after retries: no turn carries those tokens
+    and retries, so these totals replace the turn sums when `api_calls` is non-zero.
+    """
+
+    api_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    retries: int = 0
+
+
 @runtime_checkable
 class Agent(Protocol):
-    """A model (or simulated model) under audit. `name` is the ledger's model key."""
+    """A model (or simulated model) under audit. `name` is the ledger's model key.
+
+    Everything the harness uses is here; `AgentDefaults` supplies the members a simple
+    agent has nothing to say about.
+    """
 
     name: str
     simulated: bool
+
+    @property
+    def max_concurrent_runs(self) -> int | None:
+        """This model's cap on runs in flight (a provider's limit), or None."""
+        ...
 
     def start(self, episode: Episode) -> AgentSession:
         """Begin one run."""
@@ -91,3 +115,35 @@ class Agent(Protocol):
     def describe(self) -> dict[str, Any]:
         """Configuration for the provenance manifest (no secrets)."""
         ...
+
+    def sampling(self) -> dict[str, Any] | None:
+        """Sampling parameters every run uses, recorded with each run; None if none."""
+        ...
+
+    def run_facts(self, run_id: str) -> RunFacts | None:
+        """Totals of run `run_id`, taken once after it ends; None when the agent keeps none."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections held on the current event loop."""
+        ...
+
+
+class AgentDefaults:
+    """The optional members of `Agent` for agents without rate caps, sampling or clients."""
+
+    @property
+    def max_concurrent_runs(self) -> int | None:
+        """No cap of its own."""
+        return None
+
+    def sampling(self) -> dict[str, Any] | None:
+        """No sampling parameters."""
+        return None
+
+    def run_facts(self, run_id: str) -> RunFacts | None:
+        """No totals beyond the turns."""
+        return None
+
+    async def aclose(self) -> None:
+        """Nothing to release."""

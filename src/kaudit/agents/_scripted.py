@@ -12,7 +12,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from kaudit.agents._protocol import Episode, Observation, ToolCall, Turn
+from kaudit.agents._protocol import AgentDefaults, Episode, Observation, ToolCall, Turn
 from kaudit.errors import AgentError
 from kaudit.spec import Script, ScriptStep, Task
 
@@ -47,7 +47,7 @@ class ScriptSession:
         """Nothing to release."""
 
 
-class ScriptedAgent:
+class ScriptedAgent(AgentDefaults):
     """Replays the script called `script_name` of each task (default: the oracle)."""
 
     simulated = True
@@ -67,7 +67,7 @@ class ScriptedAgent:
         return {"kind": "scripted", "script": self.script_name, "simulated": True}
 
 
-class ReferenceAgent:
+class ReferenceAgent(AgentDefaults):
     """A seeded stochastic mixture over each task's scripts, weighted as the suite declares."""
 
     simulated = True

@@ -1,75 +1,183 @@
-"""`kaudit ledger`: verify, import into and export from a ledger file."""
+"""`kaudit ledger`: verify, anchor, sign, import into, export from and migrate ledger files."""
 
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from kaudit.cli._common import guarded
-from kaudit.ledger import IMPORTED, Ledger, export_records, import_runs, read_agentrelbench_verdicts
+from kaudit.cli._common import err_console, guarded, head_line, print_json
+from kaudit.errors import KauditError
+from kaudit.ledger import (
+    IMPORTED,
+    Ledger,
+    export_records,
+    generate_keypair,
+    import_files,
+    ledger_head,
+    migrate_ledger,
+    parse_anchor,
+    sign_anchor,
+    verify_ledger,
+)
+
+LedgerArg = Annotated[Path, typer.Argument(help="Ledger file.", dir_okay=False)]
+
+
+class ExportFormat(StrEnum):
+    """What `ledger export` writes."""
+
+    jsonl = "jsonl"
+    csv = "csv"
 
 
 def register(app: typer.Typer) -> None:
     """Add the `ledger` group."""
-    group = typer.Typer(help="Verify, import into and export from ledgers.", no_args_is_help=True)
+    group = typer.Typer(
+        help="Verify, anchor, import into and export from ledgers.", no_args_is_help=True
+    )
     app.add_typer(group, name="ledger")
+    group.command("verify")(guarded(verify))
+    group.command("head")(guarded(head))
+    group.command("keygen")(guarded(keygen))
+    group.command("import")(guarded(import_))
+    group.command("export")(guarded(export))
+    group.command("migrate")(guarded(migrate))
 
-    @group.command("verify")
-    @guarded
-    def verify(ledger: Annotated[Path, typer.Argument(exists=True, dir_okay=False)]) -> None:
-        """Check every record's hash and link; exits 2 at the first rewritten record.
 
-        Example: kaudit ledger verify audit.sqlite
-        """
-        with Ledger(ledger) as store:
-            count = store.verify()
-        Console(highlight=False).print(f"{count} records, hash chain intact")
+def verify(
+    ledger: LedgerArg,
+    head: Annotated[
+        str | None,
+        typer.Option(
+            "--head",
+            help="Anchor to check: a head hex, the JSON of `ledger head --json`, or its file.",
+        ),
+    ] = None,
+    pubkey: Annotated[
+        Path | None, typer.Option(help="ed25519 public key (PEM) the anchor must be signed by.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Check every record's hash, link and indexed columns, and the anchor if given.
 
-    @group.command("import")
-    @guarded
-    def import_(
-        ledger: Annotated[Path, typer.Option(help="Ledger file (created if missing).")],
-        model_file: Annotated[
-            list[str], typer.Option(help="MODEL=PATH of an AgentRelBench verdicts.jsonl; repeat.")
-        ],
-        campaign: Annotated[
-            str, typer.Option(help="Campaign name for the imported runs.")
-        ] = IMPORTED,
-    ) -> None:
-        """Import published AgentRelBench verdicts (one model per file) into a ledger.
+    Exits 2 naming the first bad record, or the anchor's missing record when the ledger
+    was truncated or rewritten. Opens the file read-only.
 
-        Importing the same file again adds nothing.
+    Example: kaudit ledger verify audit.sqlite --head audit.head.json
+    """
+    anchor = parse_anchor(head) if head is not None else None
+    report = verify_ledger(ledger, anchor, pubkey)
+    if as_json:
+        print_json(report.to_json())
+        return
+    checked = " and matches its signed anchor" if report.signed else ""
+    checked = checked or (" and matches its anchor" if report.anchored else "")
+    Console(highlight=False).print(f"{report.records} records, hash chain intact{checked}")
 
-        Example: kaudit ledger import --ledger arb.sqlite --model-file qwen3-32b=verdicts.jsonl
-        """
-        added = skipped = 0
-        with Ledger(ledger) as store:
-            for spec in model_file:
-                model, sep, path = spec.partition("=")
-                if not sep or not model or not path:
-                    raise typer.BadParameter(f"expected MODEL=PATH, got {spec!r}")
-                a, s = import_runs(store, read_agentrelbench_verdicts(Path(path), model), campaign)
-                added, skipped = added + a, skipped + s
-        Console(highlight=False).print(
-            f"{added} runs imported, {skipped} already present -> {ledger}"
+
+def head(
+    ledger: LedgerArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    sign_key: Annotated[
+        Path | None, typer.Option(help="ed25519 private key (PEM) to sign the head with.")
+    ] = None,
+) -> None:
+    """Print the chain's record count and head hash: the anchor to keep outside the file.
+
+    Keep it where the ledger's writer cannot rewrite it (a git commit, a CI artifact);
+    `ledger verify --head` then catches truncation and recomputed chains.
+
+    Example: kaudit ledger head audit.sqlite --json > audit.head.json
+    """
+    anchor = ledger_head(ledger)
+    if sign_key is not None:
+        anchor = sign_anchor(anchor, sign_key)
+    if as_json:
+        print_json(anchor.to_json())
+        return
+    line = head_line(anchor)
+    if anchor.signature is not None:
+        line += f", signature {anchor.signature}"
+    Console(highlight=False, soft_wrap=True).print(line)
+
+
+def keygen(
+    private_key: Annotated[Path, typer.Argument(help="Private key file to create (PEM).")],
+    public_key: Annotated[
+        Path | None, typer.Option(help="Public key file; PRIVATE_KEY.pub by default.")
+    ] = None,
+) -> None:
+    """Create an ed25519 key pair for signing ledger heads; never overwrites a file.
+
+    Example: kaudit ledger keygen audit-signing.pem
+    """
+    public = public_key or private_key.with_name(private_key.name + ".pub")
+    generate_keypair(private_key, public)
+    Console(highlight=False).print(f"private key {private_key} (mode 0600), public key {public}")
+
+
+def import_(
+    ledger: Annotated[Path, typer.Option(help="Ledger file (created if missing).")],
+    model_file: Annotated[
+        list[str], typer.Option(help="MODEL=PATH of an AgentRelBench verdicts.jsonl; repeat.")
+    ],
+    campaign: Annotated[str, typer.Option(help="Campaign name for the imported runs.")] = IMPORTED,
+) -> None:
+    """Import published AgentRelBench verdicts (one model per file) into a ledger.
+
+    All files go in one transaction: any bad row refuses the whole import, naming its
+    file and line. Importing the same files again adds nothing.
+
+    Example: kaudit ledger import --ledger arb.sqlite --model-file qwen3-32b=verdicts.jsonl
+    """
+    sources = []
+    for spec in model_file:
+        model, sep, path = spec.partition("=")
+        if not sep or not model or not path:
+            raise KauditError(f"--model-file must look like MODEL=PATH, got {spec!r}")
+        sources.append((model, Path(path)))
+    with Ledger(ledger) as store:
+        added, present = import_files(store, sources, campaign)
+        anchor = store.head()
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"{added} runs imported, {present} already present -> {ledger}")
+    console.print(head_line(anchor))
+
+
+def export(
+    ledger: LedgerArg,
+    fmt: Annotated[
+        ExportFormat, typer.Option("--format", help="jsonl (whole records) or csv.")
+    ] = ExportFormat.jsonl,
+    campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None,
+    all_attempts: Annotated[
+        bool, typer.Option(help="Also superseded attempts of retried runs.")
+    ] = False,
+) -> None:
+    """Write the ledger's records to stdout (each run once, its newest attempt).
+
+    The chain's head goes to stderr at the end, so an export can be tied to its ledger.
+
+    Example: kaudit ledger export audit.sqlite --format csv > runs.csv
+    """
+    with Ledger(ledger, readonly=True) as store:
+        sys.stdout.write(
+            export_records(store.records(campaign, all_attempts=all_attempts), fmt.value)
         )
+        anchor = store.head()
+    err_console.print(head_line(anchor), highlight=False, soft_wrap=True)
 
-    @group.command("export")
-    @guarded
-    def export(
-        ledger: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
-        fmt: Annotated[
-            str, typer.Option("--format", help="jsonl (whole records) or csv.")
-        ] = "jsonl",
-        campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None,
-    ) -> None:
-        """Write the ledger's records to stdout.
 
-        Example: kaudit ledger export audit.sqlite --format csv > runs.csv
-        """
-        with Ledger(ledger) as store:
-            sys.stdout.write(export_records(store.records(campaign), fmt))
+def migrate(ledger: LedgerArg) -> None:
+    """Upgrade a format-1 ledger to the current format in place, keeping every hash.
+
+    Example: kaudit ledger migrate old-audit.sqlite
+    """
+    upgraded = migrate_ledger(ledger)
+    state = "upgraded to the current format" if upgraded else "already in the current format"
+    Console(highlight=False).print(f"{ledger}: {state}")

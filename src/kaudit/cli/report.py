@@ -1,4 +1,4 @@
-"""`kaudit report`: the per-cell table of a ledger."""
+"""`kaudit report`: the per-cell tables of a ledger, or its self-contained HTML report."""
 
 from __future__ import annotations
 
@@ -6,50 +6,34 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
-from kaudit.cli._common import guarded, print_json
+from kaudit.cli._common import guarded, print_json, split_csv
+from kaudit.cli._tables import print_tables
+from kaudit.errors import KauditError
 from kaudit.ledger import Ledger
-from kaudit.report import CampaignReport, build_report, stopping_rule_text
+from kaudit.report import (
+    CampaignReport,
+    HtmlOptions,
+    build_report,
+    html_report,
+    stopping_rule_text,
+    terminal_tables,
+)
 
 
-def render(report: CampaignReport) -> list[Table]:
-    """One rich table per model; simulated agents are named as such in the title."""
-    level = round((1 - report.alpha) * 100)
-    tables: list[Table] = []
-    for model in sorted({cell.model for cell in report.cells}):
-        cells = [cell for cell in report.cells if cell.model == model]
-        simulated = " (simulated agent)" if cells[0].simulated else ""
-        runs = sum(cell.n for cell in cells)
-        priced = any(cell.dollars for cell in cells)
-        costed = any(cell.cost_usd for cell in cells)
-        table = Table(
-            title=f"{model}{simulated}: {runs} counted runs",
-            title_justify="left",
-            box=box.SIMPLE_HEAD,
+def exposure_lines(report: CampaignReport) -> list[str]:
+    """Faults injected (with the outcome mix of runs that hit each) and boundary attempts."""
+    lines = []
+    for kind, count in report.exposure.faults.items():
+        mix = ", ".join(f"{n} {o}" for o, n in report.exposure.fault_outcomes[kind].items())
+        lines.append(f"faults {kind}: {count} injected; runs that hit it: {mix}")
+    bounded = [cell for cell in report.cells if cell.boundary_attempts]
+    for cell in bounded:
+        lines.append(
+            f"boundary attempts refused: {cell.boundary_attempts} in {cell.model} / {cell.task}"
         )
-        table.add_column("task", overflow="fold", ratio=1)
-        columns = ["n", "damage", "p̂", f"{level}% CP", "success", "safe^n"]
-        columns += ["$ damage"] * priced + ["$ model"] * costed
-        for column in columns:
-            table.add_column(column, justify="right", no_wrap=True)
-        for cell in cells:
-            row = [
-                cell.task,
-                str(cell.n),
-                str(cell.damage),
-                f"{cell.phat:.3f}",
-                f"[{cell.ci_low:.3f}, {cell.ci_high:.3f}]",
-                str(cell.success),
-                f"{cell.safe_k:.3f}",
-            ]
-            row += [f"{cell.dollars:,.2f}" if cell.dollars else ""] * priced
-            row += [f"{cell.cost_usd:,.4f}"] * costed
-            table.add_row(*row)
-        tables.append(table)
-    return tables
+    return lines
 
 
 def register(app: typer.Typer) -> None:
@@ -62,22 +46,62 @@ def register(app: typer.Typer) -> None:
         campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None,
         alpha: Annotated[float, typer.Option(help="Interval level is 1 - alpha.")] = 0.05,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+        html: Annotated[
+            Path | None, typer.Option("--html", help="Also write the HTML report to this file.")
+        ] = None,
+        model_order: Annotated[
+            str | None, typer.Option(help="Capability order a,b,c for the HTML gradient.")
+        ] = None,
+        no_verify: Annotated[
+            bool, typer.Option("--no-verify", help="Report a ledger whose hash chain is broken.")
+        ] = False,
     ) -> None:
         """Per (model, task) cell: n, damage x, p̂, exact Clopper-Pearson interval, safe^n.
 
-        Example: kaudit report audit.sqlite --json
+        Also the sub-label and severity mix per cell, safe^k / pass^k / miss rates,
+        transcript grading against the state, and damage economics. `--html FILE` writes
+        one self-contained page with figures and a run viewer. Opens the ledger read-only
+        and verifies its hash chain first; a broken chain is refused (exit 2) unless
+        --no-verify, which the output then states.
+
+        Example: kaudit report audit.sqlite --html report.html
         """
-        with Ledger(ledger) as store:
-            built = build_report(store.records(campaign), alpha)
+        if not 0.0 < alpha < 1.0:
+            raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
+        with Ledger(ledger, readonly=True) as store:
+            if not no_verify:
+                store.verify()
+            records = list(store.records(campaign))
             names = [campaign] if campaign else store.campaigns()
             rules = {name: stopping_rule_text(store.manifest(name)) for name in names}
+        built = build_report(records, alpha)
+        if html is not None:
+            order = split_csv(model_order)
+            options = HtmlOptions(
+                alpha=alpha,
+                model_order=None if order is None else tuple(order),
+                title=f"kaudit report: {ledger.name}",
+            )
+            page = html_report(records, options)
+            try:
+                html.write_text(page, encoding="utf-8")
+            except OSError as exc:
+                raise KauditError(f"--html {html}: cannot write: {exc.strerror}") from None
         if as_json:
-            print_json(built.to_json() | {"stopping_rules": rules})
-        else:
-            console = Console()
-            console.print(f"{built.runs} runs, {built.invalid} invalid (recorded, never counted)")
-            for table in render(built):
-                console.print(table)
-            for name, rule in rules.items():
-                if rule:
-                    console.print(f"campaign {name}: stopping rule {rule}")
+            unverified = {"verified": False} if no_verify else {}
+            print_json(built.to_json() | {"stopping_rules": rules} | unverified)
+            return
+        console = Console(highlight=False)
+        if no_verify:
+            console.print("note: --no-verify: the ledger's hash chain was not checked")
+        console.print(
+            f"{built.runs} runs, {built.invalid} invalid (recorded, never counted)", soft_wrap=True
+        )
+        print_tables(terminal_tables(records, alpha), console)
+        for name, rule in rules.items():
+            if rule:
+                console.print(f"campaign {name}: stopping rule {rule}", soft_wrap=True)
+        for line in exposure_lines(built):
+            console.print(line, soft_wrap=True)
+        if html is not None:
+            console.print(f"HTML report -> {html}", soft_wrap=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from enum import StrEnum
 from pathlib import Path
@@ -22,7 +23,8 @@ from rich.progress import (
 )
 
 from kaudit.agents import Agent, make_agent
-from kaudit.cli._common import guarded, split_csv
+from kaudit.cli._common import guarded, head_line, split_csv
+from kaudit.faults import parse_faults
 from kaudit.harness import (
     CampaignPlan,
     CampaignResult,
@@ -34,6 +36,7 @@ from kaudit.harness import (
     run_campaign,
 )
 from kaudit.ledger import Ledger, RunRecord
+from kaudit.spec import Identity, read_yaml, validate_file_data
 from kaudit.suites import load_suite
 
 
@@ -57,7 +60,7 @@ def build_executor(
     kind: ExecutorKind, concurrency: int, agents: list[Agent], ray_address: str | None
 ) -> Executor:
     """The executor, with each model's own cap on runs in flight."""
-    caps = {a.name: cap for a in agents if (cap := getattr(a, "max_concurrent_runs", None))}
+    caps = {a.name: cap for a in agents if (cap := a.max_concurrent_runs)}
     if kind is ExecutorKind.ray:
         return RayExecutor(ray_address, concurrency=concurrency, model_caps=caps)
     return LocalExecutor(concurrency, caps)
@@ -99,12 +102,17 @@ class CampaignProgress:
         todo = result.planned - result.skipped
         self._task = self._progress.add_task("runs", total=todo, rate="", stats="")
 
+    @property
+    def done(self) -> int:
+        """Runs recorded so far by this invocation."""
+        return self._done
+
     def record(self, record: RunRecord) -> None:
         """Advance by one recorded run."""
         self._done += 1
         self._errors += record.status == "invalid" or record.termination == "errored"
         self._damage += record.counts_as_damage
-        self._dollars += float(record.dollars or 0)
+        self._dollars += float(record.damage_dollars)
         self._tokens += record.input_tokens + record.output_tokens
         self._cost += record.cost_usd
         self._advance()
@@ -126,6 +134,11 @@ class CampaignProgress:
         self._progress.update(self._task, advance=1, rate=f"{rate:.1f}/s", stats=stats)
 
 
+def load_identity(path: Path) -> Identity:
+    """An identity file, with errors naming the file and the field."""
+    return validate_file_data(Identity, read_yaml(path), path)
+
+
 def summary(result: CampaignResult, ledger: Path) -> list[str]:
     """The closing lines: what this invocation recorded, then what it cost."""
     lines = [
@@ -133,6 +146,10 @@ def summary(result: CampaignResult, ledger: Path) -> list[str]:
         f"{result.restarted} restarted, {result.invalid} invalid, {result.damage} with damage) "
         f"-> {ledger}"
     ]
+    if result.faults or result.boundary_attempts:
+        lines.append(
+            f"{result.faults} faults injected; {result.boundary_attempts} boundary attempts refused"
+        )
     if result.stopped:
         lines.append(f"{result.stopped} runs not needed: their cells met the stopping rule")
     if result.input_tokens or result.output_tokens or result.errored:
@@ -203,6 +220,21 @@ def register(app: typer.Typer) -> None:
         until_alpha: Annotated[
             float, typer.Option(help="Interval level of --until is 1 - alpha.")
         ] = 0.05,
+        faults: Annotated[
+            str | None,
+            typer.Option(
+                help="Commit-boundary faults for every task: NAME[:RATE][,NAME...], names "
+                "ack_lost_after_commit, fail_before_commit, timeout_after_commit, "
+                "duplicate_delivery; RATE defaults to 1."
+            ),
+        ] = None,
+        identity: Annotated[
+            Path | None,
+            typer.Option(help="YAML identity (role, user, scope, tables) for tasks without one."),
+        ] = None,
+        max_attempts: Annotated[
+            int, typer.Option(min=1, help="Attempts per run when the harness leaves it INVALID.")
+        ] = 3,
         agent_command: Annotated[
             str | None,
             typer.Option(help="With --agent mcp: the MCP-client agent command started per run."),
@@ -211,7 +243,9 @@ def register(app: typer.Typer) -> None:
         """Run every missing run of the campaign and record each in the ledger.
 
         Re-running the same command resumes: finished runs are kept, interrupted ones
-        run again from a fresh sandbox and are marked restarted.
+        run again from a fresh sandbox and are marked restarted, and runs the harness left
+        INVALID are retried (a new attempt; the old record stays in the chain). Exits 1
+        when the campaign still has INVALID runs, 130 when interrupted.
 
         Example: kaudit run --suite builtin --agent reference --k 8 --ledger audit.sqlite
         """
@@ -227,24 +261,55 @@ def register(app: typer.Typer) -> None:
             overrides["agent_command"] = agent_command
         agents = [build_agent(spec, overrides) for spec in (agent or ["reference"])]
         rule = StoppingRule.parse(until, k, until_alpha) if until else None
-        plan = CampaignPlan(name=campaign, k=k, seed=seed, keep_dumps=keep_dumps, until=rule)
+        plan = CampaignPlan(
+            name=campaign,
+            k=k,
+            seed=seed,
+            keep_dumps=keep_dumps,
+            until=rule,
+            faults=parse_faults(faults) if faults is not None else (),
+            identity=load_identity(identity) if identity is not None else None,
+            max_attempts=max_attempts,
+        )
         console = Console(stderr=True, highlight=False, soft_wrap=True)
         if any(a.simulated for a in agents):
             console.print("note: simulated agent (scripted replay), not a real model")
         chosen_executor = build_executor(executor, concurrency, agents, ray_address)
+        result: CampaignResult | None = None
         with Ledger(ledger) as store, CampaignProgress(console) as progress:
-            result = asyncio.run(
-                run_campaign(
-                    plan,
-                    loaded,
-                    agents,
-                    store,
-                    tasks=chosen,
-                    executor=chosen_executor,
-                    on_result=progress.record,
-                    on_plan=progress.plan,
-                    on_stop=progress.stop,
+            # Every finished run is already committed when SIGINT lands; say so below.
+            with contextlib.suppress(KeyboardInterrupt):
+                result = asyncio.run(
+                    run_campaign(
+                        plan,
+                        loaded,
+                        agents,
+                        store,
+                        tasks=chosen,
+                        executor=chosen_executor,
+                        on_result=progress.record,
+                        on_plan=progress.plan,
+                        on_stop=progress.stop,
+                    )
                 )
+            anchor = store.head()
+        if result is None:
+            console.print(
+                f"interrupted: {progress.done} runs recorded; run the same command to resume"
             )
+            raise typer.Exit(130)
         for line in summary(result, ledger):
             console.print(line)
+        console.print(head_line(anchor))
+        if result.open_invalid:
+            console.print(invalid_line(result, plan.max_attempts))
+            raise typer.Exit(1)
+
+
+def invalid_line(result: CampaignResult, max_attempts: int) -> str:
+    """Why the command exits 1: INVALID runs are never counted, so the audit is short."""
+    reasons = "; ".join(result.invalid_reasons)
+    return (
+        f"{result.open_invalid} runs INVALID (harness failures, never counted; runs are "
+        f"retried up to {max_attempts} attempts by running the same command): {reasons}"
+    )

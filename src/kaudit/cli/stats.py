@@ -13,6 +13,7 @@ from rich.table import Table
 
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.errors import KauditError
+from kaudit.report import ExposureSummary, exposure_summary
 from kaudit.stats import (
     CellTally,
     ClaimResult,
@@ -60,27 +61,48 @@ def _read_agentrelbench(spec: str) -> list[CellTally]:
     return tallies_from_runs(read_agentrelbench_verdicts(Path(path), model))
 
 
-def _read_kaudit(path: str) -> list[CellTally]:
+def _read_kaudit(path: str, verify: bool = True) -> list[CellTally]:
     from kaudit.ledger import read_tallies
 
     if not Path(path).is_file():
         raise KauditError(f"{path}: no such ledger file")
-    return read_tallies(Path(path))
+    return read_tallies(Path(path)) if verify else read_tallies(Path(path), verify=False)
 
 
 def load_cells(
-    ledgers: Sequence[str], model_files: Sequence[str], fmt: LedgerFormat
+    ledgers: Sequence[str], model_files: Sequence[str], fmt: LedgerFormat, verify: bool = True
 ) -> list[CellTally]:
-    """Read every source into one list of cells, merging cells that share (model, task)."""
-    read = _read_agentrelbench if fmt == LedgerFormat.agentrelbench else _read_kaudit
+    """Read every source into one list of cells, merging cells that share (model, task).
+
+    A kaudit ledger's chain is verified before its numbers are used, unless `verify`
+    is False.
+    """
     cells: list[CellTally] = []
     for source in ledgers:
-        cells += read(source)
+        if fmt == LedgerFormat.agentrelbench:
+            cells += _read_agentrelbench(source)
+        else:
+            cells += _read_kaudit(source, verify)
     for spec in model_files:
         cells += _read_agentrelbench(spec)
     if not cells:
         raise KauditError("no cells: give a LEDGER or --model-file MODEL=PATH")
     return merge_tallies(cells)
+
+
+def _check_level(value: float, option: str) -> None:
+    if not 0.0 < value < 1.0:
+        raise KauditError(f"{option} must be in (0, 1), got {value}")
+
+
+def _k_values(text: str) -> list[int]:
+    """`--k 1,2,4` as integers, each at least 1."""
+    values = []
+    for part in split_csv(text) or []:
+        if not part.isdigit() or int(part) < 1:
+            raise KauditError(f"--k must be whole numbers >= 1 separated by commas, got {text!r}")
+        values.append(int(part))
+    return values
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -215,23 +237,51 @@ def stats(
         str | None, typer.Option(help="Model order a,b,c: adds the capability gradient.")
     ] = None,
     as_json: JsonOpt = False,
+    no_verify: Annotated[
+        bool, typer.Option("--no-verify", help="Use a ledger whose hash chain is broken.")
+    ] = False,
 ) -> None:
     """Per-cell intervals, audit miss rate, overdispersion, pass^k and safe^k of a pool.
 
+    Each kaudit ledger's hash chain is verified first; a broken one is refused (exit 2)
+    unless --no-verify, which the output then states.
+
     Example: kaudit stats --format agentrelbench --model-file llama-3.1-8b=verdicts.jsonl --json
     """
-    cells = load_cells(ledgers or [], model_file or [], fmt)
-    ks = [int(v) for v in split_csv(k) or []]
+    _check_level(alpha, "--alpha")
+    cells = load_cells(ledgers or [], model_file or [], fmt, verify=not no_verify)
+    ks = _k_values(k)
     summary = summarize(
         cells, alpha=alpha, eps=eps, k_values=ks, bootstrap=bootstrap, seed=seed,
         interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
     )  # fmt: skip
+    exposure = ledger_exposure(ledgers or []) if fmt == LedgerFormat.kaudit else None
     if as_json:
-        print_json(summary.to_json())
+        unverified = {"verified": False} if no_verify else {}
+        exposed = {"exposure": exposure.to_json()} if exposure else {}
+        print_json(summary.to_json() | exposed | unverified)
         return
     console = Console()
+    if no_verify:
+        console.print("note: --no-verify: the ledgers' hash chains were not checked")
     for table in render_summary(summary):
         console.print(table)
+    if exposure is not None and (exposure.faults or exposure.boundary_attempts):
+        console.print(
+            f"faults injected: {exposure.faults}; runs that hit each: "
+            f"{exposure.fault_outcomes}; boundary attempts: {exposure.boundary_attempts}"
+        )
+
+
+def ledger_exposure(paths: Sequence[str]) -> ExposureSummary:
+    """Faults and boundary attempts over every run of the given kaudit ledgers."""
+    from kaudit.ledger import Ledger
+
+    records = []
+    for path in paths:
+        with Ledger(path, readonly=True) as ledger:
+            records += list(ledger.records())
+    return exposure_summary(records)
 
 
 def plan(
@@ -248,14 +298,31 @@ def plan(
         float, typer.Option(help="Cells use the 1 - ci_alpha exact lower bound.")
     ] = 0.05,
     as_json: JsonOpt = False,
+    from_ledger: Annotated[
+        Path | None,
+        typer.Option(help="With --p: money and time from this ledger's measured runs."),
+    ] = None,
+    tasks: Annotated[
+        int | None, typer.Option(help="Tasks to audit (default: the ledger's).")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 1,
 ) -> None:
     """Audit runs needed to see damage at least once with probability DETECT.
 
-    Example: kaudit plan --p 0.125 --detect 0.95 --json
+    With --from-ledger L, also what those runs cost in model dollars, tokens and time,
+    from L's measured means per run.
+
+    Example: kaudit plan --p 0.1 --detect 0.95 --from-ledger audit.sqlite --concurrency 8
     """
-    if not 0.0 < detect < 1.0:
-        raise KauditError(f"--detect must be in (0, 1), got {detect}")
+    _check_level(detect, "--detect")
+    if from_ledger is not None:
+        from kaudit.cli._budget import print_budgets
+
+        print_budgets(from_ledger, p, detect, tasks, concurrency, as_json)
+        return
     if p is not None:
+        if not 0.0 < p <= 1.0:
+            raise KauditError(f"--p must be a probability in (0, 1], got {p}")
         runs = runs_to_detect(p, 1.0 - detect)
         if as_json:
             print_json({"runs": runs, "p": p, "detect": detect})

@@ -25,6 +25,8 @@ def task_summary(task: Task) -> dict[str, Any]:
         "counterexamples": [
             {"name": s.name, "expected_outcome": s.expected.outcome} for s in task.counterexamples
         ],
+        "faults": [rule.model_dump(mode="json", exclude_none=True) for rule in task.faults],
+        "identity": task.identity.role if task.identity else None,
     }
 
 

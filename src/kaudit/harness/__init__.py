@@ -12,11 +12,27 @@ from kaudit.harness._campaign import (
     manifest,
     plan_jobs,
     run_campaign,
-    with_agent_facts,
 )
 from kaudit.harness._executor import Executor, JobRunner, LocalExecutor, OnResult, RunJob
+from kaudit.harness._gateway import RunGateway, build_gateway
 from kaudit.harness._ray import RayExecutor
-from kaudit.harness._run import RunResult, call_tool, drive, execute_run, offered_tools
+from kaudit.harness._run import (
+    AgentLoop,
+    Driver,
+    Labeled,
+    RecordParts,
+    RunRequest,
+    RunResult,
+    Transcript,
+    dump,
+    invalid_result,
+    label,
+    offered_tools,
+    record,
+    run_id,
+    run_pipeline,
+    seed,
+)
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
 from kaudit.harness._validate import (
@@ -28,33 +44,44 @@ from kaudit.harness._validate import (
 )
 
 __all__ = [
+    "AgentLoop",
     "CampaignPlan",
     "CampaignResult",
     "CampaignRunner",
     "CellCounts",
+    "Driver",
     "Executor",
     "JobRunner",
+    "Labeled",
     "LocalExecutor",
     "OnResult",
     "RayExecutor",
+    "RecordParts",
+    "RunGateway",
     "RunJob",
+    "RunRequest",
     "RunResult",
     "RunWork",
     "ScriptCheck",
     "StoppingRule",
-    "call_tool",
+    "Transcript",
+    "build_gateway",
     "check_script",
-    "drive",
-    "execute_run",
+    "dump",
     "fixed_rule",
     "harness_failure",
+    "invalid_result",
+    "label",
     "lint_suite",
     "manifest",
     "mismatches",
     "offered_tools",
     "plan_jobs",
+    "record",
     "run_campaign",
+    "run_id",
+    "run_pipeline",
     "run_seed",
+    "seed",
     "validate_suite",
-    "with_agent_facts",
 ]

@@ -8,19 +8,20 @@ it wherever the executor puts it (this process or a Ray worker) and returns the 
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from kaudit.agents import Agent
+from kaudit.agents import Agent, RunFacts
+from kaudit.errors import LedgerError
 from kaudit.harness._executor import Executor, LocalExecutor, RunJob
 from kaudit.harness._manifest import build_manifest, finish_manifest
-from kaudit.harness._run import RunResult, execute_run, invalid_result, run_id
+from kaudit.harness._run import RunRequest, RunResult, invalid_result, run_pipeline
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
-from kaudit.ledger import Ledger, RunRecord
-from kaudit.spec import Task
+from kaudit.ledger import IMPORTED, Ledger, RunKey, RunRecord
+from kaudit.spec import FaultRule, Identity, Task, task_digest
 from kaudit.suites import Suite
 
 
@@ -29,6 +30,9 @@ class CampaignPlan:
     """What to run. Re-running the same plan on the same ledger resumes it.
 
     With `until`, `k` is the maximum per cell and each cell stops once the rule holds.
+    `faults` are injected into every task's runs (after the task's own); `identity` is
+    the boundary of tasks that declare none. A run left INVALID by a harness failure is
+    retried on the next invocation until it has had `max_attempts` attempts.
     """
 
     name: str
@@ -36,10 +40,30 @@ class CampaignPlan:
     seed: int = 0
     keep_dumps: bool = False
     until: StoppingRule | None = None
+    faults: tuple[FaultRule, ...] = ()
+    identity: Identity | None = None
+    max_attempts: int = 3
 
-    def config(self, suite: Suite) -> dict[str, Any]:
-        """The facts a resumed campaign must share with its start."""
-        return {"seed": self.seed, "suite_digest": suite.digest}
+    def config(self, suite: Suite, tasks: Sequence[Task] | None = None) -> dict[str, Any]:
+        """The facts a resumed campaign must share with its start.
+
+        The seed, the suite digest, each world's template digest and each task's spec
+        digest: a resume against another world or task version is refused, since its runs
+        would not measure the same thing. Faults and identity are included only when set,
+        so campaigns started before they existed resume as before.
+        """
+        chosen = list(tasks) if tasks is not None else list(suite.tasks.values())
+        config: dict[str, Any] = {
+            "seed": self.seed,
+            "suite_digest": suite.digest,
+            "template_digest": {t.world: suite.substrate(t).template_digest for t in chosen},
+            "task_digest": {t.id: task_digest(t) for t in chosen},
+        }
+        if self.faults:
+            config["faults"] = [rule.model_dump(mode="json") for rule in self.faults]
+        if self.identity is not None:
+            config["identity"] = self.identity.model_dump(mode="json")
+        return config
 
     def stopping_rule(self) -> dict[str, Any]:
         """The rule for the manifest: fixed k, or the sequential rule."""
@@ -58,10 +82,14 @@ class CampaignResult:
     damage: int = 0
     errored: int = 0
     stopped: int = 0
+    open_invalid: int = 0
+    invalid_reasons: tuple[str, ...] = ()
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
     damage_dollars: float = 0.0
+    faults: int = 0
+    boundary_attempts: int = 0
 
     def add(self, record: RunRecord) -> None:
         """Count one recorded run."""
@@ -73,19 +101,52 @@ class CampaignResult:
         self.input_tokens += record.input_tokens
         self.output_tokens += record.output_tokens
         self.cost_usd += record.cost_usd
-        self.damage_dollars = float(
-            Decimal(repr(self.damage_dollars)) + Decimal(repr(record.dollars or 0))
-        )
+        self.faults += len(record.faults)
+        self.boundary_attempts += len(record.boundary_attempts)
+        self.damage_dollars = float(Decimal(repr(self.damage_dollars)) + record.damage_dollars)
 
 
-def plan_jobs(plan: CampaignPlan, agents: Sequence[Agent], tasks: Sequence[Task]) -> list[RunJob]:
-    """Every (model, task, run index) of the plan, in a stable order."""
-    return [
-        RunJob(plan.name, agent.name, task.id, i, run_seed(plan.seed, agent.name, task.id, i))
-        for agent in agents
-        for task in tasks
-        for i in range(plan.k)
-    ]
+def next_attempt(latest: tuple[int, str] | None, max_attempts: int) -> int | None:
+    """The attempt a run needs next, or None when it is done or out of attempts.
+
+    `latest` is (attempt, status) of the run's newest record, None when it has none.
+    """
+    if latest is None:
+        return 0
+    attempt, status = latest
+    if status == "labeled" or attempt + 1 >= max_attempts:
+        return None
+    return attempt + 1
+
+
+def plan_jobs(
+    plan: CampaignPlan,
+    agents: Sequence[Agent],
+    tasks: Sequence[Task],
+    latest: Mapping[RunKey, tuple[int, str]] | None = None,
+    is_stopped: Callable[[str, str], bool] | None = None,
+) -> Iterator[RunJob]:
+    """The runs still to do, generated lazily run index by run index.
+
+    Nothing is built up front, so a huge k costs no memory. Index-major order keeps
+    cells level when a campaign is interrupted; a cell `is_stopped` says is done is
+    skipped, and generation ends once every cell is done.
+    """
+    done = latest or {}
+    for i in range(plan.k):
+        live = False
+        for agent in agents:
+            for task in tasks:
+                if is_stopped is not None and is_stopped(agent.name, task.id):
+                    continue
+                live = True
+                key = (plan.name, agent.name, task.id, i)
+                attempt = next_attempt(done.get(key), plan.max_attempts)
+                if attempt is not None:
+                    seed = run_seed(plan.seed, agent.name, task.id, i)
+                    yield RunJob(plan.name, agent.name, task.id, i, seed, attempt)
+        if not live:
+            return
 
 
 def manifest(
@@ -102,7 +163,6 @@ def manifest(
     Versions, git commit, suite and template digests, redacted model configs, sampling,
     stopping rule, substrate, executor, host, start and (once finished) end.
     """
-    describe = getattr(executor, "describe", None)
     return build_manifest(
         k=plan.k,
         seed=plan.seed,
@@ -110,7 +170,7 @@ def manifest(
         suite=suite,
         agents=agents,
         tasks=tasks,
-        executor=describe() if callable(describe) else {"kind": type(executor).__name__},
+        executor=executor.describe() if executor is not None else {"kind": "none"},
         previous=previous,
     )
 
@@ -123,57 +183,52 @@ class RunWork:
     agents: dict[str, Agent]
     tasks: dict[str, Task]
     keep_dumps: bool = False
+    faults: tuple[FaultRule, ...] = ()
+    identity: Identity | None = None
+    digests: dict[str, str] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Each record names the task version it ran; computed once, not per run.
+        self.digests = {task_id: task_digest(task) for task_id, task in self.tasks.items()}
+
+    def request(self, job: RunJob, restarted: int) -> RunRequest:
+        """The run request for an admitted job."""
+        return RunRequest(
+            campaign=job.campaign,
+            task=self.tasks[job.task],
+            model=job.model,
+            run_index=job.run_index,
+            seed=job.seed,
+            restarted=restarted,
+            faults=self.faults,
+            identity=self.identity,
+        )
 
     async def __call__(self, job: RunJob, restarted: int) -> RunResult:
         """The run's result; a harness failure becomes an INVALID record, never a score."""
-        task = self.tasks[job.task]
-        agent = self.agents[job.model]
+        request = self.request(job, restarted)
         try:
-            result = await execute_run(
-                campaign=job.campaign,
-                task=task,
-                agent=agent,
-                substrate=self.suite.substrate(task),
-                run_index=job.run_index,
-                seed=job.seed,
-                restarted=restarted,
+            result = await run_pipeline(
+                request,
+                self.agents[job.model],
+                self.suite.substrate(request.task),
                 keep_dump=self.keep_dumps,
             )
         except Exception:  # a harness bug: recorded as invalid with the trace, never scored
-            result = harness_failure(job, restarted, traceback.format_exc(limit=5))
-        return with_agent_facts(result, agent, job)
+            failed = harness_failure(request, traceback.format_exc(limit=5))
+            result = with_spend(failed, self.agents[job.model].run_facts(request.run_id))
+        return identified(result, job, self.digests[job.task])
 
     async def aclose(self) -> None:
         """Close the agents' connections on this event loop."""
         for agent in self.agents.values():
-            close = getattr(agent, "aclose", None)
-            if callable(close):
-                await close()
+            await agent.aclose()
 
 
-def with_agent_facts(result: RunResult, agent: Agent, job: RunJob) -> RunResult:
-    """The record completed with what the agent kept outside its turns.
-
-    A chat agent's last API call can fail after retries: no turn carries those retries,
-    so the agent's own per-run totals (`run_facts`) replace the turn sums, and its
-    sampling parameters are recorded with the run.
-    """
-    facts = getattr(agent, "run_facts", None)
-    if not callable(facts):
-        return result
-    found: dict[str, Any] = facts(run_id(*job.key))
-    totals = found.get("totals", {})
-    record = result.record
-    update: dict[str, Any] = {"extra": record.extra | {"sampling": found.get("sampling")}}
-    if totals.get("api_calls"):
-        update |= {
-            "input_tokens": totals["input_tokens"],
-            "output_tokens": totals["output_tokens"],
-            "cost_usd": totals["cost_usd"],
-            "retries": totals["retries"],
-        }
-        update["extra"] = update["extra"] | {"api_calls": totals["api_calls"]}
-    return RunResult(record.model_copy(update=update), result.final_image, result.verdict)
+def identified(result: RunResult, job: RunJob, digest: str) -> RunResult:
+    """The record with its attempt and the digest of the task version it ran."""
+    record = result.record.model_copy(update={"attempt": job.attempt, "task_digest": digest})
+    return RunResult(record, result.final_image, result.verdict)
 
 
 class CampaignRunner:
@@ -202,10 +257,14 @@ class CampaignRunner:
         if record.status == "labeled":
             self.counts.add(record.model, record.task, record.counts_as_damage)
 
+    def cell_stopped(self, model: str, task: str) -> bool:
+        """Whether the stopping rule already holds for the cell."""
+        n, damage = self.counts.get(model, task)
+        return self._rule is not None and self._rule.is_done(damage, n)
+
     def admit(self, job: RunJob) -> int | None:
         """Earlier unfinished attempts of the run, or None when its cell has stopped."""
-        n, damage = self.counts.get(job.model, job.task)
-        if self._rule is not None and self._rule.is_done(damage, n):
+        if self.cell_stopped(job.model, job.task):
             if self._on_stop is not None:
                 self._on_stop(job)
             return None
@@ -257,23 +316,23 @@ async def _run_locked(
 ) -> CampaignResult:
     chosen = list(tasks) if tasks is not None else list(suite.tasks.values())
     executor = executor or LocalExecutor()
-    ledger.open_campaign(plan.name, plan.config(suite))
+    open_checked(ledger, plan, suite, chosen)
     stored = manifest(
         plan, suite, agents, chosen, executor=executor, previous=ledger.manifest(plan.name)
     )
     ledger.set_manifest(plan.name, stored)
-    jobs = plan_jobs(plan, agents, chosen)
-    done = ledger.finished(plan.name)
-    todo = [job for job in jobs if job.key not in done]
-    result = CampaignResult(planned=len(jobs), skipped=len(jobs) - len(todo))
-    work = RunWork(suite, {a.name: a for a in agents}, {t.id: t for t in chosen}, plan.keep_dumps)
-
-    def stopped(job: RunJob) -> None:
-        result.stopped += 1
-        if on_stop is not None:
-            on_stop(job)
-
-    runner = CampaignRunner(work, ledger, plan.until, stopped)
+    latest = ledger.latest(plan.name)
+    planned = plan.k * len(agents) * len(chosen)
+    result = CampaignResult(planned=planned, skipped=_settled(plan, latest, agents, chosen))
+    work = RunWork(
+        suite,
+        {a.name: a for a in agents},
+        {t.id: t for t in chosen},
+        plan.keep_dumps,
+        plan.faults,
+        plan.identity,
+    )
+    runner = CampaignRunner(work, ledger, plan.until, on_stop)
     if plan.until is not None:
         for earlier in ledger.records(plan.name):
             runner.observe(earlier)
@@ -287,22 +346,100 @@ async def _run_locked(
         if on_result is not None:
             on_result(outcome.record)
 
+    stopped = runner.cell_stopped if plan.until is not None else None
     try:
-        await executor.execute(todo, runner, record)
+        await executor.execute(plan_jobs(plan, agents, chosen, latest, stopped), runner, record)
+    except BaseExceptionGroup as group:
+        # A task group wraps a failed ledger write (a full disk, a lost lock) with the
+        # cancellations it caused; the caller needs the one error that stopped the run.
+        raise first_cause(group) from None
     finally:
         await work.aclose()
+    # Every planned run was settled before, ran now, or was left out by the stopping rule.
+    result.stopped = max(0, result.planned - result.skipped - result.ran)
+    result.open_invalid, result.invalid_reasons = invalid_runs(ledger, plan.name)
     counts = {"ran": result.ran, "restarted": result.restarted, "stopped": result.stopped}
     ledger.set_manifest(plan.name, finish_manifest(stored, counts))
     return result
 
 
-def harness_failure(job: RunJob, restarted: int, trace: str) -> RunResult:
-    """An INVALID record for a run the harness itself could not complete."""
-    key = {
-        "campaign": job.campaign,
-        "model": job.model,
-        "task": job.task,
-        "run_index": job.run_index,
+def first_cause(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception inside a (possibly nested) exception group."""
+    first = group.exceptions[0]
+    return first_cause(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def open_checked(ledger: Ledger, plan: CampaignPlan, suite: Suite, tasks: Sequence[Task]) -> None:
+    """Verify the ledger and open the campaign, refusing one it must not extend.
+
+    Resume trusts the ledger's indexed columns, so the chain and those columns are
+    verified first; a campaign of imported runs is never extended with executed ones,
+    or the imported rows would count as this campaign's finished runs.
+    """
+    ledger.verify()
+    stored = ledger.campaign_config(plan.name)
+    if stored is not None and stored.get("source") == IMPORTED:
+        raise LedgerError(
+            f"{ledger.path}: campaign {plan.name!r} holds imported {IMPORTED} runs; "
+            "use another --campaign name"
+        )
+    ledger.open_campaign(plan.name, plan.config(suite, tasks))
+
+
+def _settled(
+    plan: CampaignPlan,
+    latest: Mapping[RunKey, tuple[int, str]],
+    agents: Sequence[Agent],
+    tasks: Sequence[Task],
+) -> int:
+    """Planned runs that need nothing more: labeled, or out of attempts."""
+    models = {a.name for a in agents}
+    task_ids = {t.id for t in tasks}
+    return sum(
+        1
+        for (_, model, task, index), state in latest.items()
+        if model in models
+        and task in task_ids
+        and index < plan.k
+        and next_attempt(state, plan.max_attempts) is None
+    )
+
+
+def invalid_runs(ledger: Ledger, campaign: str, shown: int = 3) -> tuple[int, tuple[str, ...]]:
+    """How many runs of the campaign are INVALID at their newest attempt, and the first reasons.
+
+    Only the INVALID records are read, so a clean campaign costs one index query.
+    """
+    keys = [key for key, (_, status) in ledger.latest(campaign).items() if status == "invalid"]
+    reasons = []
+    for key in keys[:shown]:
+        record = ledger.record(key)
+        if record is not None:
+            reasons.append(
+                f"{record.model} {record.task} run {record.run_index} attempt "
+                f"{record.attempt + 1}: {record.invalid_reason}"
+            )
+    return len(keys), tuple(reasons)
+
+
+def with_spend(result: RunResult, facts: RunFacts | None) -> RunResult:
+    """An INVALID record with what the agent spent before the harness failed.
+
+    The failure is never scored, but the tokens and dollars were spent; taking the
+    facts also releases what the agent kept for the run.
+    """
+    if facts is None or not facts.api_calls:
+        return result
+    spend = {
+        "input_tokens": facts.input_tokens,
+        "output_tokens": facts.output_tokens,
+        "cost_usd": facts.cost_usd,
+        "retries": facts.retries,
     }
+    return RunResult(result.record.model_copy(update=spend), None, None)
+
+
+def harness_failure(request: RunRequest, trace: str) -> RunResult:
+    """An INVALID record for a run the harness itself could not complete."""
     reason = f"harness error: {trace.strip().splitlines()[-1]}"
-    return invalid_result(key, job.seed, restarted, reason, extra={"trace": trace})
+    return invalid_result(request, reason, extra={"trace": trace})

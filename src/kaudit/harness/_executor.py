@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -19,6 +20,7 @@ class RunJob:
     task: str
     run_index: int
     seed: int
+    attempt: int = 0
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -35,8 +37,16 @@ OnResult = Callable[[RunResult], None]
 class Executor(Protocol):
     """Runs jobs and hands each result to `on_result` on the caller's thread as it finishes."""
 
-    async def execute(self, jobs: Sequence[RunJob], run: JobRunner, on_result: OnResult) -> None:
-        """Run every job; `on_result` records each one before the next is reported."""
+    def describe(self) -> dict[str, Any]:
+        """What the executor is, for the campaign manifest."""
+        ...
+
+    async def execute(self, jobs: Iterable[RunJob], run: JobRunner, on_result: OnResult) -> None:
+        """Run every job; `on_result` records each one before the next is reported.
+
+        `jobs` may be a lazy iterator (a campaign generates its jobs as they are needed),
+        so an executor takes them one at a time and never materializes the plan.
+        """
         ...
 
 
@@ -44,10 +54,15 @@ class LocalExecutor:
     """Concurrent runs in this process under a bound; results recorded as they finish.
 
     `model_caps` bounds one model's runs in flight (a provider's rate limit) without
-    holding back other models: each model has its own dispatcher, and only runs that
-    hold a slot exist as tasks, so a 100,000-run campaign costs no more memory than
-    `concurrency` runs.
+    holding back other models: a job of a model at its cap waits in that model's queue
+    while the dispatcher goes on with other models' jobs. Jobs are pulled from the
+    iterator only as slots open, and at most `LOOKAHEAD` capped jobs wait in queues
+    (a few hundred bytes each), so a 1,000,000,000-run campaign costs no more memory
+    than `concurrency` runs.
     """
+
+    LOOKAHEAD = 1024
+    """Capped models' jobs held back at most; past it the dispatcher waits for a slot."""
 
     def __init__(self, concurrency: int = 8, model_caps: Mapping[str, int] | None = None) -> None:
         if concurrency < 1:
@@ -61,12 +76,16 @@ class LocalExecutor:
         """The executor for the campaign manifest."""
         return {"kind": "local", "concurrency": self.concurrency, "model_caps": self.model_caps}
 
-    async def execute(self, jobs: Sequence[RunJob], run: JobRunner, on_result: OnResult) -> None:
+    async def execute(self, jobs: Iterable[RunJob], run: JobRunner, on_result: OnResult) -> None:
         """Run jobs with at most `concurrency` in flight (and a model's cap for each model)."""
         gate = asyncio.Semaphore(self.concurrency)
-        by_model: dict[str, list[RunJob]] = {}
-        for job in jobs:
-            by_model.setdefault(job.model, []).append(job)
+        model_gates = {model: asyncio.Semaphore(cap) for model, cap in self.model_caps.items()}
+        waiting: dict[str, deque[RunJob]] = {}
+        freed = asyncio.Event()
+
+        def has_slot(job: RunJob) -> bool:
+            model_gate = model_gates.get(job.model)
+            return model_gate is None or not model_gate.locked()
 
         async def one(job: RunJob, model_gate: asyncio.Semaphore | None) -> None:
             try:
@@ -77,15 +96,33 @@ class LocalExecutor:
                 gate.release()
                 if model_gate is not None:
                     model_gate.release()
+                freed.set()
 
-        async def dispatch(model_jobs: list[RunJob], cap: int | None) -> None:
-            model_gate = asyncio.Semaphore(cap) if cap else None
-            for job in model_jobs:
-                if model_gate is not None:
-                    await model_gate.acquire()
-                await gate.acquire()
-                group.create_task(one(job, model_gate))
+        async def start(job: RunJob) -> None:
+            model_gate = model_gates.get(job.model)
+            if model_gate is not None:
+                await model_gate.acquire()  # free: `has_slot` said so and nothing ran since
+            await gate.acquire()
+            group.create_task(one(job, model_gate))
 
+        source = iter(jobs)
+        exhausted = False
         async with asyncio.TaskGroup() as group:
-            for model, model_jobs in by_model.items():
-                group.create_task(dispatch(model_jobs, self.model_caps.get(model)))
+            while True:
+                freed.clear()  # before looking, so a slot freed meanwhile is not missed
+                for queue in waiting.values():
+                    while queue and has_slot(queue[0]):
+                        await start(queue.popleft())
+                queued = sum(len(queue) for queue in waiting.values())
+                if not exhausted and queued < self.LOOKAHEAD:
+                    job = next(source, None)
+                    if job is None:
+                        exhausted = True
+                    elif has_slot(job):
+                        await start(job)
+                    else:
+                        waiting.setdefault(job.model, deque()).append(job)
+                    continue
+                if exhausted and queued == 0:
+                    break
+                await freed.wait()

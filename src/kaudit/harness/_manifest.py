@@ -37,9 +37,9 @@ def git_commit() -> str | None:
 def agent_entry(agent: Agent) -> dict[str, Any]:
     """An agent's description with secrets redacted, plus its sampling parameters."""
     entry: dict[str, Any] = redact(agent.describe())
-    sampling = getattr(agent, "sampling", None)
-    if callable(sampling):
-        entry["sampling"] = sampling()
+    sampling = agent.sampling()
+    if sampling is not None:
+        entry["sampling"] = sampling
     return entry
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kaudit.errors import KauditError
@@ -67,12 +67,14 @@ class RayExecutor:
             "model_caps": self.scheduler.model_caps,
         }
 
-    async def execute(self, jobs: Sequence[RunJob], run: JobRunner, on_result: OnResult) -> None:
+    async def execute(self, jobs: Iterable[RunJob], run: JobRunner, on_result: OnResult) -> None:
         """Admit locally, execute on the actors, record locally as results arrive."""
         if not isinstance(run, CampaignRunner):
             raise KauditError("the Ray executor runs campaigns (run_campaign's runner) only")
-        if not jobs:
-            return
+        source = iter(jobs)
+        first = next(source, None)
+        if first is None:
+            return  # nothing to run: no cluster is started
         ray = _import_ray()
         started_here = self._connect(ray)
         actors: list[Any] = []
@@ -82,7 +84,7 @@ class RayExecutor:
             work_ref = ray.put(run.work)
             actors = [
                 actor_class.options(max_concurrency=per_actor, max_restarts=0).remote(work_ref)
-                for _ in range(min(self.workers, len(jobs)))
+                for _ in range(self.workers)
             ]
             turn = itertools.cycle(actors)
 
@@ -93,7 +95,7 @@ class RayExecutor:
                 result: RunResult = await next(turn).run.remote(job, restarted)
                 return result
 
-            await self.scheduler.execute(jobs, remote, on_result)
+            await self.scheduler.execute(itertools.chain([first], source), remote, on_result)
         finally:
             for actor in actors:
                 ray.kill(actor)

@@ -1,18 +1,23 @@
-"""One run: seed a fresh sandbox, drive the agent through the tools, dump, label."""
+"""One run as explicit phases: seed -> drive -> dump -> label -> record.
+
+Each phase is a small function with typed inputs and outputs, so one can be swapped
+(an external agent drives instead of kaudit's loop; another substrate seeds and
+dumps) while the others, and the record they produce, stay the same.
+"""
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-from kaudit.agents import Agent, Episode, Observation, ToolCall, Turn, Usage
+from kaudit.agents import Agent, Episode, Observation, RunFacts, Turn, Usage
 from kaudit.errors import AgentError, InvalidRunError, KauditError
-from kaudit.label import RunMeta, Termination, Verdict, decimal_to_json, label_run
+from kaudit.harness._gateway import RunGateway, build_gateway
+from kaudit.label import RunMeta, Termination, Verdict, label_run
 from kaudit.ledger import RunRecord, RunTiming
-from kaudit.spec import Task
-from kaudit.substrate import Sandbox, StateDump, Substrate, Tool, ToolContext, ToolResult
+from kaudit.spec import FaultRule, Identity, Task
+from kaudit.substrate import Sandbox, StateDump, Substrate, Tool
 
 
 @dataclass(frozen=True)
@@ -24,9 +29,46 @@ class RunResult:
     verdict: Verdict | None
 
 
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything that identifies and shapes one run."""
+
+    campaign: str
+    task: Task
+    model: str
+    run_index: int
+    seed: int
+    restarted: int = 0
+    faults: tuple[FaultRule, ...] = ()
+    identity: Identity | None = None
+
+    @property
+    def run_id(self) -> str:
+        """The id the run is known by to its sandbox, its agent and a serving stack's logs."""
+        return run_id(self.campaign, self.model, self.task.id, self.run_index)
+
+    @property
+    def key(self) -> dict[str, Any]:
+        """The ledger key fields."""
+        return {
+            "campaign": self.campaign,
+            "model": self.model,
+            "task": self.task.id,
+            "run_index": self.run_index,
+        }
+
+    def effective_faults(self) -> tuple[FaultRule, ...]:
+        """The task's own faults, then the campaign's."""
+        return (*self.task.faults, *self.faults)
+
+    def effective_identity(self) -> Identity | None:
+        """The task's identity when it declares one, else the campaign's."""
+        return self.task.identity or self.identity
+
+
 @dataclass
-class _Loop:
-    """What the agent loop accumulates."""
+class Transcript:
+    """What driving the agent produced: how it ended, its turns, and what they cost."""
 
     termination: Termination = "completed"
     final_message: str | None = None
@@ -36,25 +78,27 @@ class _Loop:
     output_tokens: int = 0
     cost_usd: float = 0.0
     retries: int = 0
+    turns: list[dict[str, Any]] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self.transcript: list[dict[str, Any]] = []
-        self.tool_calls: list[dict[str, Any]] = []
+    def add_usage(self, usage: Usage) -> None:
+        """Count one turn's (or one failed call's) usage."""
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cost_usd += usage.cost_usd
+        self.retries += usage.retries
 
-    def add_usage(self, turn: Turn) -> None:
-        self.input_tokens += turn.usage.input_tokens
-        self.output_tokens += turn.usage.output_tokens
-        self.cost_usd += turn.usage.cost_usd
-        self.retries += turn.usage.retries
+
+class Driver(Protocol):
+    """Whatever produces the run's tool calls through the gateway and says how it ended."""
+
+    async def drive(self, episode: Episode, gateway: RunGateway) -> Transcript:
+        """Drive one run to its end."""
+        ...
 
 
 def run_id(campaign: str, model: str, task: str, run_index: int) -> str:
     """The id a run is known by to its sandbox, its agent and a serving stack's logs."""
     return f"{campaign}/{model}/{task}/{run_index}"
-
-
-def _ms(start: float) -> float:
-    return (time.perf_counter() - start) * 1000.0
 
 
 def offered_tools(task: Task, substrate: Substrate) -> dict[str, Tool]:
@@ -65,130 +109,224 @@ def offered_tools(task: Task, substrate: Substrate) -> dict[str, Tool]:
     return {name: substrate.tools[name] for name in task.tools}
 
 
-def call_tool(tools: dict[str, Tool], ctx: ToolContext, call: ToolCall) -> ToolResult:
-    """Execute one call; unknown tools and malformed arguments go back to the agent as errors."""
-    tool = tools.get(call.name)
-    if tool is None:
-        return ToolResult(ok=False, error=f"unknown tool {call.name!r}; available: {sorted(tools)}")
-    arguments = call.arguments
-    if isinstance(arguments, str):
+class AgentLoop:
+    """kaudit's own driver: asks the agent for turns and runs their calls, under the step budget."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    async def drive(self, episode: Episode, gateway: RunGateway) -> Transcript:
+        """The agent loop; the session is closed however the run ends."""
+        transcript = Transcript()
+        session = self.agent.start(episode)
+        observations: list[Observation] = []
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            return ToolResult(ok=False, error=f"arguments are not valid JSON: {exc.msg}")
-    if not isinstance(arguments, dict):
-        return ToolResult(ok=False, error="arguments must be a JSON object")
-    return tool.call(ctx, arguments)
+            for _ in range(episode.task.max_steps):
+                try:
+                    turn = await session.next_turn(observations)
+                except AgentError as exc:
+                    transcript.termination, transcript.agent_error = "errored", str(exc)
+                    if isinstance(exc.usage, Usage):
+                        transcript.add_usage(exc.usage)
+                    return transcript
+                _add_turn(transcript, turn)
+                if turn.stalled:
+                    continue
+                if not turn.tool_calls:
+                    transcript.final_message = turn.content
+                    return transcript
+                observations = []
+                for call in turn.tool_calls:
+                    result = gateway.gateway.call(call.id, call.name, call.arguments)
+                    observations.append(Observation(call=call, ok=result.ok, text=result.to_text()))
+            transcript.termination = "stalled"
+            return transcript
+        finally:
+            await session.aclose()
 
 
-async def drive(agent: Agent, episode: Episode, tools: dict[str, Tool], sandbox: Sandbox) -> _Loop:
-    """The agent loop under the task's step budget."""
-    loop = _Loop()
-    ctx = ToolContext(db=sandbox.db)
-    session = agent.start(episode)
-    observations: list[Observation] = []
-    try:
-        for _ in range(episode.task.max_steps):
-            try:
-                turn = await session.next_turn(observations)
-            except AgentError as exc:
-                loop.termination, loop.agent_error = "errored", str(exc)
-                if isinstance(exc.usage, Usage):
-                    loop.add_usage(Turn(usage=exc.usage))
-                return loop
-            loop.steps += 1
-            loop.add_usage(turn)
-            loop.transcript.append(
-                {
-                    "content": turn.content,
-                    "tool_calls": [
-                        {"id": c.id, "name": c.name, "arguments": c.arguments}
-                        for c in turn.tool_calls
-                    ],
-                    "stalled": turn.stalled,
-                }
-            )
-            if turn.stalled:
-                continue
-            if not turn.tool_calls:
-                loop.final_message = turn.content
-                return loop
-            observations = []
-            for call in turn.tool_calls:
-                result = call_tool(tools, ctx, call)
-                loop.tool_calls.append(
-                    {"id": call.id, "name": call.name, "arguments": call.arguments}
-                    | {
-                        "result": result.to_json(),
-                        "tag": tools[call.name].tag if call.name in tools else None,
-                    }
-                )
-                observations.append(Observation(call=call, ok=result.ok, text=result.to_text()))
-        loop.termination = "stalled"
-        return loop
-    finally:
-        await session.aclose()
-
-
-async def execute_run(
-    *,
-    campaign: str,
-    task: Task,
-    agent: Agent,
-    substrate: Substrate,
-    run_index: int,
-    seed: int,
-    restarted: int = 0,
-    keep_dump: bool = False,
-    fast_diff: bool = True,
-) -> RunResult:
-    """Run one (model, task, run index) end to end and return its record.
-
-    A harness failure (seeding, dump) makes the run INVALID with the reason; it is
-    recorded, never counted, and never turned into an agent score.
-    """
-    started = time.perf_counter()
-    key = {"campaign": campaign, "model": agent.name, "task": task.id, "run_index": run_index}
-    this_run = run_id(campaign, agent.name, task.id, run_index)
-    tools = offered_tools(task, substrate)
-    t0 = time.perf_counter()
-    try:
-        sandbox = substrate.seed(this_run)
-    except KauditError as exc:
-        return invalid_result(key, seed, restarted, f"seed failed: {exc}", total_ms=_ms(started))
-    seed_ms = _ms(t0)
-    episode = Episode(
-        task=task, run_id=this_run, seed=seed, tool_specs=tuple(t.spec() for t in tools.values())
+def _add_turn(transcript: Transcript, turn: Turn) -> None:
+    transcript.steps += 1
+    transcript.add_usage(turn.usage)
+    transcript.turns.append(
+        {
+            "content": turn.content,
+            "tool_calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls
+            ],
+            "stalled": turn.stalled,
+        }
     )
-    final: StateDump | None = None
-    t0 = time.perf_counter()
+
+
+def seed(request: RunRequest, substrate: Substrate) -> Sandbox:
+    """A fresh sandbox for the run (raises `KauditError` when the world cannot be seeded)."""
+    return substrate.seed(request.run_id)
+
+
+def dump(sandbox: Sandbox) -> StateDump | None:
+    """The final state, taken before the sandbox is released; None when it cannot be read."""
     try:
-        loop = await drive(agent, episode, tools, sandbox)
-        agent_ms = _ms(t0)
-        t0 = time.perf_counter()
-        try:
-            final = sandbox.dump()
-        except KauditError:
-            final = None
-        dump_ms = _ms(t0)
-    finally:
-        sandbox.close()
-    t0 = time.perf_counter()
-    meta = RunMeta(loop.termination, loop.final_message, task.refusal_token)
+        return sandbox.dump()
+    except KauditError:
+        return None
+
+
+@dataclass(frozen=True)
+class Labeled:
+    """The label phase's answer: a verdict, or why the run has none."""
+
+    verdict: Verdict | None
+    invalid_reason: str | None = None
+
+
+def label(
+    initial: StateDump,
+    final: StateDump | None,
+    task: Task,
+    transcript: Transcript,
+    volatile: dict[str, tuple[str, ...]],
+    *,
+    fast: bool = True,
+) -> Labeled:
+    """Judge the run by its state (pure); no final dump means INVALID, never a score."""
+    meta = RunMeta(transcript.termination, transcript.final_message, task.refusal_token)
     try:
-        verdict: Verdict | None = label_run(
-            sandbox.initial.image,
+        verdict = label_run(
+            initial.image,
             None if final is None else final.image,
             task.damage,
             task.checks,
             task.params,
             meta,
-            volatile=substrate.volatile,
-            fast=fast_diff,
+            volatile=volatile,
+            fast=fast,
         )
-        invalid_reason = None
     except InvalidRunError as exc:
-        verdict, invalid_reason = None, str(exc)
+        return Labeled(None, str(exc))
+    return Labeled(verdict)
+
+
+@dataclass(frozen=True)
+class RecordParts:
+    """What the record phase combines besides the verdict."""
+
+    transcript: Transcript
+    gateway: RunGateway
+    initial_digest: str
+    final_digest: str | None
+    timing: RunTiming
+    simulated: bool
+    agent_facts: RunFacts | None = None
+    sampling: dict[str, Any] | None = None
+
+
+def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunRecord:
+    """The one place a labeled (or invalid) run becomes a `RunRecord`."""
+    verdict = labeled.verdict
+    transcript = facts.transcript
+    usage = _usage(transcript, facts.agent_facts)
+    extra: dict[str, Any] = {"simulated": facts.simulated}
+    if facts.sampling is not None:
+        extra["sampling"] = facts.sampling
+    if facts.agent_facts is not None and facts.agent_facts.api_calls:
+        extra["api_calls"] = facts.agent_facts.api_calls
+    identity = request.effective_identity()
+    return RunRecord(
+        **request.key,
+        seed=request.seed,
+        status="labeled" if verdict else "invalid",
+        invalid_reason=labeled.invalid_reason,
+        outcome=verdict.outcome if verdict else None,
+        sub_label=verdict.sub_label if verdict else None,
+        counts_as_damage=bool(verdict and verdict.counts_as_damage),
+        counts_as_damage_upper=bool(verdict and verdict.counts_as_damage_upper),
+        success=bool(verdict and verdict.success),
+        severity=verdict.severity if verdict else None,
+        dollars=str(verdict.dollars) if verdict and verdict.dollars is not None else None,
+        verdict=verdict.to_json() if verdict else None,
+        termination=transcript.termination,
+        agent_error=transcript.agent_error,
+        final_message=transcript.final_message,
+        transcript=transcript.turns,
+        tool_calls=facts.gateway.recording.calls,
+        steps=transcript.steps,
+        retries=usage.retries,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost_usd=usage.cost_usd,
+        restarted=request.restarted,
+        timing=facts.timing,
+        initial_digest=facts.initial_digest,
+        final_digest=facts.final_digest,
+        extra=extra,
+        faults=facts.gateway.injected_faults(),
+        boundary_attempts=facts.gateway.boundary_attempts(),
+        identity=identity.role if identity else None,
+    )
+
+
+def _usage(transcript: Transcript, facts: RunFacts | None) -> RunFacts:
+    """The agent's own totals when it kept any (they include a failed last call)."""
+    if facts is not None and facts.api_calls:
+        return facts
+    return RunFacts(
+        input_tokens=transcript.input_tokens,
+        output_tokens=transcript.output_tokens,
+        cost_usd=transcript.cost_usd,
+        retries=transcript.retries,
+    )
+
+
+async def run_pipeline(
+    request: RunRequest,
+    agent: Agent,
+    substrate: Substrate,
+    *,
+    driver: Driver | None = None,
+    keep_dump: bool = False,
+    fast_diff: bool = True,
+) -> RunResult:
+    """Seed, drive, dump, label and record one run.
+
+    `driver` replaces kaudit's agent loop (an external agent serving the same gateway);
+    `agent` still names the model and supplies its facts. A harness failure (seeding,
+    dump) makes the run INVALID with the reason; it is recorded, never scored.
+    """
+    started = time.perf_counter()
+    tools = offered_tools(request.task, substrate)
+    t0 = time.perf_counter()
+    try:
+        sandbox = seed(request, substrate)
+    except KauditError as exc:
+        return invalid_result(request, f"seed failed: {exc}", total_ms=_ms(started))
+    seed_ms = _ms(t0)
+    try:
+        gateway = build_gateway(
+            tools,
+            sandbox,
+            seed=request.seed,
+            faults=request.effective_faults(),
+            identity=request.effective_identity(),
+        )
+        episode = Episode(
+            task=request.task,
+            run_id=request.run_id,
+            seed=request.seed,
+            tool_specs=gateway.gateway.specs(),
+        )
+        t0 = time.perf_counter()
+        transcript = await (driver or AgentLoop(agent)).drive(episode, gateway)
+        agent_ms = _ms(t0)
+        t0 = time.perf_counter()
+        final = dump(sandbox)
+        dump_ms = _ms(t0)
+    finally:
+        sandbox.close()
+    t0 = time.perf_counter()
+    labeled = label(
+        sandbox.initial, final, request.task, transcript, dict(substrate.volatile), fast=fast_diff
+    )
     label_ms = _ms(t0)
     timing = RunTiming(
         seed_ms=seed_ms,
@@ -197,56 +335,41 @@ async def execute_run(
         label_ms=label_ms,
         total_ms=_ms(started),
     )
-    record = RunRecord(
-        **key,
-        seed=seed,
-        status="labeled" if verdict else "invalid",
-        invalid_reason=invalid_reason,
-        outcome=verdict.outcome if verdict else None,
-        sub_label=verdict.sub_label if verdict else None,
-        counts_as_damage=bool(verdict and verdict.counts_as_damage),
-        counts_as_damage_upper=bool(verdict and verdict.counts_as_damage_upper),
-        success=bool(verdict and verdict.success),
-        severity=verdict.severity if verdict else None,
-        dollars=decimal_to_json(verdict.dollars) if verdict else None,
-        verdict=verdict.to_json() if verdict else None,
-        termination=loop.termination,
-        agent_error=loop.agent_error,
-        final_message=loop.final_message,
-        transcript=loop.transcript,
-        tool_calls=loop.tool_calls,
-        steps=loop.steps,
-        input_tokens=loop.input_tokens,
-        output_tokens=loop.output_tokens,
-        cost_usd=loop.cost_usd,
-        retries=loop.retries,
-        restarted=restarted,
-        timing=timing,
+    facts = RecordParts(
+        transcript=transcript,
+        gateway=gateway,
         initial_digest=sandbox.initial.digest,
         final_digest=final.digest if final else None,
-        extra={"simulated": agent.simulated},
+        timing=timing,
+        simulated=agent.simulated,
+        agent_facts=agent.run_facts(request.run_id),
+        sampling=agent.sampling(),
     )
-    return RunResult(record, final.image if (final and keep_dump) else None, verdict)
+    built = record(request, labeled, facts)
+    image = final.image if (final is not None and keep_dump) else None
+    return RunResult(built, image, labeled.verdict)
 
 
 def invalid_result(
-    key: dict[str, Any],
-    seed: int,
-    restarted: int,
+    request: RunRequest,
     reason: str,
     *,
     total_ms: float = 0.0,
     extra: dict[str, Any] | None = None,
 ) -> RunResult:
     """A run the harness could not complete: recorded INVALID with its reason, never scored."""
-    record = RunRecord(
-        **key,
-        seed=seed,
+    built = RunRecord(
+        **request.key,
+        seed=request.seed,
         status="invalid",
         invalid_reason=reason,
         termination="errored",
-        restarted=restarted,
+        restarted=request.restarted,
         timing=RunTiming(total_ms=total_ms),
         extra=extra or {},
     )
-    return RunResult(record, None, None)
+    return RunResult(built, None, None)
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0

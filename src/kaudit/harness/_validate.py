@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from kaudit.agents import ScriptedAgent
-from kaudit.harness._run import execute_run
+from kaudit.harness._run import RunRequest, run_pipeline
 from kaudit.label import Verdict
 from kaudit.spec import Expected, Script, Task
 from kaudit.suites import LintFinding, Suite, lint_task
@@ -55,15 +55,15 @@ def mismatches(
 
 async def check_script(suite: Suite, task: Task, script: Script) -> ScriptCheck:
     """Replay `script` on a fresh sandbox and compare its verdict with the declaration."""
-    result = await execute_run(
-        campaign="validate",
-        task=task,
-        agent=ScriptedAgent(script=script),
-        substrate=suite.substrate(task),
-        run_index=0,
-        seed=0,
-    )
+    agent = ScriptedAgent(script=script)
+    request = RunRequest(campaign="validate", task=task, model=agent.name, run_index=0, seed=0)
+    result = await run_pipeline(request, agent, suite.substrate(task))
     found = mismatches(script.expected, result.verdict, result.record.invalid_reason)
+    attempts = len(result.record.boundary_attempts)
+    if script.expected.boundary_attempts not in (None, attempts):
+        found.append(
+            f"boundary_attempts: expected {script.expected.boundary_attempts}, got {attempts}"
+        )
     return ScriptCheck(
         task=task.id,
         script=script.name,

@@ -1,7 +1,7 @@
 """Inspect AI's model and tool loop driving one fresh kaudit sandbox per sample and epoch.
 
 Each tool Inspect's model calls goes through `ServedRun.call`, so it is executed and
-recorded by kaudit's harness loop (`execute_run`) exactly like a kaudit agent's call;
+recorded by kaudit's harness (`run_pipeline`, its gateway) exactly like a kaudit agent's call;
 the run's record, built by the harness, rides in the sample's store to the scorer.
 """
 

@@ -30,6 +30,21 @@ class RowChange:
     after: Row | None
     changed: tuple[str, ...] = ()
 
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for the ledger, shaped like a delta without severity or dollars."""
+
+        def row(values: Row | None) -> dict[str, Any] | None:
+            return None if values is None else {k: to_json_value(v) for k, v in values.items()}
+
+        return {
+            "table": self.table,
+            "op": self.op,
+            "key": {k: to_json_value(v) for k, v in self.key},
+            "columns": list(self.changed),
+            "before": row(self.before),
+            "after": row(self.after),
+        }
+
     def sort_key(self) -> tuple[str, str, str]:
         """Deterministic order: table, op, then key rendered with its types."""
         return (self.table, self.op, repr([(type(v).__name__, v) for _, v in self.key]))
@@ -133,6 +148,8 @@ class Verdict:
             "dollars": decimal_to_json(self.dollars),
             "deltas": [delta.to_json() for delta in self.deltas],
             "authorized_changes": len(self.authorized),
+            # The allowed changes themselves, so a report can show them beside the damage.
+            "authorized": [change.to_json() for change in self.authorized],
             "checks": [
                 {"name": c.name, "passed": c.passed, "observed": to_json_value(c.observed)}
                 | ({"error": c.error} if c.error else {})

@@ -1,27 +1,53 @@
 """The ledger: append-only, hash-chained run records in an embedded SQLite file."""
 
 from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
-from kaudit.ledger._import import IMPORTED, export_records, import_runs, record_from_imported
+from kaudit.ledger._anchor import Anchor, parse_anchor
+from kaudit.ledger._export import EXPORT_FORMATS, export_rows, run_row, write_export
+from kaudit.ledger._import import (
+    IMPORTED,
+    export_records,
+    import_files,
+    import_runs,
+    record_from_imported,
+)
 from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming
-from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, record_hash
+from kaudit.ledger._schema import LEDGER_FORMAT
+from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
+from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, migrate_ledger, record_hash
 from kaudit.ledger._tally import read_tallies, tallies_from_records
+from kaudit.ledger._verify import VerifyReport, ledger_head, verify_ledger
 
 __all__ = [
+    "EXPORT_FORMATS",
     "GENESIS",
     "IMPORTED",
+    "LEDGER_FORMAT",
     "RECORD_VERSION",
+    "Anchor",
     "ImportedRun",
     "Ledger",
     "RunKey",
     "RunRecord",
     "RunTiming",
+    "VerifyReport",
     "canonical",
+    "check_signature",
     "export_records",
+    "export_rows",
+    "generate_keypair",
+    "import_files",
     "import_runs",
+    "ledger_head",
+    "migrate_ledger",
+    "parse_anchor",
     "read_agentrelbench_verdicts",
     "read_tallies",
     "record_from_imported",
     "record_hash",
+    "run_row",
+    "sign_anchor",
     "tallies_from_records",
     "tallies_from_runs",
+    "verify_ledger",
+    "write_export",
 ]

@@ -9,6 +9,7 @@ one JSON object a line with the fields ``task_id``, ``run`` (``"run_1"``…), ``
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ __all__ = ["ImportedRun", "read_agentrelbench_verdicts", "tallies_from_runs"]
 
 _OUTCOMES = frozenset({"PASS", "FAIL_SAFE", "FAIL_DAMAGE", "INVALID"})
 _RUN_ID = re.compile(r"^run_(\d+)$")
+_SEVERITIES = frozenset({"LOW", "MEDIUM", "HIGH", "CRITICAL"})
 
 
 @dataclass(frozen=True)
@@ -78,24 +80,53 @@ def _run_index(value: Any, where: str) -> int:
     return int(match.group(1))
 
 
-def _parse_line(text: str, model: str, where: str) -> ImportedRun:
+def _refuse_constant(name: str) -> float:
+    """JSON's NaN / Infinity extensions: a verdict with a non-finite number is corrupt."""
+    raise ValueError(f"non-finite number {name}")
+
+
+def _load_row(text: str, where: str) -> dict[str, Any]:
     try:
-        row = json.loads(text)
+        row = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise LedgerError(f"{where}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:
+        raise LedgerError(f"{where}: {exc}; only finite numbers are accepted") from None
     if not isinstance(row, dict):
         raise LedgerError(f"{where}: expected a JSON object")
+    return row
+
+
+def _check_consistent(outcome: str, strict: bool, upper: bool, severity: Any, where: str) -> None:
+    """Refuse rows whose fields contradict each other instead of guessing which is right."""
+    if strict and not upper:
+        raise LedgerError(f"{where}: counts_as_damage is true but counts_as_damage_upper is not")
+    # An INVALID run is never counted, so its flags cannot mislead a tally.
+    if outcome != "INVALID" and strict != (outcome == "FAIL_DAMAGE"):
+        raise LedgerError(
+            f"{where}: outcome {outcome} contradicts counts_as_damage {str(strict).lower()}"
+        )
+    if severity is not None and severity not in _SEVERITIES:
+        raise LedgerError(
+            f"{where}: unknown severity {severity!r}; use one of LOW, MEDIUM, HIGH, CRITICAL"
+        )
+
+
+def _parse_line(text: str, model: str, where: str) -> ImportedRun:
+    row = _load_row(text, where)
     outcome = _field(row, "outcome", (str,), where)
     if outcome not in _OUTCOMES:
         raise LedgerError(f"{where}: unknown outcome {outcome!r}")
     strict = _field(row, "counts_as_damage", (bool,), where)
     upper = _field(row, "counts_as_damage_upper", (bool,), where)
-    if strict and not upper:
-        raise LedgerError(f"{where}: counts_as_damage is true but counts_as_damage_upper is not")
+    severity = _field(row, "severity", (str, type(None)), where)
+    _check_consistent(outcome, strict, upper, severity, where)
     deltas = _field(row, "deltas", (list,), where)
     if not all(isinstance(d, dict) for d in deltas):
         raise LedgerError(f"{where}: every delta must be a JSON object")
     dollars = _field(row, "dollars", (int, float, type(None)), where)
+    if dollars is not None and not math.isfinite(dollars):
+        raise LedgerError(f"{where}: field 'dollars' must be finite, got {dollars!r}")
     return ImportedRun(
         model=model,
         task=_field(row, "task_id", (str,), where),
@@ -105,23 +136,34 @@ def _parse_line(text: str, model: str, where: str) -> ImportedRun:
         counts_as_damage=strict,
         counts_as_damage_upper=upper,
         eog_success=_field(row, "eog_success", (bool,), where),
-        severity=_field(row, "severity", (str, type(None)), where),
+        severity=severity,
         dollars=None if dollars is None else float(dollars),
         deltas=tuple(deltas),
         source=where,
     )
 
 
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LedgerError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise LedgerError(f"{path}:{line}: not UTF-8 text (byte {exc.start})") from None
+
+
 def read_agentrelbench_verdicts(path: Path, model: str) -> list[ImportedRun]:
     """Read every run of an AgentRelBench ``verdicts.jsonl`` file, attributed to ``model``.
 
-    Blank lines are skipped. A malformed line, a missing or mistyped field, or the same
-    (task, run) twice raises LedgerError naming the file and line number.
+    Blank lines are skipped. A malformed line, a missing or mistyped field, a non-finite
+    number, fields that contradict each other (outcome vs counts_as_damage, an unknown
+    severity), non-UTF-8 bytes, or the same (task, run) twice raises LedgerError naming
+    the file and line number.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise LedgerError(f"{path}: cannot read ({exc.strerror})") from None
+    text = _read_text(Path(path))
     runs: list[ImportedRun] = []
     seen: dict[tuple[str, int], int] = {}
     for number, line in enumerate(text.splitlines(), start=1):

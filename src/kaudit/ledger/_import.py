@@ -5,10 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
-from kaudit.ledger._agentrelbench import ImportedRun
+from kaudit.errors import LedgerError
+from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import Ledger
 
@@ -64,24 +66,75 @@ def record_from_imported(run: ImportedRun, campaign: str) -> RunRecord:
     )
 
 
+_VERDICT_FIELDS = (
+    "status",
+    "outcome",
+    "sub_label",
+    "counts_as_damage",
+    "counts_as_damage_upper",
+    "success",
+    "severity",
+    "dollars",
+    "verdict",
+)
+"""What a re-import must agree on; `extra.source` (the path it came from) may differ."""
+
+
+def _conflict(stored: RunRecord, new: RunRecord) -> str | None:
+    for name in _VERDICT_FIELDS:
+        old_value, new_value = getattr(stored, name), getattr(new, name)
+        if old_value != new_value:
+            return f"{name} {old_value!r} in the ledger, {new_value!r} in the file"
+    return None
+
+
 def import_runs(
     ledger: Ledger, runs: Iterable[ImportedRun], campaign: str = IMPORTED
 ) -> tuple[int, int]:
-    """Append every run not yet in the ledger; returns (added, already present).
+    """Append every run not yet in the ledger in one transaction; returns (added, present).
 
-    Importing the same file twice adds nothing: each record's key is taken once.
+    Importing the same file twice adds nothing. A run already in the ledger with a
+    different verdict is a conflict: the whole import is refused, naming the file:line.
+    The campaign must be one that holds imported runs, never one `kaudit run` writes.
     """
-    ledger.open_campaign(campaign, {"source": IMPORTED})
-    present = ledger.finished(campaign)
-    added = skipped = 0
-    for run in runs:
-        record = record_from_imported(run, campaign)
-        if (campaign, record.model, record.task, record.run_index) in present:
-            skipped += 1
-            continue
-        ledger.append(record)
-        added += 1
-    return added, skipped
+    stored = ledger.campaign_config(campaign)
+    if stored is not None and stored.get("source") != IMPORTED:
+        raise LedgerError(
+            f"{ledger.path}: campaign {campaign!r} was written by `kaudit run`; import into "
+            "another --campaign so imported rows never count as its runs"
+        )
+    added = present = 0
+    with ledger.batch():
+        ledger.open_campaign(campaign, {"source": IMPORTED})
+        for run in runs:
+            record = record_from_imported(run, campaign)
+            earlier = ledger.record((campaign, record.model, record.task, record.run_index))
+            if earlier is None:
+                ledger.append(record)
+                added += 1
+                continue
+            clash = _conflict(earlier, record)
+            if clash is not None:
+                raise LedgerError(
+                    f"{run.source}: conflict: run {run.run} of {run.task!r} for {run.model} "
+                    f"is already imported with another verdict ({clash}); nothing was imported"
+                )
+            present += 1
+    return added, present
+
+
+def import_files(
+    ledger: Ledger, sources: Sequence[tuple[str, Path]], campaign: str = IMPORTED
+) -> tuple[int, int]:
+    """Import several (model, verdicts.jsonl) files all or nothing; returns (added, present).
+
+    Every file is read and checked before the first row is written, and the rows go in
+    one transaction, so a bad later file leaves the ledger as it was.
+    """
+    runs: list[ImportedRun] = []
+    for model, path in sources:
+        runs += read_agentrelbench_verdicts(path, model)
+    return import_runs(ledger, runs, campaign)
 
 
 def export_records(records: Iterable[RunRecord], fmt: str) -> str:
@@ -89,7 +142,7 @@ def export_records(records: Iterable[RunRecord], fmt: str) -> str:
     if fmt == "jsonl":
         return "".join(record.model_dump_json() + "\n" for record in records)
     if fmt != "csv":
-        raise ValueError(f"unknown export format {fmt!r}; use jsonl or csv")
+        raise LedgerError(f"unknown export format {fmt!r}; use jsonl or csv")
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(EXPORT_COLUMNS)

@@ -1,12 +1,23 @@
-"""The run record: one row of the ledger per (campaign, model, task, run index)."""
+"""The run record: one row of the ledger per (campaign, model, task, run index).
+
+Version 2 types the verdict fields (literals) and money (an exact decimal string).
+Version 1 records read unchanged: their dollars, written as JSON numbers, are
+converted to the same decimal string on load. The stored bytes are never rewritten,
+so the hash chain over them still verifies.
+"""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-RECORD_VERSION = 1
+from kaudit.gateway import BoundaryAttempt, InjectedFault
+from kaudit.spec import Outcome, Severity, SubLabel
+
+RECORD_VERSION = 2
+Termination = Literal["completed", "errored", "stalled"]
 
 
 class RunTiming(BaseModel):
@@ -36,15 +47,17 @@ class RunRecord(BaseModel):
         description="'invalid' runs have no verdict and are never counted."
     )
     invalid_reason: str | None = Field(None, description="Why the run has no verdict.")
-    outcome: str | None = Field(None, description="PASS, FAIL_SAFE or FAIL_DAMAGE.")
-    sub_label: str | None = Field(None, description="How the run ended, clean or not.")
+    outcome: Outcome | None = Field(None, description="PASS, FAIL_SAFE or FAIL_DAMAGE.")
+    sub_label: SubLabel | None = Field(None, description="How the run ended, clean or not.")
     counts_as_damage: bool = Field(False, description="Headline damage indicator.")
     counts_as_damage_upper: bool = Field(False, description="Damage or errored-clean.")
     success: bool = Field(False, description="All success checks passed.")
-    severity: str | None = Field(None, description="Worst severity among damage deltas.")
-    dollars: float | int | None = Field(None, description="Sum of priced damage, exact.")
+    severity: Severity | None = Field(None, description="Worst severity among damage deltas.")
+    dollars: str | None = Field(
+        None, description="Sum of priced damage as an exact decimal string, e.g. '412.50'."
+    )
     verdict: dict[str, Any] | None = Field(None, description="Deltas, checks and flags.")
-    termination: str = Field("completed", description="completed, errored or stalled.")
+    termination: Termination = Field("completed", description="completed, errored or stalled.")
     agent_error: str | None = Field(None, description="The agent's error when it errored.")
     final_message: str | None = Field(None, description="The agent's last message.")
     transcript: list[dict[str, Any]] = Field(default_factory=list, description="Turns.")
@@ -61,3 +74,29 @@ class RunRecord(BaseModel):
     initial_digest: str | None = Field(None, description="sha256 of the seeded image.")
     final_digest: str | None = Field(None, description="sha256 of the final image.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Agent-specific facts.")
+    faults: list[InjectedFault] = Field(
+        default_factory=list, description="Faults injected into this run's tool calls."
+    )
+    boundary_attempts: list[BoundaryAttempt] = Field(
+        default_factory=list, description="Calls the permission boundary refused."
+    )
+    identity: str | None = Field(None, description="Role the run acted as, when bounded.")
+    attempt: int = Field(
+        0, ge=0, description="0 for a run's first record; a harness retry appends attempt + 1."
+    )
+    task_digest: str | None = Field(
+        None, description="sha256 of the parsed task; cells of different digests never pool."
+    )
+
+    @field_validator("dollars", mode="before")
+    @classmethod
+    def _exact_dollars(cls, value: Any) -> Any:
+        """Version 1 wrote dollars as JSON numbers; keep their exact decimal text."""
+        if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+            return value
+        return str(value if isinstance(value, Decimal) else Decimal(repr(value)))
+
+    @property
+    def damage_dollars(self) -> Decimal:
+        """Priced damage as a Decimal (0 when unpriced)."""
+        return Decimal(self.dollars) if self.dollars is not None else Decimal(0)

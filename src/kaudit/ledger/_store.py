@@ -2,64 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
+import os
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from kaudit.errors import LedgerError
+from kaudit.ledger._anchor import Anchor
 from kaudit.ledger._record import RunRecord
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS campaigns (
-    name TEXT PRIMARY KEY,
-    config TEXT NOT NULL,
-    manifest TEXT,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS runs (
-    seq INTEGER PRIMARY KEY,
-    campaign TEXT NOT NULL,
-    model TEXT NOT NULL,
-    task TEXT NOT NULL,
-    run_index INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    outcome TEXT,
-    counts_as_damage INTEGER NOT NULL,
-    counts_as_damage_upper INTEGER NOT NULL,
-    success INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    prev_hash TEXT NOT NULL,
-    record_hash TEXT NOT NULL,
-    UNIQUE (campaign, model, task, run_index)
-);
-CREATE TABLE IF NOT EXISTS attempts (
-    campaign TEXT NOT NULL,
-    model TEXT NOT NULL,
-    task TEXT NOT NULL,
-    run_index INTEGER NOT NULL,
-    started_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS attempts_key ON attempts (campaign, model, task, run_index);
-CREATE TABLE IF NOT EXISTS dumps (
-    campaign TEXT NOT NULL,
-    model TEXT NOT NULL,
-    task TEXT NOT NULL,
-    run_index INTEGER NOT NULL,
-    final_image BLOB NOT NULL,
-    PRIMARY KEY (campaign, model, task, run_index)
-);
-"""
+from kaudit.ledger._schema import LEDGER_FORMAT, READABLE_FORMATS, SCHEMA, upgrade_format1
 
 GENESIS = "0" * 64
-LEDGER_FORMAT = 1
-"""`PRAGMA user_version` of a ledger file; any other non-empty database is refused."""
 RunKey = tuple[str, str, str, int]
+
+_LATEST = (
+    "SELECT {columns} FROM (SELECT *, {attempt} AS att, ROW_NUMBER() OVER (PARTITION BY "
+    "campaign, model, task, run_index ORDER BY {attempt} DESC) AS newest FROM runs{where}) "
+    "WHERE newest = 1 ORDER BY seq"
+)
 
 
 def record_hash(prev_hash: str, record_json: str) -> str:
@@ -76,38 +44,65 @@ class Ledger:
     """One ledger file. Each record commits on its own, so a crash loses no finished run.
 
     WAL with synchronous=NORMAL: a killed process never loses a committed record;
-    only a power cut could lose the last few, never corrupt earlier ones.
+    only a power cut could lose the last few, never corrupt earlier ones. With
+    `readonly=True` the file is opened with SQLite's `mode=ro`: a reader never creates,
+    claims or upgrades a file, whatever it holds.
     """
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
+        self.readonly = readonly
+        self._lock_fd: int | None = None
+        self._in_batch = False
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._claim_file()
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.execute("PRAGMA busy_timeout = 10000")
-            self._conn.executescript(_SCHEMA)
+            self._conn = self._open_readonly() if readonly else self._open_writable()
+            self.format = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path}: not a kaudit ledger ({exc})") from None
         except OSError as exc:
             raise LedgerError(f"{self.path}: cannot open ({exc.strerror or exc})") from None
+        # Format-1 files have no attempt column: every run there is attempt 0.
+        self._attempt = "attempt" if self.format >= 2 else "0"
 
-    def _claim_file(self) -> None:
+    def _open_readonly(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise LedgerError(f"{self.path}: no such ledger file")
+        uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version not in READABLE_FORMATS:
+            raise LedgerError(f"{self.path}: not a kaudit ledger ({_what_it_is(version, conn)})")
+        return conn
+
+    def _open_writable(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._claim_file(conn)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA busy_timeout = 10000")
+        conn.executescript(SCHEMA)
+        return conn
+
+    def _claim_file(self, conn: sqlite3.Connection) -> None:
         """Mark an empty file as a ledger; refuse any other SQLite database untouched.
 
         Opening some other database (a world template, an application's data) by mistake
-        must never add tables to it.
+        must never add tables to it; an older ledger is upgraded only on request.
         """
-        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == LEDGER_FORMAT:
             return
-        tables = self._conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
+        tables = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
         if version == 0 and tables == 0:
-            self._conn.execute(f"PRAGMA user_version = {LEDGER_FORMAT}")
+            conn.execute(f"PRAGMA user_version = {LEDGER_FORMAT}")
             return
-        self._conn.close()
+        conn.close()
+        if version == 1:
+            raise LedgerError(
+                f"{self.path}: ledger format 1 is read-only here; upgrade it once with "
+                f"`kaudit ledger migrate {self.path}` (every record and hash is kept)"
+            )
         raise LedgerError(
             f"{self.path}: not a kaudit ledger (format {version}, {tables} schema objects); "
             "nothing was changed"
@@ -117,26 +112,40 @@ class Ledger:
     def writer_lock(self) -> Iterator[None]:
         """Hold the ledger's single-writer lock, or fail at once if another process has it.
 
-        Two campaigns writing one ledger would race for the same runs; the lock is an OS
-        file lock, so a killed writer releases it and resuming is never blocked.
+        The lock is an OS `flock` on the ledger file itself, so every path that reaches the
+        same file (a symlink, a hard link, `..` spellings) meets the same lock, and a killed
+        writer releases it. The descriptor stays open until `close()`, after SQLite's own
+        connection: closing a second descriptor of a database file would drop SQLite's
+        POSIX locks on it.
         """
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        with open(lock_path, "a+b") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise LedgerError(
-                    f"{self.path}: another kaudit process is writing this ledger; "
-                    "wait for it or use another ledger file"
-                ) from None
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        if self._lock_fd is None:
+            self._lock_fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LedgerError(
+                f"{self.path}: another kaudit process is writing this ledger; "
+                "wait for it or use another ledger file"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
-        """Close the file."""
+        """Close the file (SQLite first, then the lock descriptor).
+
+        A writer leaves the file in rollback-journal mode when it is the last one out, so
+        a read-only reader at rest needs no `-wal` / `-shm` files and creates none; with
+        another connection open the switch is refused and WAL simply stays.
+        """
+        if not self.readonly:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("PRAGMA journal_mode = DELETE")
         self._conn.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def __enter__(self) -> Ledger:
         return self
@@ -144,31 +153,59 @@ class Ledger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        """One autocommitted write; a full disk or a read-only file becomes a LedgerError."""
+        try:
+            self._conn.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            raise LedgerError(f"{self.path}: cannot write ({exc})") from None
+
+    def campaign_config(self, name: str) -> dict[str, Any] | None:
+        """The identity a campaign was started with, or None for a new campaign."""
+        row = self._conn.execute("SELECT config FROM campaigns WHERE name = ?", (name,)).fetchone()
+        return json.loads(row[0]) if row else None
+
     def open_campaign(self, name: str, config: dict[str, Any]) -> None:
         """Create the campaign, or check that a resumed one keeps its identity.
 
-        `config` holds what fixes the runs' meaning (suite digest, seed); running
-        more tasks, models or a larger k under the same name is allowed.
+        `config` holds what fixes the runs' meaning (seed, suite digest, and per world or
+        task a digest as a nested mapping); a resumed campaign must agree on every fact
+        both name. Running more tasks, models or a larger k under the same name is
+        allowed: new nested entries are added to the stored identity.
         """
-        row = self._conn.execute("SELECT config FROM campaigns WHERE name = ?", (name,)).fetchone()
-        encoded = json.dumps(config, sort_keys=True)
-        if row is None:
-            self._conn.execute(
+        stored = self.campaign_config(name)
+        if stored is None:
+            self._write(
                 "INSERT INTO campaigns (name, config, created_at) VALUES (?, ?, ?)",
-                (name, encoded, time.time()),
+                (name, json.dumps(config, sort_keys=True), time.time()),
             )
             return
-        stored = json.loads(row[0])
-        clashes = sorted(k for k in config if k in stored and stored[k] != config[k])
-        if clashes:
+        clash = _first_clash(stored, config)
+        if clash is not None:
+            what, old, new = clash
             raise LedgerError(
-                f"{self.path}: campaign {name!r} was started with different "
-                f"{', '.join(clashes)}; use a new --campaign name or the original settings"
+                f"{self.path}: campaign {name!r} was started with {what} {old}, this run has "
+                f"{new}; use a new --campaign name or the original settings"
             )
+        merged = {
+            key: stored[key] | value
+            if isinstance(value, dict) and isinstance(stored.get(key), dict)
+            else stored.get(key, value)
+            for key, value in config.items()
+        }
+        if merged != {key: stored.get(key) for key in config}:
+            self.set_config(name, stored | merged)
+
+    def set_config(self, name: str, config: dict[str, Any]) -> None:
+        """Replace a campaign's stored identity (after `open_campaign` accepted the change)."""
+        self._write(
+            "UPDATE campaigns SET config = ? WHERE name = ?",
+            (json.dumps(config, sort_keys=True), name),
+        )
 
     def set_manifest(self, name: str, manifest: dict[str, Any]) -> None:
         """Store the campaign's provenance manifest."""
-        self._conn.execute(
+        self._write(
             "UPDATE campaigns SET manifest = ? WHERE name = ?", (json.dumps(manifest), name)
         )
 
@@ -183,45 +220,103 @@ class Ledger:
         """Campaign names in creation order."""
         return [r[0] for r in self._conn.execute("SELECT name FROM campaigns ORDER BY created_at")]
 
-    def finished(self, campaign: str) -> set[RunKey]:
-        """Keys of runs already recorded for `campaign`."""
-        rows = self._conn.execute(
-            "SELECT campaign, model, task, run_index FROM runs WHERE campaign = ?", (campaign,)
+    def latest(self, campaign: str) -> dict[RunKey, tuple[int, str]]:
+        """(attempt, status) of each run's newest attempt in `campaign`."""
+        sql = _LATEST.format(
+            columns="campaign, model, task, run_index, att, status",
+            attempt=self._attempt,
+            where=" WHERE campaign = ?",
         )
-        return {(c, m, t, int(i)) for c, m, t, i in rows}
+        rows = self._conn.execute(sql, (campaign,))
+        return {(c, m, t, int(i)): (int(a), s) for c, m, t, i, a, s in rows}
+
+    def finished(self, campaign: str) -> set[RunKey]:
+        """Keys of runs whose newest attempt has a verdict."""
+        return {key for key, (_, status) in self.latest(campaign).items() if status == "labeled"}
 
     def claim(self, key: RunKey) -> int:
-        """Note that a run starts; returns how many earlier attempts never finished."""
-        earlier = self._conn.execute(
+        """Note that a run starts; returns how many earlier attempts never got a record."""
+        started = self._conn.execute(
             "SELECT COUNT(*) FROM attempts WHERE campaign = ? AND model = ? AND task = ? "
             "AND run_index = ?",
             key,
         ).fetchone()[0]
-        self._conn.execute(
+        recorded = self._conn.execute(
+            "SELECT COUNT(*) FROM runs WHERE campaign = ? AND model = ? AND task = ? "
+            "AND run_index = ?",
+            key,
+        ).fetchone()[0]
+        self._write(
             "INSERT INTO attempts (campaign, model, task, run_index, started_at) "
             "VALUES (?, ?, ?, ?, ?)",
             (*key, time.time()),
         )
-        return int(earlier)
+        return max(0, int(started) - int(recorded))
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Append many records in one transaction: all of them are kept, or none.
+
+        An import of several files must not leave the first files committed when a later
+        one is refused.
+        """
+        self._conn.execute("BEGIN IMMEDIATE")
+        self._in_batch = True
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        else:
+            self._conn.execute("COMMIT")
+        finally:
+            self._in_batch = False
+
+    def record(self, key: RunKey) -> RunRecord | None:
+        """The newest attempt of one run, or None when the run has no record."""
+        row = self._conn.execute(
+            "SELECT record FROM runs WHERE campaign = ? AND model = ? AND task = ? "
+            f"AND run_index = ? ORDER BY {self._attempt} DESC LIMIT 1",
+            key,
+        ).fetchone()
+        return RunRecord.model_validate_json(row[0]) if row else None
 
     def append(self, record: RunRecord, final_image: bytes | None = None) -> str:
         """Append one record (and optionally its final dump); returns its hash.
 
-        A second record for the same key is refused: runs are never silently replaced.
+        A second record for the same key and attempt is refused: runs are never silently
+        replaced; a retry is a new attempt that supersedes the old one in every count.
         """
         body = canonical(record)
-        key = (record.campaign, record.model, record.task, record.run_index)
+        key = (record.campaign, record.model, record.task, record.run_index, record.attempt)
+        if self._in_batch:
+            return self._insert(key, record, body, final_image)
         self._conn.execute("BEGIN IMMEDIATE")
         try:
-            last = self._conn.execute(
-                "SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1"
-            ).fetchone()
-            prev = last[0] if last else GENESIS
-            digest = record_hash(prev, body)
+            digest = self._insert(key, record, body, final_image)
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+        return digest
+
+    def _insert(
+        self,
+        key: tuple[str, str, str, int, int],
+        record: RunRecord,
+        body: str,
+        final_image: bytes | None,
+    ) -> str:
+        last = self._conn.execute(
+            "SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        prev = last[0] if last else GENESIS
+        digest = record_hash(prev, body)
+        try:
             self._conn.execute(
-                "INSERT INTO runs (campaign, model, task, run_index, status, outcome, "
+                "INSERT INTO runs (campaign, model, task, run_index, attempt, status, outcome, "
                 "counts_as_damage, counts_as_damage_upper, success, record, prev_hash, "
-                "record_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "record_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     *key,
                     record.status,
@@ -235,44 +330,113 @@ class Ledger:
                 ),
             )
             if final_image is not None:
-                self._conn.execute("INSERT INTO dumps VALUES (?, ?, ?, ?, ?)", (*key, final_image))
+                self._conn.execute(
+                    "INSERT INTO dumps VALUES (?, ?, ?, ?, ?, ?)", (*key, final_image)
+                )
         except sqlite3.IntegrityError:
-            self._conn.execute("ROLLBACK")
             raise LedgerError(f"{self.path}: run {key} is already recorded") from None
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            # A full disk or a read-only file: one clear line, the transaction rolls back.
+            raise LedgerError(f"{self.path}: cannot write ({exc})") from None
         return digest
 
-    def records(self, campaign: str | None = None) -> Iterator[RunRecord]:
-        """Records in append order, optionally of one campaign."""
-        sql = "SELECT record FROM runs"
-        params: tuple[str, ...] = ()
-        if campaign is not None:
-            sql += " WHERE campaign = ?"
-            params = (campaign,)
-        for (body,) in self._conn.execute(sql + " ORDER BY seq", params).fetchall():
+    def records(
+        self, campaign: str | None = None, *, all_attempts: bool = False
+    ) -> Iterator[RunRecord]:
+        """Records in append order, optionally of one campaign.
+
+        By default each run appears once, as its newest attempt (a retried run's earlier
+        INVALID attempt stays in the chain but is superseded); `all_attempts` gives all.
+        """
+        where = " WHERE campaign = ?" if campaign is not None else ""
+        params: tuple[str, ...] = (campaign,) if campaign is not None else ()
+        if all_attempts:
+            sql = f"SELECT record FROM runs{where} ORDER BY seq"
+        else:
+            sql = _LATEST.format(columns="record", attempt=self._attempt, where=where)
+        for (body,) in self._conn.execute(sql, params).fetchall():
             yield RunRecord.model_validate_json(body)
 
+    def rows(self) -> Iterator[tuple[Any, ...]]:
+        """Every stored row in chain order: seq, indexed columns, record, prev and own hash."""
+        yield from self._conn.execute(
+            f"SELECT seq, campaign, model, task, run_index, {self._attempt}, status, outcome, "
+            "counts_as_damage, counts_as_damage_upper, success, record, prev_hash, record_hash "
+            "FROM runs ORDER BY seq"
+        )
+
+    def head(self) -> Anchor:
+        """The chain's record count and last hash (GENESIS when empty), for anchoring."""
+        count, last = self._conn.execute(
+            "SELECT COUNT(*), (SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1) FROM runs"
+        ).fetchone()
+        return Anchor(records=int(count), head=last or GENESIS)
+
     def final_image(self, key: RunKey) -> bytes | None:
-        """The stored final dump of a run, when the campaign kept dumps."""
+        """The stored final dump of a run's newest attempt, when the campaign kept dumps."""
         row = self._conn.execute(
             "SELECT final_image FROM dumps WHERE campaign = ? AND model = ? AND task = ? "
-            "AND run_index = ?",
+            f"AND run_index = ? ORDER BY {self._attempt} DESC LIMIT 1",
             key,
         ).fetchone()
         return bytes(row[0]) if row else None
 
     def verify(self) -> int:
-        """Check every record's hash and link; returns the count, raises on the first break."""
-        prev = GENESIS
-        count = 0
-        for seq, body, stored_prev, stored in self._conn.execute(
-            "SELECT seq, record, prev_hash, record_hash FROM runs ORDER BY seq"
-        ):
-            if stored_prev != prev or record_hash(prev, body) != stored:
-                raise LedgerError(f"{self.path}: hash chain broken at record {seq}")
-            prev = stored
-            count += 1
-        return count
+        """Check every record's hash, link and indexed columns; returns the record count.
+
+        Raises LedgerError naming the first bad record. `kaudit.ledger.verify_ledger`
+        adds the check against an anchor kept outside the file.
+        """
+        from kaudit.ledger._verify import walk_chain
+
+        return walk_chain(self).records
+
+
+def _what_it_is(version: int, conn: sqlite3.Connection) -> str:
+    tables = conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
+    conn.close()
+    if version == 0 and tables == 0:
+        return "an empty file; a ledger is created by `kaudit run` or `kaudit ledger import`"
+    return f"format {version}, {tables} schema objects"
+
+
+def _first_clash(stored: dict[str, Any], config: dict[str, Any]) -> tuple[str, Any, Any] | None:
+    """(what, stored value, new value) of the first fact a resumed campaign contradicts.
+
+    Per-world and per-task digests come first: they say which part changed, where the
+    suite digest only says that something did.
+    """
+    for key in sorted(config, key=lambda name: (not isinstance(config[name], dict), name)):
+        if key not in stored:
+            continue
+        old, new = stored[key], config[key]
+        if isinstance(old, dict) and isinstance(new, dict):
+            for entry in sorted(new):
+                if entry in old and old[entry] != new[entry]:
+                    return f"{key.replace('_', ' ')} of {entry!r}", old[entry], new[entry]
+        elif old != new:
+            return key.replace("_", " "), old, new
+    return None
+
+
+def migrate_ledger(path: Path | str) -> bool:
+    """Upgrade a format-1 ledger file in place; False when it is already current.
+
+    The upgrade copies every record byte for byte, so the chain and old anchors verify.
+    """
+    target = Path(path)
+    if not target.is_file():
+        raise LedgerError(f"{target}: no such ledger file")
+    conn = sqlite3.connect(target, isolation_level=None)
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == LEDGER_FORMAT:
+            return False
+        if version != 1:
+            raise LedgerError(f"{target}: not a kaudit ledger (format {version})")
+        upgrade_format1(conn)
+        return True
+    except sqlite3.DatabaseError as exc:
+        raise LedgerError(f"{target}: not a kaudit ledger ({exc})") from None
+    finally:
+        conn.close()

@@ -17,30 +17,37 @@ RunFacts = tuple[str, str, bool, bool, bool, bool]
 """(model, task, counted, damage, damage_upper, success) of one run."""
 
 
-def tally_cells(runs: Iterable[RunFacts]) -> list[CellTally]:
-    """(n, damage, damage_upper, success) per (model, task) in first-seen order.
+def tally_cells(
+    runs: Iterable[RunFacts], digests: Iterable[str | None] | None = None
+) -> list[CellTally]:
+    """(n, damage, damage_upper, success) per (model, task, digest) in first-seen order.
 
     A run that is not counted (invalid) still makes its cell appear, with n = 0 if no
-    counted run follows, so a cell that only ever failed to run is visible.
+    counted run follows, so a cell that only ever failed to run is visible. `digests`
+    gives each run's task digest (None throughout when not given); a task seen under
+    several digests becomes one cell per version, named ``task@digest8``.
     """
-    from kaudit.stats import CellTally
+    from kaudit.stats import CellTally, distinguish_versions
 
-    cells: dict[tuple[str, str], list[int]] = {}
+    cells: dict[tuple[str, str, str | None], list[int]] = {}
+    versions = iter(digests) if digests is not None else None
     for model, task, counted, damage, upper, success in runs:
-        counts = cells.setdefault((model, task), [0, 0, 0, 0])
+        digest = next(versions) if versions is not None else None
+        counts = cells.setdefault((model, task, digest), [0, 0, 0, 0])
         if counted:
             counts[0] += 1
             counts[1] += damage
             counts[2] += upper
             counts[3] += success
-    return [
-        CellTally(model=m, task=t, n=n, damage=x, damage_upper=xu, success=s)
-        for (m, t), (n, x, xu, s) in cells.items()
-    ]
+    return distinguish_versions(
+        CellTally(model=m, task=t, n=n, damage=x, damage_upper=xu, success=s, digest=d)
+        for (m, t, d), (n, x, xu, s) in cells.items()
+    )
 
 
 def tallies_from_records(records: Iterable[RunRecord]) -> list[CellTally]:
-    """Tallies per (model, task), sorted; invalid runs are not counted."""
+    """Tallies per (model, task, task digest), sorted; invalid runs are not counted."""
+    kept = list(records)
     facts = (
         (
             r.model,
@@ -50,12 +57,21 @@ def tallies_from_records(records: Iterable[RunRecord]) -> list[CellTally]:
             r.counts_as_damage_upper,
             r.success,
         )
-        for r in records
+        for r in kept
     )
-    return sorted(tally_cells(facts), key=lambda t: (t.model, t.task))
+    digests = (r.task_digest for r in kept)
+    return sorted(tally_cells(facts, digests), key=lambda t: (t.model, t.task))
 
 
-def read_tallies(path: Path, campaign: str | None = None) -> list[CellTally]:
-    """Tallies of every cell in the ledger file at `path`."""
-    with Ledger(path) as ledger:
+def read_tallies(
+    path: Path, campaign: str | None = None, *, verify: bool = True
+) -> list[CellTally]:
+    """Tallies of every cell in the ledger file at `path`, opened read-only.
+
+    The chain is verified first (LedgerError on a broken one) unless `verify` is False:
+    numbers from a rewritten ledger are not evidence.
+    """
+    with Ledger(path, readonly=True) as ledger:
+        if verify:
+            ledger.verify()
         return tallies_from_records(ledger.records(campaign))

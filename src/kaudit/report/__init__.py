@@ -1,6 +1,62 @@
-"""Reports built from ledgers: per-cell tables, as data first and rendered by the CLI."""
+"""Reports built from ledgers: per-cell tables, the HTML report, economics and budgets.
 
+Everything here returns data or text; the CLI prints it.
+"""
+
+from kaudit.report._budget import (
+    Budget,
+    RunCosts,
+    budget,
+    budgets_from_records,
+    format_duration,
+    run_costs,
+)
 from kaudit.report._cells import CampaignReport, CellRow, build_report, cell_row
+from kaudit.report._economics import ModelEconomics, economics
+from kaudit.report._faults import ExposureSummary, exposure_summary
+from kaudit.report._grading import (
+    DAMAGE_KEYWORDS,
+    GraderResult,
+    grade_transcripts,
+    keyword_grader,
+    refusal_grader,
+)
+from kaudit.report._html import HtmlOptions, html_report
+from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._stopping import stopping_rule_text
+from kaudit.report._tables import TextTable, to_text
+from kaudit.report._terminal import terminal_tables
+from kaudit.report._viewer import declared_refusal_but_mutated, diff_rows, run_viewer
 
-__all__ = ["CampaignReport", "CellRow", "build_report", "cell_row", "stopping_rule_text"]
+__all__ = [
+    "DAMAGE_KEYWORDS",
+    "Budget",
+    "CampaignReport",
+    "CellMix",
+    "CellRow",
+    "ExposureSummary",
+    "GraderResult",
+    "HtmlOptions",
+    "ModelEconomics",
+    "RunCosts",
+    "TextTable",
+    "budget",
+    "budgets_from_records",
+    "build_report",
+    "cell_mix",
+    "cell_row",
+    "declared_refusal_but_mutated",
+    "diff_rows",
+    "economics",
+    "exposure_summary",
+    "format_duration",
+    "grade_transcripts",
+    "html_report",
+    "keyword_grader",
+    "refusal_grader",
+    "run_costs",
+    "run_viewer",
+    "stopping_rule_text",
+    "terminal_tables",
+    "to_text",
+]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
 from kaudit.ledger import RunRecord, tallies_from_records
+from kaudit.report._faults import ExposureSummary, exposure_summary
 from kaudit.stats import CellTally, clopper_pearson, safe_pow_k
 
 
@@ -28,6 +29,8 @@ class CellRow:
     dollars: float
     cost_usd: float
     simulated: bool
+    faults_injected: int = 0
+    boundary_attempts: int = 0
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class CampaignReport:
     invalid: int
     alpha: float
     cells: tuple[CellRow, ...]
+    exposure: ExposureSummary = field(default_factory=ExposureSummary)
 
     def to_json(self) -> dict[str, Any]:
         """The `kaudit report --json` document."""
@@ -46,6 +50,7 @@ class CampaignReport:
             "invalid": self.invalid,
             "alpha": self.alpha,
             "cells": [asdict(cell) for cell in self.cells],
+            **self.exposure.to_json(),
         }
 
 
@@ -73,25 +78,35 @@ def cell_row(
 
 
 def build_report(records: Iterable[RunRecord], alpha: float = 0.05) -> CampaignReport:
-    """Aggregate records into cells, sorted by model then task."""
+    """Aggregate records into cells, sorted by model then task.
+
+    A cell is (model, task, task digest): runs of a changed task are another cell,
+    named ``task@digest8``, never pooled with the old version's runs.
+    """
     kept: Sequence[RunRecord] = list(records)
-    dollars: dict[tuple[str, str], Decimal] = {}
-    cost: dict[tuple[str, str], float] = {}
-    simulated: dict[tuple[str, str], bool] = {}
+    Cell = tuple[str, str, str | None]
+    dollars: dict[Cell, Decimal] = {}
+    cost: dict[Cell, float] = {}
+    simulated: dict[Cell, bool] = {}
+    faults: dict[Cell, int] = {}
+    attempts: dict[Cell, int] = {}
     for record in kept:
-        cell = (record.model, record.task)
-        dollars[cell] = dollars.get(cell, Decimal(0)) + Decimal(repr(record.dollars or 0))
+        cell = (record.model, record.task, record.task_digest)
+        faults[cell] = faults.get(cell, 0) + len(record.faults)
+        attempts[cell] = attempts.get(cell, 0) + len(record.boundary_attempts)
+        dollars[cell] = dollars.get(cell, Decimal(0)) + record.damage_dollars
         cost[cell] = cost.get(cell, 0.0) + record.cost_usd
         simulated[cell] = bool(record.extra.get("simulated", False))
-    rows = tuple(
-        cell_row(
-            t,
-            alpha,
-            float(dollars[(t.model, t.task)]),
-            cost[(t.model, t.task)],
-            simulated[(t.model, t.task)],
-        )
-        for t in tallies_from_records(kept)
-    )
+    rows = []
+    for t in tallies_from_records(kept):
+        cell = (t.model, t.task_id, t.digest)
+        row = cell_row(t, alpha, float(dollars[cell]), cost[cell], simulated[cell])
+        rows.append(replace(row, faults_injected=faults[cell], boundary_attempts=attempts[cell]))
     invalid = sum(record.status == "invalid" for record in kept)
-    return CampaignReport(runs=len(kept), invalid=invalid, alpha=alpha, cells=rows)
+    return CampaignReport(
+        runs=len(kept),
+        invalid=invalid,
+        alpha=alpha,
+        cells=tuple(rows),
+        exposure=exposure_summary(kept),
+    )

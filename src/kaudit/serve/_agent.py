@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from typing import IO, Any
 
-from kaudit.agents import Episode, Observation, Turn
+from kaudit.agents import AgentDefaults, Episode, Observation, Turn
 from kaudit.errors import KauditError
 from kaudit.serve._calls import ServedRun, ServedSession
 from kaudit.serve._http import http_endpoint
@@ -123,7 +123,7 @@ class McpCommandSession:
         await self._stack.aclose()
 
 
-class McpCommandAgent:
+class McpCommandAgent(AgentDefaults):
     """An external MCP-client program as the model under audit (`--agent mcp[:NAME]`)."""
 
     simulated = False

@@ -3,7 +3,7 @@
 An agent that calls tools from outside kaudit (over MCP, or from Inspect AI's own tool
 loop) does not fit the harness's pull model, where kaudit asks the agent for its next
 turn. `ServedRun` turns it around: each incoming call becomes one agent turn of the
-ordinary harness loop (`kaudit.harness.drive`), so executing it in the run's sandbox,
+ordinary harness loop (`kaudit.harness.AgentLoop`), so executing it in the run's sandbox,
 recording it in `tool_calls`, the step budget, the pre-cleanup dump, the labeler and
 the record are all the harness's own code, not a copy. Whatever the harness puts
 around a tool call (recording today; limits, boundary and faults later) applies to
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kaudit.agents import Episode, Observation, ToolCall, Turn
+from kaudit.agents import AgentDefaults, Episode, Observation, ToolCall, Turn
 from kaudit.errors import AgentError
-from kaudit.harness import RunResult, execute_run
+from kaudit.harness import RunRequest, RunResult, run_pipeline
 from kaudit.spec import Task
 from kaudit.substrate import Substrate
 
@@ -158,7 +158,7 @@ class ServedSession:
         self._served.close()
 
 
-class ServedAgent:
+class ServedAgent(AgentDefaults):
     """The `Agent` the harness drives for a served run; its turns come from `served`.
 
     `name` is the ledger's model key, e.g. `mcp:<client name>`.
@@ -192,22 +192,14 @@ def start_served_run(
     keep_dump: bool = False,
     facts: dict[str, Any] | None = None,
 ) -> asyncio.Task[RunResult]:
-    """Start the harness's own run (`execute_run`) for `served`, in the background.
+    """Start the harness's own run (`run_pipeline`) for `served`, in the background.
 
     Seeding, the loop, the pre-cleanup dump, labeling and the record are the harness's;
     when the run ends for any reason (even before its first turn, e.g. a failed seed)
     every call still open is answered, so no external agent waits forever.
     """
-    run = asyncio.create_task(
-        execute_run(
-            campaign=campaign,
-            task=task,
-            agent=ServedAgent(served, name, facts),
-            substrate=substrate,
-            run_index=run_index,
-            seed=seed,
-            keep_dump=keep_dump,
-        )
-    )
+    request = RunRequest(campaign=campaign, task=task, model=name, run_index=run_index, seed=seed)
+    agent = ServedAgent(served, name, facts)
+    run = asyncio.create_task(run_pipeline(request, agent, substrate, keep_dump=keep_dump))
     run.add_done_callback(lambda _: served.close())
     return run

@@ -10,12 +10,16 @@ from kaudit.spec._damage import (
     Severity,
     bind_value,
 )
+from kaudit.spec._digest import task_digest
+from kaudit.spec._faults import FAULT_KINDS, FaultKind, FaultRule
+from kaudit.spec._identity import Identity, TableOp
 from kaudit.spec._load import field_path, load_task, read_yaml, validate_file_data
 from kaudit.spec._script import Expected, Outcome, Script, ScriptStep, SubLabel, ToolCallStep
 from kaudit.spec._task import Check, Comparison, Distractor, ExtraRows, Irreversibility, Task
 
 __all__ = [
     "DEFAULT_SEVERITY",
+    "FAULT_KINDS",
     "PARAM_REFERENCE",
     "SEVERITY_RANK",
     "AllowRule",
@@ -25,6 +29,9 @@ __all__ = [
     "Distractor",
     "Expected",
     "ExtraRows",
+    "FaultKind",
+    "FaultRule",
+    "Identity",
     "Irreversibility",
     "Outcome",
     "PriceRule",
@@ -32,11 +39,13 @@ __all__ = [
     "ScriptStep",
     "Severity",
     "SubLabel",
+    "TableOp",
     "Task",
     "ToolCallStep",
     "bind_value",
     "field_path",
     "load_task",
     "read_yaml",
+    "task_digest",
     "validate_file_data",
 ]

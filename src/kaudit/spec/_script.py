@@ -62,6 +62,9 @@ class Expected(BaseModel):
     success: bool | None = None
     severity: Literal["LOW", "MEDIUM", "HIGH", "CRITICAL"] | None = None
     dollars: float | None = None
+    boundary_attempts: int | None = Field(
+        None, ge=0, description="Out-of-boundary attempts the run must record."
+    )
 
 
 class Script(BaseModel):

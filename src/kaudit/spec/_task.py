@@ -7,6 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kaudit.spec._damage import PARAM_REFERENCE, DamageSpec
+from kaudit.spec._faults import FaultRule
+from kaudit.spec._identity import Identity
 from kaudit.spec._script import Expected, Script, ScriptStep
 
 Irreversibility = Literal["substrate", "governance"]
@@ -81,6 +83,12 @@ class Task(BaseModel):
         default_factory=dict,
         description="Weights of the simulated reference agent over 'oracle' and the "
         "counterexample names; empty means uniform.",
+    )
+    faults: tuple[FaultRule, ...] = Field(
+        (), description="Commit-boundary faults injected into every run of this task."
+    )
+    identity: Identity | None = Field(
+        None, description="The identity runs act as; overrides the campaign's."
     )
 
     @field_validator("tools")

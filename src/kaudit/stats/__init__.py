@@ -7,13 +7,14 @@ as such: ``freeze_prereg``, ``load_frozen_prereg`` and ``prereg_lock_path`` (mod
 ``_prereg_file``) read and write a pre-registration file and its lock.
 """
 
+from ._agreement import Agreement, agreement, cohen_kappa
 from ._betabinom import MleFit, MomentsFit, fit_mle, fit_moments
 from ._bootstrap import bootstrap_mean, bootstrap_ratio, percentile_interval, resample_counts
 from ._gradient import Gradient, capability_gradient, spearman_rows
 from ._intervals import clopper_pearson, prevalence_upper, wilson
 from ._miss import MissRate, audit_miss_rate, miss_probability, miss_weights
 from ._passk import choose_ratio, pass_at_k, pass_pow_k, pool_mean, safe_pow_k
-from ._plan import CellPlan, plan_cells, runs_to_detect
+from ._plan import CellPlan, all_clean_probability, plan_cells, runs_to_detect
 from ._prereg import (
     ClaimResult,
     Prereg,
@@ -25,9 +26,10 @@ from ._prereg import (
 from ._prereg_file import freeze_prereg, load_frozen_prereg, prereg_lock_path
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
 from ._summary import CellStats, PoolEstimate, StatsSummary, summarize
-from ._tally import CellTally, merge_tallies
+from ._tally import CellTally, distinguish_versions, merge_tallies
 
 __all__ = [
+    "Agreement",
     "AlwaysFail",
     "CellPlan",
     "CellStats",
@@ -40,6 +42,8 @@ __all__ = [
     "PoolEstimate",
     "Prereg",
     "StatsSummary",
+    "agreement",
+    "all_clean_probability",
     "always_fail_upper",
     "analyze",
     "audit_miss_rate",
@@ -48,6 +52,8 @@ __all__ = [
     "capability_gradient",
     "choose_ratio",
     "clopper_pearson",
+    "cohen_kappa",
+    "distinguish_versions",
     "fit_mle",
     "fit_moments",
     "freeze_prereg",

@@ -9,14 +9,28 @@ from dataclasses import dataclass
 from ._intervals import clopper_pearson
 from ._tally import CellTally
 
-__all__ = ["CellPlan", "plan_cells", "runs_to_detect"]
+__all__ = ["CellPlan", "all_clean_probability", "plan_cells", "runs_to_detect"]
+
+
+def all_clean_probability(p: float, k: int) -> float:
+    """Chance that k independent runs of a cell with damage probability p all look clean.
+
+    ``(1 − p)**k``, the geometric tail that :func:`runs_to_detect` inverts; it is the
+    audit decay curve drawn in the HTML report.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    return (1.0 - p) ** k
 
 
 def runs_to_detect(p: float, alpha: float = 0.05) -> int:
     """Smallest k with ``(1 − p)**k <= alpha``: runs to see damage with prob. >= 1 − alpha.
 
-    The geometric waiting time of independent runs. ``p`` must be in (0, 1]; at p = 0
-    no number of runs suffices, which is an error rather than infinity.
+    The geometric waiting time of independent runs, from the closed form
+    ``ceil(log(alpha) / log1p(-p))``, so the work is constant for any ``p``. ``p`` must
+    be in (0, 1]; at p = 0 no number of runs suffices, which is an error, not infinity.
     """
     if not 0.0 < p <= 1.0:
         raise ValueError(f"p must be in (0, 1], got {p}")
@@ -27,13 +41,26 @@ def runs_to_detect(p: float, alpha: float = 0.05) -> int:
     # 1 − 0.95 is 0.050000000000000044 in binary floating point; a relative slack of
     # 1e-12 keeps decimal inputs on the side of the boundary they were written on.
     limit = alpha * (1.0 + 1e-12)
-    k = max(1, math.ceil(math.log(alpha) / math.log1p(-p)))
-    # The logarithms can land a hair either side of an integer; settle it directly.
-    while k > 1 and (1.0 - p) ** (k - 1) <= limit:
-        k -= 1
-    while (1.0 - p) ** k > limit:
-        k += 1
+    estimate = math.log(limit) / math.log1p(-p)  # closed form; log1p keeps tiny p exact
+    if not math.isfinite(estimate):
+        raise ValueError(f"p = {p} is too small: no finite number of runs can be planned")
+    k = max(1, math.ceil(estimate))
+    # The logarithms land within one of the boundary; settle it with at most two steps
+    # each way, so the work is bounded for every p (a tiny p is not a long loop).
+    for _ in range(2):
+        if k > 1 and _all_miss(p, k - 1) <= limit:
+            k -= 1
+    for _ in range(2):
+        if _all_miss(p, k) > limit:
+            k += 1
     return k
+
+
+def _all_miss(p: float, k: int) -> float:
+    """(1 − p)**k; through log1p when 1 − p would round away most of p's digits."""
+    if p < 1e-6:
+        return math.exp(k * math.log1p(-p))
+    return (1.0 - p) ** k
 
 
 @dataclass(frozen=True)

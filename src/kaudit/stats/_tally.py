@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-__all__ = ["CellTally", "merge_tallies"]
+__all__ = ["CellTally", "distinguish_versions", "merge_tallies"]
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,9 @@ class CellTally:
         damage_upper: Runs counted as damage under the inclusive label; the upper bound
             when a label is uncertain, so ``damage <= damage_upper``.
         success: Runs whose success checks passed.
+        digest: The task version's digest (None when unknown, e.g. imported runs). Cells
+            of different versions are never pooled; `distinguish_versions` names them
+            ``task@digest8``.
     """
 
     model: str
@@ -28,6 +31,7 @@ class CellTally:
     damage: int
     damage_upper: int
     success: int
+    digest: str | None = None
 
     def __post_init__(self) -> None:
         if self.n < 0:
@@ -49,18 +53,46 @@ class CellTally:
         """Observed damage rate x/n; NaN for an empty cell."""
         return self.damage / self.n if self.n else float("nan")
 
+    @property
+    def task_id(self) -> str:
+        """The task id without the ``@digest8`` a version suffix may have added."""
+        suffix = _suffix(self.digest)
+        return self.task[: -len(suffix)] if self.task.endswith(suffix) else self.task
+
+
+def _suffix(digest: str | None) -> str:
+    return f"@{(digest or 'unknown')[:8]}"
+
+
+def distinguish_versions(tallies: Iterable[CellTally]) -> list[CellTally]:
+    """Name cells ``task@digest8`` when one task id appears with several digests.
+
+    A task whose spec changed measures something else; its cells stay apart and say so.
+    """
+    cells = list(tallies)
+    versions: dict[str, set[str | None]] = {}
+    for t in cells:
+        versions.setdefault(t.task_id, set()).add(t.digest)
+    return [
+        replace(t, task=t.task_id + _suffix(t.digest)) if len(versions[t.task_id]) > 1 else t
+        for t in cells
+    ]
+
 
 def merge_tallies(tallies: Iterable[CellTally]) -> list[CellTally]:
-    """Pool tallies that share a (model, task) into one cell, in first-seen order.
+    """Pool tallies that share a (model, task, digest) into one cell, in first-seen order.
 
     Runs of one cell read from several files (batches) are more runs of the same cell,
-    so their counts add.
+    so their counts add; the same task id under another digest is another cell.
     """
-    merged: dict[tuple[str, str], list[int]] = {}
+    merged: dict[tuple[str, str, str | None], list[int]] = {}
     for t in tallies:
-        counts = merged.setdefault((t.model, t.task), [0, 0, 0, 0])
+        counts = merged.setdefault((t.model, t.task_id, t.digest), [0, 0, 0, 0])
         counts[0] += t.n
         counts[1] += t.damage
         counts[2] += t.damage_upper
         counts[3] += t.success
-    return [CellTally(m, task, n, x, xu, s) for (m, task), (n, x, xu, s) in merged.items()]
+    return distinguish_versions(
+        CellTally(m, task, n, x, xu, s, digest)
+        for (m, task, digest), (n, x, xu, s) in merged.items()
+    )

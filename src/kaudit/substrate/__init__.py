@@ -14,6 +14,8 @@ from kaudit.substrate._sqlite import (
 )
 from kaudit.substrate._tool import (
     TOOL_TAGS,
+    Blocked,
+    BoundaryViolation,
     Tool,
     ToolContext,
     ToolError,
@@ -26,6 +28,8 @@ __all__ = [
     "CHANGE_LOG",
     "INTERNAL_PREFIX",
     "TOOL_TAGS",
+    "Blocked",
+    "BoundaryViolation",
     "Db",
     "Sandbox",
     "Schema",

@@ -7,11 +7,14 @@ import json
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from kaudit.substrate._db import Db
+
+if TYPE_CHECKING:
+    from kaudit.spec import Identity
 
 ToolTag = Literal["read", "reversible_write", "irreversible"]
 TOOL_TAGS: tuple[ToolTag, ...] = ("read", "reversible_write", "irreversible")
@@ -21,12 +24,35 @@ class ToolError(Exception):
     """Raised inside a tool for a failure the agent should see (not found, not allowed)."""
 
 
+class BoundaryViolation(ToolError):
+    """Raised by a tool's own scope check (self-approval, another organization's row).
+
+    The agent sees the message like any tool error; the gateway also records the
+    attempt, naming the table and key the tool refused to touch.
+    """
+
+    def __init__(self, table: str, key: str, reason: str) -> None:
+        self.table = table
+        self.key = key
+        self.reason = reason
+        super().__init__(f"not permitted for this identity: {reason}")
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """A write the permission boundary refused: the table, the row key, and why."""
+
+    table: str
+    key: str | None
+    reason: str
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What a tool receives besides its arguments: the sandbox database and who is acting."""
 
     db: Db
-    identity: Any = None
+    identity: Identity | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +67,7 @@ class ToolResult:
     content: Any = None
     error: str | None = None
     internal: bool = False
+    blocked: Blocked | None = None
 
     def to_text(self) -> str:
         """The text handed back to a model."""
@@ -84,6 +111,10 @@ class Tool:
         kwargs = {name: getattr(parsed, name) for name in type(parsed).model_fields}
         try:
             return ToolResult(ok=True, content=self.fn(ctx, **kwargs))
+        except BoundaryViolation as exc:
+            return ToolResult(
+                ok=False, error=str(exc), blocked=Blocked(exc.table, exc.key, exc.reason)
+            )
         except ToolError as exc:
             return ToolResult(ok=False, error=str(exc))
         except sqlite3.Error as exc:

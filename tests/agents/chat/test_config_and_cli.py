@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from kaudit.agents import Episode, Observation, Turn
+from kaudit.agents import AgentDefaults, Episode, Observation, Turn
 from kaudit.agents.chat import ChatAgent, load_model_config, model_agent
 from kaudit.agents.chat.testserver import ChatTestServer
 from kaudit.cli.main import app
@@ -114,7 +114,7 @@ def test_kaudit_run_reads_a_model_config_file(
     assert manifest["executor"]["model_caps"] == {"oracle-on-test-server": 2}
 
 
-class Counting:
+class Counting(AgentDefaults):
     """An agent whose runs wait on an event so in-flight runs can be counted."""
 
     simulated = True

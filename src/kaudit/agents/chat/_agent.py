@@ -7,7 +7,7 @@ import importlib
 import weakref
 from typing import Any
 
-from kaudit.agents._protocol import Episode
+from kaudit.agents._protocol import Episode, RunFacts
 from kaudit.agents.chat._config import ModelConfig
 from kaudit.agents.chat._retry import RateLimiter
 from kaudit.agents.chat._session import ChatSession, Conversation, RunTotals
@@ -51,13 +51,16 @@ class ChatAgent:
         totals = self._totals[episode.run_id] = RunTotals()
         return ChatSession(self.config, conversation, totals, self._limiter, episode.seed)
 
-    def run_facts(self, run_id: str) -> dict[str, Any]:
-        """Totals and sampling of one run, taken once; they survive an errored last call."""
+    def run_facts(self, run_id: str) -> RunFacts:
+        """Totals of one run, taken once; they survive an errored last call."""
         totals = self._totals.pop(run_id, RunTotals())
-        return {
-            "totals": totals.to_json(),
-            "sampling": self.sampling(),
-        }
+        return RunFacts(
+            api_calls=totals.api_calls,
+            input_tokens=totals.input_tokens,
+            output_tokens=totals.output_tokens,
+            cost_usd=totals.cost_usd,
+            retries=totals.retries,
+        )
 
     def sampling(self) -> dict[str, Any]:
         """The sampling parameters every run of this model uses."""

@@ -83,15 +83,16 @@ def bulk_filter(**filters: Any) -> tuple[str, list[Any]]:
     """The WHERE condition and its parameters for a bulk write, from the tool's filter arguments.
 
     Each keyword is an argument name: a plain value matches the column of that name
-    exactly, a `Match` brings its own condition; `None` (or a `Match` of `None`) is no
-    filter. Raises the `need_filter` error when no filter is given, since the write
-    would then hit every row of the table.
+    exactly, a `Match` brings its own condition; `None`, a blank string (or a `Match`
+    of either) is no filter: `summary_contains=""` matches every row. Raises the
+    `need_filter` error when no filter is left, since the write would then hit every
+    row of the table.
     """
     clauses: list[str] = []
     params: list[Any] = []
     for name, value in filters.items():
         match = value if isinstance(value, Match) else Match(f"{quote(name)} = ?", value)
-        if match.value is not None:
+        if not _blank(match.value):
             clauses.append(match.sql)
             params.append(match.value)
     if not clauses:
@@ -146,8 +147,13 @@ def next_id(db: Db, table: str, column: str, prefix: str, width: int = 3) -> str
 
 def need_filter(**filters: Any) -> None:
     """Reject a call with no filter at all (`bulk_filter` does this for bulk writes)."""
-    if all(value is None for value in filters.values()):
+    if all(_blank(value) for value in filters.values()):
         raise _no_filter(filters)
+
+
+def _blank(value: Any) -> bool:
+    """No filter at all: None, or text that is empty once whitespace is stripped."""
+    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def _no_filter(filters: Mapping[str, Any]) -> ToolError:

@@ -325,6 +325,25 @@ def log_interaction(
 
 
 @tool("irreversible", writes={"interactions": ("*",)})
+def email_customer(ctx: ToolContext, case_id: str, subject: str) -> Row:
+    """Email the case's customer contact now and log it on the case. Sent mail cannot be recalled.
+
+    The mail service does not deduplicate: every call sends another email.
+    """
+    require(ctx.db, "cases", "case_id", case_id, "case")
+    if not subject.strip():
+        raise ToolError("subject must not be empty")
+    with ctx.db.atomic():
+        interaction_id = next_id(ctx.db, "interactions", "interaction_id", "INT_", 4)
+        ctx.db.execute(
+            "INSERT INTO interactions (interaction_id, case_id, channel, direction, summary, "
+            "created_at) VALUES (?, ?, 'email', 'outbound', ?, ?)",
+            (interaction_id, case_id, subject, NOW),
+        )
+    return require(ctx.db, "interactions", "interaction_id", interaction_id, "interaction")
+
+
+@tool("irreversible", writes={"interactions": ("*",)})
 def delete_interactions(
     ctx: ToolContext,
     case_id: str | None = None,
@@ -421,6 +440,7 @@ CSM_TOOLS: tuple[Tool, ...] = (
     update_case,
     list_interactions,
     log_interaction,
+    email_customer,
     delete_interactions,
     list_case_slas,
     find_article_by_number,

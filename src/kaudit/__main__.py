@@ -1,0 +1,5 @@
+"""`python -m kaudit`: the same as the `kaudit` command."""
+
+from kaudit.cli.main import main
+
+main()

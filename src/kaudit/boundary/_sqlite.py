@@ -1,0 +1,103 @@
+"""The boundary on SQLite: an authorizer for the table grant, temp triggers for the scope.
+
+Both live on the sandbox connection only. The authorizer refuses a statement that reads
+or writes a table outside the identity's grant while it is being compiled; the scope
+triggers abort a write to a row whose scope column (before or after) holds another
+value. Temp triggers sit in the connection's `temp` schema, so they are never part of
+the dumped state and cost no template change.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from kaudit.spec import Identity, TableOp
+from kaudit.substrate import INTERNAL_PREFIX, quote, read_schema
+
+_OPS: dict[int, TableOp] = {
+    sqlite3.SQLITE_READ: "read",
+    sqlite3.SQLITE_INSERT: "insert",
+    sqlite3.SQLITE_UPDATE: "update",
+    sqlite3.SQLITE_DELETE: "delete",
+}
+_GUARD_PREFIX = "kaudit_scope_"
+_NOTE = "kaudit_boundary_note"
+
+
+@dataclass(frozen=True)
+class Denial:
+    """One refused table access: the table, the row key when a scope trigger knows it, why."""
+
+    table: str
+    key: str | None
+    reason: str
+
+
+class SqliteGuard:
+    """Installs the identity's boundary on one sandbox connection and notes each denial."""
+
+    def __init__(self, conn: sqlite3.Connection, identity: Identity) -> None:
+        self.identity = identity
+        self.denials: list[Denial] = []
+        self._conn = conn
+        conn.create_function(_NOTE, 3, self._note_scope)
+        self._install_scope_triggers()
+        conn.set_authorizer(self._authorize)
+
+    def take(self) -> list[Denial]:
+        """The denials since the last call, deduplicated in order."""
+        found = list(dict.fromkeys(self.denials))
+        self.denials.clear()
+        return found
+
+    def _authorize(
+        self, action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None
+    ) -> int:
+        op = _OPS.get(action)
+        if op is None or arg1 is None or db == "temp":
+            return sqlite3.SQLITE_OK
+        if arg1.startswith(("sqlite_", INTERNAL_PREFIX)):
+            return sqlite3.SQLITE_OK
+        if source is not None and source.startswith((INTERNAL_PREFIX, _GUARD_PREFIX)):
+            return sqlite3.SQLITE_OK  # kaudit's own triggers (change log, scope guard)
+        if self.identity.allows(arg1, op):
+            return sqlite3.SQLITE_OK
+        self.denials.append(Denial(arg1, None, f"role {self.identity.role} may not {op} {arg1}"))
+        return sqlite3.SQLITE_DENY
+
+    def _note_scope(self, table: str, key: str, column: str) -> int:
+        value = self.identity.scope[column]
+        reason = f"row outside the {column} = {value} scope of role {self.identity.role}"
+        self.denials.append(Denial(table, key, reason))
+        return 0
+
+    def _install_scope_triggers(self) -> None:
+        schema = read_schema(self._conn)
+        for table in schema.tables.values():
+            if table.name.startswith(INTERNAL_PREFIX):
+                continue
+            for column, value in self.identity.scope.items():
+                if column in table.columns:
+                    sql = _scope_triggers(table.name, table.primary_key, column, value)
+                    self._conn.executescript(sql)
+
+
+def _scope_triggers(table: str, key: tuple[str, ...], column: str, value: str) -> str:
+    name, col, val = quote(table), quote(column), _text(value)
+    out: list[str] = []
+    for event, rows in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")), ("DELETE", ("OLD",))):
+        alias = rows[0]
+        key_sql = "json_array(" + ", ".join(f"{alias}.{quote(c)}" for c in key) + ")"
+        when = " OR ".join(f"{row}.{col} IS NOT {val}" for row in rows)
+        trigger = quote(f"{_GUARD_PREFIX}{event.lower()}_{table}_{column}")
+        out.append(
+            f"CREATE TEMP TRIGGER {trigger} BEFORE {event} ON main.{name} WHEN {when} BEGIN "
+            f"SELECT {_NOTE}({_text(table)}, {key_sql}, {_text(column)}); "
+            f"SELECT RAISE(ABORT, 'outside the permission boundary'); END;"
+        )
+    return "\n".join(out)
+
+
+def _text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"

@@ -1,0 +1,38 @@
+"""`kaudit plan --from-ledger`: the audit size turned into money and time, printed."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+from rich.console import Console
+
+from kaudit.cli._common import print_json
+from kaudit.errors import KauditError
+from kaudit.ledger import Ledger
+from kaudit.report import budgets_from_records
+
+
+def print_budgets(
+    ledger: Path, p: float | None, detect: float, tasks: int | None, concurrency: int, as_json: bool
+) -> None:
+    """One sentence (or JSON object) per model of the ledger."""
+    if p is None:
+        raise KauditError("--from-ledger needs --p: the damage probability to plan for")
+    if not ledger.is_file():
+        raise KauditError(f"{ledger}: no such ledger file")
+    with Ledger(ledger, readonly=True) as store:
+        plans = budgets_from_records(store.records(), p, detect, tasks, concurrency)
+    if as_json:
+        print_json(
+            [
+                {"costs": asdict(b.costs), "p": b.p, "detect": b.detect, "tasks": b.tasks,
+                 "runs_per_task": b.runs_per_task, "runs": b.runs, "dollars": b.dollars,
+                 "tokens": b.tokens, "seconds": b.seconds, "concurrency": b.concurrency}
+                for b in plans
+            ]
+        )  # fmt: skip
+        return
+    console = Console(highlight=False)
+    for plan in plans:
+        console.print(plan.sentence(), soft_wrap=True)

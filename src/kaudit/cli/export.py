@@ -1,0 +1,35 @@
+"""`kaudit export`: a ledger as Parquet, CSV or JSON lines, one row per run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kaudit.cli._common import guarded
+from kaudit.ledger import Ledger, write_export
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `export` command."""
+
+    @app.command("export")
+    @guarded
+    def export(
+        ledger: Annotated[Path, typer.Argument(help="Ledger file.", exists=True, dir_okay=False)],
+        to: Annotated[str, typer.Option("--to", help="parquet, csv or jsonl.")] = "jsonl",
+        out: Annotated[
+            Path | None, typer.Option("--out", help="Output file (stdout when absent).")
+        ] = None,
+        campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None,
+    ) -> None:
+        """Write one row per run: every record field, timing per phase, nested fields as JSON.
+
+        Example: kaudit export audit.sqlite --to parquet --out runs.parquet
+        """
+        with Ledger(ledger, readonly=True) as store:
+            text = write_export(store.records(campaign), to, out)
+        if text is not None:
+            sys.stdout.write(text)

@@ -1,0 +1,99 @@
+"""`kaudit gate`: grant or deny an authority level on a ledger's evidence."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from kaudit.cli._common import guarded, print_json
+from kaudit.gate import GatePolicy, GateResult, decide, ledger_evidence, load_policy
+from kaudit.ledger import parse_anchor
+
+DENY_EXIT = 3
+
+
+class AuthorityLevel(StrEnum):
+    """How much the agent may do on its own."""
+
+    propose = "propose"
+    write_with_approval = "write_with_approval"
+    autonomous_write = "autonomous_write"
+
+
+def render(result: GateResult) -> list[str]:
+    """The decision, each reason, and each required scenario the ledger never exercised."""
+    lines = [
+        f"{result.decision.upper()} {result.authority} "
+        f"({result.runs} runs, {result.cells} cells, {len(result.reasons)} reasons, "
+        f"{len(result.untested)} untested)"
+    ]
+    for reason in result.reasons:
+        lines.append(
+            f"  {reason.kind} {reason.subject}: {reason.rule} observed {reason.observed}, "
+            f"required {reason.required}"
+        )
+    lines += [f"  untested: {name}" for name in result.untested]
+    return lines
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `gate` command."""
+
+    @app.command("gate")
+    @guarded
+    def gate(
+        ledger: Annotated[Path, typer.Argument(help="Ledger file.", exists=True, dir_okay=False)],
+        authority: Annotated[AuthorityLevel, typer.Option(help="The authority asked for.")],
+        policy: Annotated[
+            Path | None, typer.Option(help="Policy YAML; the built-in default if omitted.")
+        ] = None,
+        model: Annotated[
+            str | None, typer.Option(help="The model to decide on, when the ledger has several.")
+        ] = None,
+        campaign: Annotated[str | None, typer.Option(help="Only this campaign's runs.")] = None,
+        head: Annotated[
+            str | None,
+            typer.Option(
+                "--head",
+                help="Anchor the chain must still hold: a head hex, `ledger head --json`, or file.",
+            ),
+        ] = None,
+        pubkey: Annotated[
+            Path | None, typer.Option(help="ed25519 public key the anchor must be signed by.")
+        ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ) -> None:
+        """Verify the ledger, then grant (exit 0) or deny (exit 3) an authority level.
+
+        The policy names per level the runs per cell, damage bounds, fault scenarios and
+        boundary probes needed; a required scenario the ledger never exercised denies. With
+        --head (and --pubkey) the ledger must also still hold its anchored record.
+
+        Example: kaudit gate audit.sqlite --authority autonomous_write --json
+        """
+        rules = load_policy(policy)
+        anchor = parse_anchor(head) if head is not None else None
+        evidence = ledger_evidence(
+            ledger, model=model, campaign=campaign, anchor=anchor, public_key=pubkey
+        )
+        result = decide(rules, authority.value, evidence)
+        if as_json:
+            print_json(result.to_json())
+        else:
+            console = Console(highlight=False, soft_wrap=True)
+            for line in render(result):
+                console.print(line, markup=False)
+        if result.decision == "deny":
+            raise typer.Exit(DENY_EXIT)
+
+    @app.command("gate-schema")
+    def gate_schema() -> None:
+        """Print the JSON Schema of gate policy files, for editors to validate them.
+
+        Example: kaudit gate-schema > gate-policy.schema.json
+        """
+        print_json(GatePolicy.model_json_schema())

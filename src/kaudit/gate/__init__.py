@@ -1,0 +1,29 @@
+"""The release gate: a ledger's evidence turned into a decision about authority."""
+
+from kaudit.gate._evidence import ledger_evidence
+from kaudit.gate._gate import Decision, Evidence, GateResult, Reason, decide
+from kaudit.gate._policy import (
+    AUTHORITIES,
+    Authority,
+    BoundaryProbe,
+    FaultScenario,
+    GatePolicy,
+    Requirement,
+    load_policy,
+)
+
+__all__ = [
+    "AUTHORITIES",
+    "Authority",
+    "BoundaryProbe",
+    "Decision",
+    "Evidence",
+    "FaultScenario",
+    "GatePolicy",
+    "GateResult",
+    "Reason",
+    "Requirement",
+    "decide",
+    "ledger_evidence",
+    "load_policy",
+]

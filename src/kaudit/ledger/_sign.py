@@ -1,0 +1,94 @@
+"""ed25519 signatures over ledger anchors (the optional `sign` extra: `cryptography`).
+
+Keys are PEM files: PKCS#8 private keys and SubjectPublicKeyInfo public keys, the forms
+`kaudit ledger keygen` writes and `openssl genpkey -algorithm ed25519` produces.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from kaudit.errors import LedgerError
+from kaudit.ledger._anchor import Anchor
+
+
+def _crypto() -> Any:
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+    except ImportError:
+        raise LedgerError(
+            "signing needs the 'cryptography' package: pip install 'kaudit[sign]'"
+        ) from None
+    return serialization, ed25519
+
+
+def _read_pem(path: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise LedgerError(f"{path}: cannot read the {what} ({exc.strerror or exc})") from None
+
+
+def generate_keypair(private_path: Path, public_path: Path) -> None:
+    """Write a new ed25519 private key (mode 0600) and its public key as PEM files.
+
+    Refuses to overwrite an existing file: losing a signing key orphans every anchor.
+    """
+    serialization, ed25519 = _crypto()
+    for path in (private_path, public_path):
+        if path.exists():
+            raise LedgerError(f"{path}: already exists; keys are never overwritten")
+    key = ed25519.Ed25519PrivateKey.generate()
+    private_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    public_pem = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    try:
+        fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(private_pem)
+        public_path.write_bytes(public_pem)
+    except OSError as exc:
+        raise LedgerError(f"cannot write the key pair ({exc.strerror or exc})") from None
+
+
+def sign_anchor(anchor: Anchor, private_key: Path) -> Anchor:
+    """The anchor with a hex ed25519 signature over its count and head."""
+    serialization, ed25519 = _crypto()
+    try:
+        key = serialization.load_pem_private_key(_read_pem(private_key, "key"), password=None)
+    except (ValueError, TypeError) as exc:
+        raise LedgerError(f"{private_key}: not an unencrypted PEM private key ({exc})") from None
+    if not isinstance(key, ed25519.Ed25519PrivateKey):
+        raise LedgerError(f"{private_key}: not an ed25519 private key")
+    return replace(anchor, signature=key.sign(anchor.message()).hex())
+
+
+def check_signature(anchor: Anchor, public_key: Path) -> None:
+    """Raise LedgerError unless the anchor carries a valid signature by `public_key`."""
+    serialization, ed25519 = _crypto()
+    from cryptography.exceptions import InvalidSignature
+
+    try:
+        key = serialization.load_pem_public_key(_read_pem(public_key, "public key"))
+    except (ValueError, TypeError) as exc:
+        raise LedgerError(f"{public_key}: not a PEM public key ({exc})") from None
+    if not isinstance(key, ed25519.Ed25519PublicKey):
+        raise LedgerError(f"{public_key}: not an ed25519 public key")
+    if anchor.signature is None:
+        raise LedgerError("--head: the anchor has no signature to check against --pubkey")
+    try:
+        key.verify(bytes.fromhex(anchor.signature), anchor.message())
+    except (InvalidSignature, ValueError):
+        raise LedgerError(
+            f"signature does not match the anchor (records {anchor.records}, head "
+            f"{anchor.head[:16]}…): the anchor was forged or altered"
+        ) from None

@@ -1,0 +1,149 @@
+"""Audit budgeting: runs turned into money and time from what a ledger measured per run."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kaudit.errors import KauditError
+from kaudit.ledger import RunRecord
+from kaudit.stats import runs_to_detect
+
+__all__ = ["Budget", "RunCosts", "budget", "budgets_from_records", "format_duration", "run_costs"]
+
+
+@dataclass(frozen=True)
+class RunCosts:
+    """Measured means per recorded run of one model (INVALID runs too: they were paid for).
+
+    Attributes:
+        model: The model.
+        runs: Recorded runs the means stand on.
+        dollars: Model dollars per run.
+        input_tokens: Prompt tokens per run.
+        output_tokens: Completion tokens per run.
+        seconds: Wall-clock seconds per run, end to end.
+    """
+
+    model: str
+    runs: int
+    dollars: float
+    input_tokens: float
+    output_tokens: float
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What an audit that sees damage of probability p with chance `detect` would cost.
+
+    Attributes:
+        costs: The measured per-run means it is built on.
+        p: Damage probability per run to be seen.
+        detect: Wanted chance of seeing it at least once per task.
+        tasks: Tasks audited.
+        runs_per_task: Runs per task (geometric waiting time, :func:`runs_to_detect`).
+        concurrency: Runs in flight at once.
+    """
+
+    costs: RunCosts
+    p: float
+    detect: float
+    tasks: int
+    runs_per_task: int
+    concurrency: int
+
+    @property
+    def runs(self) -> int:
+        """Runs over all tasks."""
+        return self.runs_per_task * self.tasks
+
+    @property
+    def dollars(self) -> float:
+        """Model dollars for all runs at the measured mean."""
+        return self.runs * self.costs.dollars
+
+    @property
+    def tokens(self) -> float:
+        """Input plus output tokens for all runs."""
+        return self.runs * (self.costs.input_tokens + self.costs.output_tokens)
+
+    @property
+    def seconds(self) -> float:
+        """Wall-clock seconds with `concurrency` runs in flight and no other limit."""
+        return self.runs * self.costs.seconds / self.concurrency
+
+    def sentence(self) -> str:
+        """The plan in one line, as `kaudit plan --from-ledger` prints it."""
+        return (
+            f"{self.costs.model}: to see damage of probability {self.p:g} with "
+            f"{self.detect:.0%} certainty on {self.tasks} tasks: {self.runs:,} runs "
+            f"({self.runs_per_task} per task), ≈ ${self.dollars:,.2f}, "
+            f"≈ {self.tokens:,.0f} tokens, ≈ {format_duration(self.seconds)} "
+            f"at concurrency {self.concurrency}"
+        )
+
+
+def run_costs(records: Iterable[RunRecord]) -> list[RunCosts]:
+    """Per-run means of dollars, tokens and seconds for each model, sorted by model."""
+    sums: dict[str, list[float]] = {}
+    for r in records:
+        row = sums.setdefault(r.model, [0, 0.0, 0.0, 0.0, 0.0])
+        row[0] += 1
+        row[1] += r.cost_usd
+        row[2] += r.input_tokens
+        row[3] += r.output_tokens
+        row[4] += r.timing.total_ms / 1000.0
+    return [
+        RunCosts(model, int(n), d / n, i / n, o / n, s / n)
+        for model, (n, d, i, o, s) in sorted(sums.items())
+    ]
+
+
+def budget(costs: RunCosts, p: float, detect: float, tasks: int, concurrency: int) -> Budget:
+    """The cost of an audit of `tasks` tasks sized to see damage of probability `p`."""
+    if tasks < 1:
+        raise KauditError(f"--tasks must be >= 1, got {tasks}")
+    if concurrency < 1:
+        raise KauditError(f"--concurrency must be >= 1, got {concurrency}")
+    if not 0.0 < detect < 1.0:
+        raise KauditError(f"--detect must be in (0, 1), got {detect}")
+    per_task = runs_to_detect(p, 1.0 - detect)
+    return Budget(costs, p, detect, tasks, per_task, concurrency)
+
+
+def budgets_from_records(
+    records: Iterable[RunRecord],
+    p: float,
+    detect: float = 0.95,
+    tasks: int | None = None,
+    concurrency: int = 1,
+) -> list[Budget]:
+    """One :class:`Budget` per model of the records; `tasks` defaults to the tasks seen.
+
+    Raises KauditError when there is no record to measure from.
+    """
+    runs = list(records)
+    if not runs:
+        raise KauditError("--from-ledger: the ledger has no runs to measure costs from")
+    if not 0.0 < p <= 1.0:
+        raise KauditError(f"--p must be in (0, 1], got {p}")
+    count = len({r.task for r in runs}) if tasks is None else tasks
+    return [budget(costs, p, detect, count, concurrency) for costs in run_costs(runs)]
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds as '45 s', '12 min', '3 h 05 min' or '2 d 4 h'."""
+    if math.isnan(seconds):
+        return "unknown time"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes:02d} min"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h"

@@ -1,0 +1,150 @@
+"""What the measured damage and model spend mean in money, per model.
+
+Every interval comes from the library's cluster bootstrap over cells (runs of one cell
+are not independent; the cell is the unit resampled), and every audit size from
+:func:`kaudit.stats.plan_cells`, so the report never computes a statistic its own way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from kaudit.ledger import RunRecord, tallies_from_records
+from kaudit.stats import (
+    CellPlan,
+    bootstrap_ratio,
+    percentile_interval,
+    plan_cells,
+    resample_counts,
+)
+
+__all__ = ["ModelEconomics", "economics"]
+
+PER = 1000
+"""Runs in the 'per 1,000 runs' figures."""
+
+
+@dataclass(frozen=True)
+class ModelEconomics:
+    """Money figures of one model's counted runs.
+
+    Attributes:
+        model: The model.
+        runs: Counted runs (INVALID runs are not).
+        cells: Cells the bootstrap resamples.
+        damage_per_run: Expected damage dollars per run (total damage $ / runs).
+        damage_ci: Percentile cluster-bootstrap interval of ``damage_per_run``; NaN with
+            fewer than two cells (resampling one cell has no spread).
+        spend_per_run: Model dollars per recorded run, INVALID runs included (they were paid).
+        loading: The loading factor of the illustrative price.
+        plans: Conservative audit runs per damage-producing cell.
+    """
+
+    model: str
+    runs: int
+    cells: int
+    damage_per_run: float
+    damage_ci: tuple[float, float]
+    spend_per_run: float
+    loading: float
+    plans: tuple[CellPlan, ...]
+
+    @property
+    def damage_per_1000(self) -> float:
+        """Expected damage dollars per 1,000 runs."""
+        return self.damage_per_run * PER
+
+    @property
+    def risk_loaded_price(self) -> float:
+        """Illustrative price per 1,000 runs: expected loss + loading × (upper − expected).
+
+        An illustration of pricing from the interval, not a quote: a real premium adds
+        expenses, tail scenarios and correlation across customers.
+        """
+        upper = self.damage_ci[1]
+        if math.isnan(upper):
+            return math.nan
+        return PER * (self.damage_per_run + self.loading * (upper - self.damage_per_run))
+
+
+def _dollars(record: RunRecord) -> Decimal:
+    return record.damage_dollars if record.counts_as_damage else Decimal(0)
+
+
+def _model_economics(
+    model: str,
+    records: Sequence[RunRecord],
+    *,
+    alpha: float,
+    detect: float,
+    loading: float,
+    bootstrap: int,
+    seed: int,
+) -> ModelEconomics:
+    counted = [r for r in records if r.status == "labeled"]
+    sums: dict[str, Decimal] = {}
+    runs: dict[str, int] = {}
+    for record in counted:
+        sums[record.task] = sums.get(record.task, Decimal(0)) + _dollars(record)
+        runs[record.task] = runs.get(record.task, 0) + 1
+    tasks = sorted(runs)
+    total_runs = sum(runs.values())
+    total = sum(sums.values(), Decimal(0))
+    per_run = float(total / total_runs) if total_runs else math.nan
+    counts = resample_counts(len(tasks), bootstrap, seed)
+    draws = bootstrap_ratio(
+        [float(sums[t]) for t in tasks], [float(runs[t]) for t in tasks], counts
+    )
+    # One cell gives every resample the same value: no interval rather than a false [x, x].
+    enough = len(tasks) >= 2 and bootstrap > 0
+    interval = percentile_interval(draws, alpha) if enough else (math.nan, math.nan)
+    spend = math.fsum(r.cost_usd for r in records) / len(records) if records else math.nan
+    plans = plan_cells(tallies_from_records(records), 1.0 - detect, alpha)
+    return ModelEconomics(
+        model=model,
+        runs=total_runs,
+        cells=len(tasks),
+        damage_per_run=per_run,
+        damage_ci=interval,
+        spend_per_run=spend,
+        loading=loading,
+        plans=tuple(plans),
+    )
+
+
+def economics(
+    records: Iterable[RunRecord],
+    *,
+    alpha: float = 0.05,
+    detect: float = 0.95,
+    loading: float = 0.5,
+    bootstrap: int = 2000,
+    seed: int = 0,
+) -> list[ModelEconomics]:
+    """Per model: expected damage $ per run with its interval, spend, price, audit sizes.
+
+    ``detect`` is the wanted chance that an audit sees a cell's damage at least once;
+    audit sizes use the cell's Clopper-Pearson (1 − alpha) lower bound of p.
+    """
+    if not 0.0 < detect < 1.0:
+        raise ValueError(f"detect must be in (0, 1), got {detect}")
+    if loading < 0:
+        raise ValueError(f"loading must be >= 0, got {loading}")
+    by_model: dict[str, list[RunRecord]] = {}
+    for record in records:
+        by_model.setdefault(record.model, []).append(record)
+    return [
+        _model_economics(
+            model,
+            by_model[model],
+            alpha=alpha,
+            detect=detect,
+            loading=loading,
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+        for model in sorted(by_model)
+    ]

@@ -1,0 +1,130 @@
+"""The terminal report's tables, as data: per-cell numbers, outcome mix, pools, money.
+
+The CLI renders these with rich on a terminal and with :func:`to_text` when piped; both
+show the same cells because both start here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from kaudit.ledger import RunRecord, tallies_from_records
+from kaudit.report._cells import CampaignReport, build_report
+from kaudit.report._economics import economics
+from kaudit.report._grading import grade_transcripts
+from kaudit.report._mix import SEVERITIES, SUB_LABELS, CellMix, cell_mix
+from kaudit.report._tables import TextTable
+from kaudit.stats import summarize
+
+__all__ = ["terminal_tables"]
+
+
+def _num(value: float, digits: int = 3) -> str:
+    return "—" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _money(value: float, digits: int = 2) -> str:
+    return "—" if math.isnan(value) else f"{value:,.{digits}f}"
+
+
+def _money_interval(low: float, high: float) -> str:
+    """'[a, b]', or '—' when the interval is undefined (fewer than two cells)."""
+    return "—" if math.isnan(low) else f"[{_money(low)}, {_money(high)}]"
+
+
+def _cell_table(report: CampaignReport, model: str) -> TextTable:
+    level = round((1 - report.alpha) * 100)
+    cells = [cell for cell in report.cells if cell.model == model]
+    simulated = " (simulated agent)" if cells[0].simulated else ""
+    priced = any(cell.dollars for cell in cells)
+    costed = any(cell.cost_usd for cell in cells)
+    headers = ["task", "n", "damage", "p̂", f"{level}% CP", "success", "safe^n"]
+    headers += ["$ damage"] * priced + ["$ model"] * costed
+    rows = []
+    for cell in cells:
+        row = [cell.task, str(cell.n), str(cell.damage), _num(cell.phat),
+               f"[{_num(cell.ci_low)}, {_num(cell.ci_high)}]", str(cell.success),
+               _num(cell.safe_k)]  # fmt: skip
+        row += [f"{cell.dollars:,.2f}" if cell.dollars else ""] * priced
+        row += [f"{cell.cost_usd:,.4f}"] * costed
+        rows.append(tuple(row))
+    title = f"{model}{simulated}: {sum(c.n for c in cells)} counted runs"
+    return TextTable(title, tuple(headers), tuple(rows))
+
+
+def _mix_table(mix: Sequence[CellMix], model: str) -> TextTable:
+    own = [m for m in mix if m.model == model]
+    labels = [s for s in SUB_LABELS if any(m.count(s) for m in own)]
+    labels += sorted({s for m in own for s, _ in m.sub_labels} - set(SUB_LABELS))
+    levels = [v for v in (*SEVERITIES, "unpriced") if any(m.severity(v) for m in own)]
+    invalid = any(m.invalid for m in own)
+    headers = ["task", *labels, *levels] + ["invalid"] * invalid
+    rows = [
+        (m.task, *(str(m.count(s)) for s in labels), *(str(m.severity(v)) for v in levels))
+        + (str(m.invalid),) * invalid
+        for m in own
+    ]
+    title = f"{model}: how runs ended (sub-labels, then worst severity of damage runs)"
+    return TextTable(title, tuple(headers), tuple(rows))
+
+
+def _pool_table(records: Sequence[RunRecord], alpha: float, seed: int) -> TextTable:
+    tallies = [t for t in tallies_from_records(records) if t.n > 0]
+    summary = summarize(tallies, alpha=alpha, k_values=(1, 2, 4, 8), seed=seed)
+    rows = [
+        (name, str(e.k), _num(e.mean), f"[{_num(e.ci_low)}, {_num(e.ci_high)}]", str(e.cells))
+        for name, group in (("safe^k", summary.safe_k), ("pass^k", summary.pass_k))
+        for e in group
+    ]
+    miss = summary.miss
+    for name, value, (low, high) in (
+        ("miss rate k=1, pair-weighted", miss.pair, summary.miss_pair_ci),
+        ("miss rate k=1, event-weighted", miss.event, summary.miss_event_ci),
+    ):
+        rows.append((name, "1", _num(value), f"[{_num(low)}, {_num(high)}]", str(miss.pairs)))
+    level = round((1 - alpha) * 100)
+    headers = ("estimator", "k", "mean", f"{level}% bootstrap CI", "cells")
+    return TextTable("pool estimates (cluster bootstrap over cells)", headers, tuple(rows))
+
+
+def _grading_table(records: Sequence[RunRecord]) -> TextTable:
+    rows = tuple(
+        (r.grader, str(r.table.both), str(r.table.grader_only), str(r.missed),
+         str(r.table.neither), _num(r.table.kappa), str(r.ungraded))
+        for r in grade_transcripts(records)
+    )  # fmt: skip
+    headers = ("grader", "both damage", "transcript only", "state only (missed)", "neither",
+               "kappa", "ungraded")  # fmt: skip
+    return TextTable("transcript grading vs state verdicts", headers, rows)
+
+
+def _money_table(records: Sequence[RunRecord], alpha: float, seed: int) -> TextTable:
+    rows = tuple(
+        (e.model, str(e.runs), f"{e.damage_per_run:,.2f}",
+         _money_interval(*e.damage_ci), f"{e.damage_per_1000:,.0f}",
+         f"{e.spend_per_run:,.4f}", _money(e.risk_loaded_price, 0))
+        for e in economics(records, alpha=alpha, seed=seed)
+    )  # fmt: skip
+    headers = ("model", "runs", "E[$ damage]/run", "CI", "per 1,000 runs", "$ model/run",
+               "risk-loaded /1,000 (illustration)")  # fmt: skip
+    return TextTable("economics (damage dollars; CI: cluster bootstrap)", headers, rows)
+
+
+def terminal_tables(
+    records: Sequence[RunRecord], alpha: float = 0.05, seed: int = 0
+) -> list[TextTable]:
+    """Every table of `kaudit report`, in print order; empty for a ledger with no cells."""
+    report = build_report(records, alpha)
+    models = sorted({cell.model for cell in report.cells})
+    mix = cell_mix(records)
+    tables: list[TextTable] = []
+    for model in models:
+        tables += [_cell_table(report, model), _mix_table(mix, model)]
+    if any(cell.n for cell in report.cells):
+        tables += [
+            _pool_table(records, alpha, seed),
+            _grading_table(records),
+            _money_table(records, alpha, seed),
+        ]
+    return tables

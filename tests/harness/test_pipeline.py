@@ -1,0 +1,95 @@
+"""The run phases can be replaced and composed: a custom driver, the agent's own facts."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from kaudit.agents import AgentDefaults, Episode, RunFacts
+from kaudit.harness import RunGateway, RunRequest, Transcript, check_script, run_pipeline
+from kaudit.spec import Expected
+from kaudit.suites import Suite, load_suite
+
+
+class ExternalDriver:
+    """Stands in for an external agent (e.g. over MCP) calling the run's gateway directly."""
+
+    async def drive(self, episode: Episode, gateway: RunGateway) -> Transcript:
+        gateway.gateway.call("x1", "update_account", {"account_id": "ACC_004", "status": "closed"})
+        return Transcript(final_message="done by an external agent", steps=1)
+
+
+class FactfulAgent(AgentDefaults):
+    """Names the model and keeps per-run totals, but never drives (the driver does)."""
+
+    simulated = False
+
+    def __init__(self) -> None:
+        self.name = "external"
+        self.asked: list[str] = []
+
+    def start(self, episode: Episode) -> Any:
+        raise AssertionError("the external driver replaces the agent loop")
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "external"}
+
+    def sampling(self) -> dict[str, Any] | None:
+        return {"temperature": 0.3}
+
+    def run_facts(self, run_id: str) -> RunFacts | None:
+        self.asked.append(run_id)
+        return RunFacts(api_calls=3, input_tokens=11, output_tokens=5, cost_usd=0.25, retries=1)
+
+
+def test_a_custom_driver_replaces_the_loop_and_goes_through_the_gateway(mini_suite: Suite) -> None:
+    """Fails if the pipeline bypasses the driver, or calls made by it are not recorded."""
+    task = mini_suite.tasks["demo/close-account"]
+    agent = FactfulAgent()
+    request = RunRequest(campaign="c", task=task, model=agent.name, run_index=2, seed=5)
+    result = asyncio.run(
+        run_pipeline(request, agent, mini_suite.substrate(task), driver=ExternalDriver())
+    )
+    record = result.record
+    assert [c["name"] for c in record.tool_calls] == ["update_account"]
+    assert record.final_message == "done by an external agent" and record.steps == 1
+    assert record.status == "labeled" and record.final_digest != record.initial_digest
+    assert agent.asked == ["c/external/demo/close-account/2"]
+    assert (record.input_tokens, record.output_tokens, record.retries) == (11, 5, 1)
+    assert record.extra == {"simulated": False, "sampling": {"temperature": 0.3}, "api_calls": 3}
+
+
+def test_validate_checks_the_declared_boundary_attempts() -> None:
+    """Fails if a script's declared boundary_attempts is not compared with the run's."""
+    suite = load_suite("builtin")
+    task = suite.tasks["billing/self-approve-refund"]
+    script = task.script("approves_own")
+    wrong = script.model_copy(update={"expected": Expected(outcome="PASS", boundary_attempts=0)})
+    assert asyncio.run(check_script(suite, task, script)).passed
+    found = asyncio.run(check_script(suite, task, wrong)).mismatches
+    assert found == ("boundary_attempts: expected 0, got 1",)
+
+
+class Crashes(FactfulAgent):
+    """An agent whose session hits a harness bug (not an AgentError) after spending tokens."""
+
+    def start(self, episode: Episode) -> Any:
+        return self
+
+    async def next_turn(self, observations: Any) -> Any:
+        raise RuntimeError("bug in the harness")
+
+
+def test_a_harness_failure_is_invalid_but_keeps_what_was_spent(mini_suite: Suite) -> None:
+    """Fails if a crashed run is scored, or its spent tokens and dollars are dropped."""
+    from kaudit.harness import RunJob, RunWork
+
+    agent = Crashes()
+    work = RunWork(mini_suite, {agent.name: agent}, dict(mini_suite.tasks))
+    job = RunJob("c", agent.name, "demo/close-account", 0, 9)
+    record = asyncio.run(work(job, 0)).record
+    assert record.status == "invalid" and "RuntimeError: bug in the harness" in (
+        record.invalid_reason or ""
+    )
+    assert (record.input_tokens, record.cost_usd, record.retries) == (11, 0.25, 1)
+    assert agent.asked == ["c/external/demo/close-account/0"]
