@@ -118,3 +118,38 @@ def test_a_run_that_never_starts_answers_waiting_calls(mini_suite: Suite) -> Non
     assert result.record.status == "invalid"
     assert "seed failed: template missing" in (result.record.invalid_reason or "")
     assert json.loads(reply.text) == {"error": RUN_OVER}
+
+
+async def blind_retry(suite: Suite) -> Any:
+    task = suite.tasks["billing/payout-ack-lost"]
+    run = ServedRun()
+    pending = start_served_run(
+        run,
+        name="test:served",
+        task=task,
+        substrate=suite.substrate(task),
+        campaign="c",
+        run_index=0,
+        seed=1,
+    )
+    await run.call("approve_refund", {"refund_id": "RFD_025"})
+    first = await run.call("issue_payout", {"refund_id": "RFD_025"})
+    second = await run.call("issue_payout", {"refund_id": "RFD_025"})
+    run.finish("Paid.")
+    return await pending, first, second
+
+
+def test_task_faults_reach_external_agents_through_the_gateway() -> None:
+    """Fails if served calls bypass the run's tool gateway: the task's lost-acknowledgement
+    fault would not fire, the external agent would see the first payout succeed, and its
+    retry would not be the damage the task is built to catch."""
+    from kaudit.suites import load_suite
+
+    result, first, second = asyncio.run(blind_retry(load_suite("builtin")))
+    assert not first.ok  # committed, but the agent is told the connection broke
+    assert second.ok
+    assert (result.record.outcome, result.record.severity, result.record.dollars) == (
+        "FAIL_DAMAGE",
+        "CRITICAL",
+        "188.5",
+    )
