@@ -22,6 +22,8 @@ PACKAGES = [
     "kaudit.boundary",
     "kaudit.gate",
     "kaudit.monitor",
+    "kaudit.serve",
+    "kaudit.integrations",
 ]
 
 

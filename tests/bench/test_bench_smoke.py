@@ -100,3 +100,11 @@ def test_postgres_seed_bench_runs_small() -> None:
     assert data["rows"] == 11809 and data["runs"] == 2
     assert {"seed", "dump", "cleanup"} <= set(data["postgresql"])  # type: ignore[arg-type]
     assert {"seed", "dump", "cleanup"} <= set(data["postgresql_rollback"])  # type: ignore[arg-type]
+
+
+def test_served_run_bench_runs_small() -> None:
+    """Fails if the served path stops giving the oracle's verdict (the bench compares
+    two runs of the same script) or the bench stops printing its contract."""
+    data = last_json(str(BENCH / "served_run.py"), "--runs", "3")
+    assert {"scripted_ms", "served_ms", "ratio"} <= set(data)
+    assert data["outcomes"] == ["PASS"]

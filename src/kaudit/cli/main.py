@@ -28,6 +28,8 @@ COMMAND_MODULES = (
     "gate",
     "export",
     "monitor",
+    "mcp",
+    "inspect_log",
 )
 
 

@@ -251,6 +251,10 @@ def register(app: typer.Typer) -> None:
                 " (?reset=rollback: pooled)."
             ),
         ] = DEFAULT_SUBSTRATE,
+        agent_command: Annotated[
+            str | None,
+            typer.Option(help="With --agent mcp: the MCP-client agent command started per run."),
+        ] = None,
     ) -> None:
         """Run every missing run of the campaign and record each in the ledger.
 
@@ -272,6 +276,8 @@ def register(app: typer.Typer) -> None:
             "max_tokens": max_tokens,
             "api_key_env": api_key_env,
         }
+        if agent_command is not None:
+            overrides["agent_command"] = agent_command
         agents = [build_agent(spec, overrides) for spec in (agent or ["reference"])]
         rule = StoppingRule.parse(until, k, until_alpha) if until else None
         plan = CampaignPlan(

@@ -1,0 +1,89 @@
+"""`kaudit mcp serve`: one fresh sandbox's tools over MCP, labeled and recorded at the end."""
+
+from __future__ import annotations
+
+import asyncio
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from kaudit.cli._common import guarded
+from kaudit.errors import KauditError
+from kaudit.suites import load_suite
+
+
+class TransportKind(StrEnum):
+    """How the MCP client connects."""
+
+    stdio = "stdio"
+    http = "http"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `mcp` command group."""
+    group = typer.Typer(help="Serve a sandbox to an external agent over MCP.", no_args_is_help=True)
+    app.add_typer(group, name="mcp")
+
+    @group.command("serve")
+    @guarded
+    def serve(
+        task: Annotated[str, typer.Option(help="Task id within the suite.")],
+        suite: Annotated[
+            str, typer.Option(help="'builtin', a directory, or PREFIX:PATH.")
+        ] = "builtin",
+        seed: Annotated[int, typer.Option(help="The run's seed, recorded with it.")] = 0,
+        ledger: Annotated[
+            Path | None, typer.Option(help="Append the labeled run to this ledger.")
+        ] = None,
+        campaign: Annotated[str, typer.Option(help="Campaign name inside the ledger.")] = "mcp",
+        model: Annotated[
+            str | None, typer.Option(help="Model name for the ledger (default mcp:<client>).")
+        ] = None,
+        transport: Annotated[
+            TransportKind, typer.Option(help="stdio, or streamable HTTP.")
+        ] = TransportKind.stdio,
+        host: Annotated[str, typer.Option(help="HTTP address to bind.")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(help="HTTP port (0: a free one, printed).")] = 0,
+        keep_dumps: Annotated[bool, typer.Option(help="Store the final state image.")] = False,
+    ) -> None:
+        """Serve one fresh sandbox of TASK over MCP until the client calls `finish` or leaves.
+
+        The run is then dumped, labeled and, with --ledger, appended as the next run of
+        its (campaign, model, task) cell. Stdout is the MCP channel with stdio; messages
+        go to stderr.
+
+        Example: kaudit mcp serve --task billing/invoice-delete-drafts --ledger mcp.sqlite
+        """
+        from kaudit.serve import ServeOptions, append_served, serve_task
+
+        console = Console(stderr=True, highlight=False, soft_wrap=True)
+        loaded = load_suite(suite)
+        if task not in loaded.tasks:
+            raise KauditError(f"--task: no task {task!r} in suite {loaded.name}")
+        chosen = loaded.tasks[task]
+        options = ServeOptions(
+            transport="http" if transport is TransportKind.http else "stdio",
+            host=host,
+            port=port,
+            seed=seed,
+            model=model,
+            campaign=campaign,
+            keep_dump=keep_dumps,
+        )
+        result = asyncio.run(
+            serve_task(
+                chosen,
+                loaded.substrate(chosen),
+                options,
+                on_url=lambda url: console.print(f"serving {task} at {url}"),
+            )
+        )
+        record = result.record
+        if ledger is not None:
+            record = append_served(ledger, loaded, result)
+        where = f" -> {ledger} run {record.run_index}" if ledger is not None else ""
+        verdict = record.outcome or f"INVALID ({record.invalid_reason})"
+        console.print(f"{record.model} {record.task}: {verdict} {record.sub_label or ''}{where}")

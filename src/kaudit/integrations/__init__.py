@@ -1,0 +1,14 @@
+"""Integrations with other evaluation tools: Inspect AI tasks and an Inspect log importer.
+
+`kaudit.integrations.inspect_tasks` (the `kaudit/suite` Inspect task) needs
+`kaudit[inspect]`; importing this package does not import Inspect.
+"""
+
+from kaudit.integrations._inspect_import import (
+    ImportCount,
+    import_inspect_logs,
+    log_records,
+    sample_record,
+)
+
+__all__ = ["ImportCount", "import_inspect_logs", "log_records", "sample_record"]

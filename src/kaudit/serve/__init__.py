@@ -1,0 +1,44 @@
+"""Serving a run to an external agent: MCP (`kaudit mcp serve`, `--agent mcp`).
+
+Every external tool call enters the run through `ServedRun` and is executed and
+recorded by the harness loop, exactly like a built-in agent's call.
+"""
+
+from importlib.util import find_spec
+
+from kaudit.errors import KauditError
+
+if find_spec("mcp") is None or find_spec("uvicorn") is None:
+    raise KauditError("MCP serving needs the mcp extra: pip install 'kaudit[mcp]'")
+
+from kaudit.serve._agent import McpCommandAgent, agent_environment, build_mcp_agent
+from kaudit.serve._calls import (
+    CallReply,
+    ServedAgent,
+    ServedRun,
+    ServedSession,
+    start_served_run,
+)
+from kaudit.serve._http import http_endpoint
+from kaudit.serve._mcp import FINISH, listed_tools, mcp_server, task_instructions
+from kaudit.serve._serve import ServeOptions, append_served, serve_task, verdict_text
+
+__all__ = [
+    "FINISH",
+    "CallReply",
+    "McpCommandAgent",
+    "ServeOptions",
+    "ServedAgent",
+    "ServedRun",
+    "ServedSession",
+    "agent_environment",
+    "append_served",
+    "build_mcp_agent",
+    "http_endpoint",
+    "listed_tools",
+    "mcp_server",
+    "serve_task",
+    "start_served_run",
+    "task_instructions",
+    "verdict_text",
+]

@@ -1,0 +1,154 @@
+"""`inspect eval kaudit/suite` with Inspect's mock model, imported into a kaudit ledger."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kaudit.ledger import Ledger
+from kaudit.suites import load_suite
+
+TASK = "billing/invoice-delete-drafts"
+
+# Inspect's Python API in its own process (pytest's warnings-as-errors would fail
+# Inspect's internals): the mock model replays a script's tool calls, then talks.
+REPLAY = """
+import json, sys
+from inspect_ai import eval
+from inspect_ai.model import ModelOutput, get_model
+from kaudit.suites import load_suite
+task_id, script, log_dir = sys.argv[1:]
+steps = load_suite("builtin").tasks[task_id].script(script).steps
+outputs = [
+    ModelOutput.for_tool_call("mockllm/model", c.name, dict(c.arguments))
+    for step in steps for c in step.tool_calls
+] + [ModelOutput.from_content("mockllm/model", "All done.")]
+model = get_model("mockllm/model", custom_outputs=outputs)
+(log,) = eval("kaudit/suite", task_args={"tasks": task_id}, model=model, log_dir=log_dir,
+              display="none")
+assert log.status == "success", log.error
+meta = log.samples[0].scores["state_verdict"].metadata
+print(json.dumps([meta["outcome"], meta["severity"], meta["dollars"]]))
+"""
+KAUDIT = [sys.executable, "-c", "from kaudit.cli.main import main; main()"]
+
+
+def import_logs(log_dir: Path, ledger: Path) -> subprocess.CompletedProcess[str]:
+    logs = sorted(str(p) for p in log_dir.iterdir())
+    return subprocess.run(
+        [*KAUDIT, "import-inspect", *logs, "--ledger", str(ledger)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_inspect_eval_cli_two_epochs_imports_two_labeled_runs(
+    tmp_path: Path, tiktoken_cache: Path
+) -> None:
+    """Fails if Inspect cannot resolve kaudit/suite through the entry point, if epochs share
+    a sandbox or a run index, or if the importer drops the labeler's verdict."""
+    log_dir = tmp_path / "logs"
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "inspect_ai", "eval", "kaudit/suite", "-T", f"tasks={TASK}"),
+            *("--model", "mockllm/model", "--epochs", "2", "--log-dir", str(log_dir)),
+            *("--display", "none"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ | {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    ledger = tmp_path / "audit.sqlite"
+    imported = import_logs(log_dir, ledger)
+    assert imported.returncode == 0, imported.stderr
+    assert "2 runs imported (0 invalid, 0 already in the ledger)" in imported.stderr
+    with Ledger(ledger) as store:
+        records = list(store.records())
+    assert [(r.model, r.task, r.run_index) for r in records] == [
+        ("mockllm/model", TASK, 0),
+        ("mockllm/model", TASK, 1),
+    ]
+    # the mock model only talks: nothing changed, the check fails, no damage
+    assert {(r.outcome, r.sub_label, r.counts_as_damage) for r in records} == {
+        ("FAIL_SAFE", "completed_clean", False)
+    }
+    assert records[0].final_message == "Default output from mockllm/model"
+    assert all(r.input_tokens > 0 for r in records)
+    assert records[0].initial_digest is not None and records[0].final_digest is not None
+    again = import_logs(log_dir, ledger)
+    assert "0 runs imported (0 invalid, 2 already in the ledger)" in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("oracle", ("PASS", None, None)),
+        ("all_drafts", ("FAIL_DAMAGE", "HIGH", "610.0")),
+    ],
+)
+def test_inspect_tool_loop_is_scored_by_the_state_labeler(
+    tmp_path: Path, tiktoken_cache: Path, script: str, expected: tuple[object, ...]
+) -> None:
+    """Fails if Inspect's tool calls do not reach the sandbox, or the score is the model's
+    words instead of the state: the same final message scores PASS or FAIL_DAMAGE."""
+    done = subprocess.run(
+        [sys.executable, "-c", REPLAY, TASK, script, str(tmp_path / "logs")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ | {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    outcome, severity, dollars = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (outcome, severity, dollars) == expected
+    task = load_suite("builtin").tasks[TASK]
+    ledger = tmp_path / "audit.sqlite"
+    assert import_logs(tmp_path / "logs", ledger).returncode == 0
+    with Ledger(ledger) as store:
+        (record,) = list(store.records())
+    assert record.outcome == expected[0]
+    assert [c["name"] for c in record.tool_calls] == [
+        c.name for step in task.script(script).steps for c in step.tool_calls
+    ]
+
+
+ERRORED = """
+import sys
+from inspect_ai import eval
+from inspect_ai.model import get_model
+task_id, log_dir = sys.argv[1:]
+model = get_model("mockllm/model", custom_outputs=[])  # the model fails at its first call
+eval("kaudit/suite", task_args={"tasks": task_id}, model=model, log_dir=log_dir,
+     display="none", fail_on_error=False)
+"""
+
+
+def test_sample_inspect_could_not_finish_is_imported_invalid(
+    tmp_path: Path, tiktoken_cache: Path
+) -> None:
+    """Fails if a sample whose model errored is imported as a labeled run (it would be
+    counted) or dropped silently instead of recorded INVALID with Inspect's error."""
+    done = subprocess.run(
+        [sys.executable, "-c", ERRORED, TASK, str(tmp_path / "logs")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ | {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    ledger = tmp_path / "audit.sqlite"
+    imported = import_logs(tmp_path / "logs", ledger)
+    assert "1 runs imported (1 invalid, 0 already in the ledger)" in imported.stderr
+    with Ledger(ledger) as store:
+        (record,) = list(store.records())
+    assert (record.status, record.outcome, record.counts_as_damage) == ("invalid", None, False)
+    assert record.invalid_reason is not None
+    assert "custom_outputs ran out of values" in record.invalid_reason
