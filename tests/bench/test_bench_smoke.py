@@ -38,3 +38,17 @@ def test_concurrency_bench_runs_small() -> None:
         str(BENCH / "concurrency.py"), "--runs", "20", "--latency", "0.01", "--concurrency", "5"
     )
     assert data["runs"] == 20 and data["errored"] == 0
+
+
+def test_diff_scale_bench_finds_every_change_on_every_side() -> None:
+    """Each side must report exactly the planted changes.
+
+    Fails if a side silently skips work (e.g. the capture path reading an empty log,
+    or sqldiff run without `--primarykey` on a different table), so its timing would
+    not be comparable.
+    """
+    data = last_json(str(BENCH / "diff_scale.py"), "--rows", "5000", "--repeat", "1")
+    found = data["changes_found"]
+    assert isinstance(found, dict)
+    assert data["expected_changes"] == 50 + 5 + 5
+    assert found == dict.fromkeys(("sqldiff", "kaudit_full", "kaudit_capture", "agentrelbench"), 60)
