@@ -96,6 +96,20 @@ CASES: list[tuple[str, list[str], str]] = [
     ("migrate-foreign", ["ledger", "migrate", "{empty}"], "not a kaudit ledger"),
     ("keygen-exists", ["ledger", "keygen", "{empty}"], "already exists"),
     ("unknown-command", ["frobnicate"], "No such command 'frobnicate'"),
+    ("export-broken", ["export", "{broken}"], "hash chain broken at record 2"),
+    ("ledger-export-broken", ["ledger", "export", "{broken}"], "hash chain broken at record 2"),
+    ("stats-same-ledger-twice", ["stats", "{ledger}", "{ledger}"], "is given twice"),
+    ("report-unknown-campaign", ["report", "{ledger}", "--campaign", "nope"], "no campaign"),
+    (
+        "run-until-alpha",
+        ["run", "--until", "damage", "--until-alpha", "2", "--ledger", "{tmp}/u.sqlite"],
+        "--until-alpha must be in (0, 1)",
+    ),
+    (
+        "run-agent-command-without-mcp",
+        ["run", "--agent-command", "echo hi", "--ledger", "{tmp}/c.sqlite"],
+        "--agent-command needs --agent mcp",
+    ),
 ]
 
 

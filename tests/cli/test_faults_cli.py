@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kaudit.cli.main import app
@@ -49,6 +50,34 @@ def test_a_resumed_campaign_keeps_its_faults(tmp_path: Path) -> None:
     args = ["run", "--agent", "reference", "--k", "4", "--tasks", TASKS, "--ledger", str(ledger)]
     result = CliRunner().invoke(app, [*args, "--faults", "duplicate_delivery"])
     assert result.exit_code == 2 and "faults" in result.output
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [((), ("--faults", "ack_lost_after_commit")), (("--faults", "ack_lost_after_commit"), ())],
+)
+def test_a_resume_can_neither_add_nor_drop_campaign_faults(
+    tmp_path: Path, first: tuple[str, ...], then: tuple[str, ...]
+) -> None:
+    """Fails if faulted and unfaulted runs can be pooled in one campaign's cells by adding
+    or dropping `--faults` on resume (only a changed fault set used to be refused)."""
+    ledger = tmp_path / "l.sqlite"
+    run(ledger, *first)
+    args = ["run", "--agent", "reference", "--k", "5", "--tasks", TASKS, "--ledger", str(ledger)]
+    result = CliRunner().invoke(app, [*args, *then])
+    assert result.exit_code == 2 and "faults" in result.output, result.output
+
+
+def test_campaign_faults_make_another_cell_than_the_bare_task(tmp_path: Path) -> None:
+    """Fails if runs under campaign faults carry the bare task's digest (report, stats and
+    the gate would then pool them with unfaulted runs of the same task)."""
+    plain, faulted = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    run(plain)
+    run(faulted, "--faults", "ack_lost_after_commit")
+    with Ledger(plain) as a, Ledger(faulted) as b:
+        bare = {r.task: r.task_digest for r in a.records()}
+        other = {r.task: r.task_digest for r in b.records()}
+    assert set(bare) == set(other) and all(bare[t] != other[t] for t in bare)
 
 
 def test_fault_draws_are_the_same_when_rerun(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ def _run(ledger: Path, campaign: str, *extra: str) -> None:
 def test_report_and_stats_show_anytime_intervals_for_until_cells_only(tmp_path: Path) -> None:
     """A `--until damage` campaign stops at 1/1; report and stats must show the anytime
     interval for it and say so, and CP for a fixed-k campaign. Fails if either command
-    ignored the manifest's stopping rule."""
+    ignored the manifest's stopping rule, or the HTML page showed CP for the sequential cell."""
     seq, fixed = tmp_path / "seq.sqlite", tmp_path / "fixed.sqlite"
     _run(seq, "seq", "--k", "20", "--until", "damage")
     _run(fixed, "fix", "--k", "1")
@@ -109,3 +109,11 @@ def test_report_and_stats_show_anytime_intervals_for_until_cells_only(tmp_path: 
     assert "[0.025, 1.000]†" in text and "anytime-valid interval" in text
     assert "†" not in runner.invoke(app, ["report", str(fixed)]).output
     assert "anytime-valid" in runner.invoke(app, ["stats", str(seq), "--bootstrap", "10"]).output
+
+    html = tmp_path / "seq.html"
+    assert runner.invoke(app, ["report", str(seq), "--html", str(html)]).exit_code == 0
+    page = html.read_text()
+    assert f"[0.025, 1.000] † {CS_METHOD}" in page
+    fixed_html = tmp_path / "fixed.html"
+    assert runner.invoke(app, ["report", str(fixed), "--html", str(fixed_html)]).exit_code == 0
+    assert CS_METHOD not in fixed_html.read_text()

@@ -24,12 +24,20 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--out", help="Output file (stdout when absent).")
         ] = None,
         campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None,
+        no_verify: Annotated[
+            bool, typer.Option("--no-verify", help="Export a ledger whose hash chain is broken.")
+        ] = False,
     ) -> None:
         """Write one row per run: every record field, timing per phase, nested fields as JSON.
+
+        The ledger's hash chain is verified first; a broken one is refused (exit 2) unless
+        --no-verify.
 
         Example: kaudit export audit.sqlite --to parquet --out runs.parquet
         """
         with Ledger(ledger, readonly=True) as store:
+            if not no_verify:
+                store.verify()
             text = write_export(store.records(campaign), to, out)
         if text is not None:
             sys.stdout.write(text)

@@ -158,14 +158,20 @@ def export(
     all_attempts: Annotated[
         bool, typer.Option(help="Also superseded attempts of retried runs.")
     ] = False,
+    no_verify: Annotated[
+        bool, typer.Option("--no-verify", help="Export a ledger whose hash chain is broken.")
+    ] = False,
 ) -> None:
     """Write the ledger's records to stdout (each run once, its newest attempt).
 
-    The chain's head goes to stderr at the end, so an export can be tied to its ledger.
+    The chain is verified first (a broken one is refused, exit 2, unless --no-verify); its
+    head goes to stderr at the end, so an export can be tied to its ledger.
 
     Example: kaudit ledger export audit.sqlite --format csv > runs.csv
     """
     with Ledger(ledger, readonly=True) as store:
+        if not no_verify:
+            store.verify()
         sys.stdout.write(
             export_records(store.records(campaign, all_attempts=all_attempts), fmt.value)
         )

@@ -76,6 +76,10 @@ def register(app: typer.Typer) -> None:
         with Ledger(ledger, readonly=True) as store:
             if not no_verify:
                 store.verify()
+            if campaign is not None and campaign not in store.campaigns():
+                raise KauditError(
+                    f"{ledger}: no campaign {campaign!r}; it holds {', '.join(store.campaigns())}"
+                )
             records = list(store.records(campaign))
             names = [campaign] if campaign else store.campaigns()
             sequential = sequential_campaigns(names, store.manifest)

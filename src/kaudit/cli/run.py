@@ -25,6 +25,7 @@ from rich.progress import (
 from kaudit.agents import Agent, make_agent
 from kaudit.cli._common import guarded, head_line, split_csv
 from kaudit.cli.stats import Compat
+from kaudit.errors import KauditError
 from kaudit.faults import parse_faults
 from kaudit.harness import (
     CampaignPlan,
@@ -277,6 +278,8 @@ def register(app: typer.Typer) -> None:
             "api_key_env": api_key_env,
         }
         if agent_command is not None:
+            if not any(spec.split(":")[0] == "mcp" for spec in agent or []):
+                raise KauditError("--agent-command needs --agent mcp (an external MCP agent)")
             overrides["agent_command"] = agent_command
         agents = [build_agent(spec, overrides) for spec in (agent or ["reference"])]
         rule = StoppingRule.parse(until, k, until_alpha) if until else None

@@ -85,6 +85,12 @@ def load_cells(
     A kaudit ledger's chain is verified before its numbers are used, unless `verify`
     is False.
     """
+    seen: set[Path] = set()
+    for source in ledgers:
+        resolved = Path(source).resolve()
+        if resolved in seen:
+            raise KauditError(f"{source} is given twice: its runs would be counted twice")
+        seen.add(resolved)
     cells: list[CellTally] = []
     for source in ledgers:
         if fmt == LedgerFormat.agentrelbench:

@@ -7,6 +7,8 @@ it wherever the executor puts it (this process or a Ray worker) and returns the 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,20 +51,19 @@ class CampaignPlan:
 
         The seed, the suite digest, each world's template digest and each task's spec
         digest: a resume against another world or task version is refused, since its runs
-        would not measure the same thing. Faults and identity are included only when set,
-        so campaigns started before they existed resume as before.
+        would not measure the same thing. Faults and identity are pinned too, empty ones
+        included, so a resume can neither add nor drop them (a campaign written before they
+        existed has neither key, and takes them on at its first resume).
         """
         chosen = list(tasks) if tasks is not None else list(suite.tasks.values())
         config: dict[str, Any] = {
             "seed": self.seed,
             "suite_digest": suite.digest,
             "template_digest": {t.world: suite.substrate(t).template_digest for t in chosen},
-            "task_digest": {t.id: task_digest(t) for t in chosen},
+            "task_digest": {t.id: run_digest(t, self.faults, self.identity) for t in chosen},
+            "faults": [rule.model_dump(mode="json") for rule in self.faults],
+            "identity": None if self.identity is None else self.identity.model_dump(mode="json"),
         }
-        if self.faults:
-            config["faults"] = [rule.model_dump(mode="json") for rule in self.faults]
-        if self.identity is not None:
-            config["identity"] = self.identity.model_dump(mode="json")
         return config
 
     def stopping_rule(self) -> dict[str, Any]:
@@ -189,7 +190,10 @@ class RunWork:
 
     def __post_init__(self) -> None:
         # Each record names the task version it ran; computed once, not per run.
-        self.digests = {task_id: task_digest(task) for task_id, task in self.tasks.items()}
+        self.digests = {
+            task_id: run_digest(task, self.faults, self.identity)
+            for task_id, task in self.tasks.items()
+        }
 
     def request(self, job: RunJob, restarted: int) -> RunRequest:
         """The run request for an admitted job."""
@@ -223,6 +227,23 @@ class RunWork:
         """Close the agents' connections on this event loop."""
         for agent in self.agents.values():
             await agent.aclose()
+
+
+def run_digest(task: Task, faults: Sequence[FaultRule], identity: Identity | None) -> str:
+    """The digest of what a run measures: the task, plus the campaign's faults and identity.
+
+    Runs of one task under other campaign faults or another identity measure something
+    else, so they are another cell; without either the digest is the task's own.
+    """
+    base = task_digest(task)
+    if not faults and identity is None:
+        return base
+    extra = {
+        "faults": [rule.model_dump(mode="json") for rule in faults],
+        "identity": None if identity is None else identity.model_dump(mode="json"),
+    }
+    text = base + "\n" + json.dumps(extra, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def identified(result: RunResult, job: RunJob, digest: str) -> RunResult:

@@ -41,7 +41,12 @@ class StoppingRule:
 
     @classmethod
     def parse(cls, text: str, max_k: int, alpha: float = 0.05) -> StoppingRule:
-        """`damage`, `upper<0.05`, or both joined by a comma (either one stops the cell)."""
+        """`damage`, `upper<0.05`, or both joined by a comma (either one stops the cell).
+
+        Checked before any run, so a bad rule never leaves a started campaign behind.
+        """
+        if not 0.0 < alpha < 1.0:
+            raise KauditError(f"--until-alpha must be in (0, 1), got {alpha}")
         on_damage = False
         upper: float | None = None
         for part in (p.strip() for p in text.split(",") if p.strip()):

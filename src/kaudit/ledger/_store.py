@@ -403,10 +403,15 @@ def _what_it_is(version: int, conn: sqlite3.Connection) -> str:
 def _first_clash(stored: dict[str, Any], config: dict[str, Any]) -> tuple[str, Any, Any] | None:
     """(what, stored value, new value) of the first fact a resumed campaign contradicts.
 
-    Per-world and per-task digests come first: they say which part changed, where the
+    The campaign's faults and identity come first (they also change every task's run
+    digest), then per-world and per-task digests: they say which part changed, where the
     suite digest only says that something did.
     """
-    for key in sorted(config, key=lambda name: (not isinstance(config[name], dict), name)):
+    pinned = ("faults", "identity")
+    order = sorted(
+        config, key=lambda name: (name not in pinned, not isinstance(config[name], dict), name)
+    )
+    for key in order:
         if key not in stored:
             continue
         old, new = stored[key], config[key]

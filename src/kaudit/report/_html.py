@@ -124,7 +124,7 @@ def _mix_text(pairs: Sequence[tuple[str, int]]) -> str:
 def _cells_table(summary: StatsSummary, mix: Sequence[CellMix]) -> str:
     mixes = {(m.model, m.task): m for m in mix}
     level = f"{1 - summary.alpha:.0%}"
-    headers = ["model", "task", "n", "damage", "p̂", f"{level} CP", "stochastic", "miss k=1"]
+    headers = ["model", "task", "n", "damage", "p̂", f"{level} interval", "stochastic", "miss k=1"]
     headers += [f"safe^{k}" for k in K_VALUES] + [f"pass^{k}" for k in K_VALUES]
     headers += ["sub-labels", "severities"]
     rows = []
@@ -132,7 +132,9 @@ def _cells_table(summary: StatsSummary, mix: Sequence[CellMix]) -> str:
         t = c.tally
         m = mixes[(t.model, t.task)]
         rows.append(
-            [t.model, t.task, str(t.n), str(t.damage), _num(c.phat), _interval(c.ci_low, c.ci_high),
+            [t.model, t.task, str(t.n), str(t.damage), _num(c.phat),
+             _interval(c.ci_low, c.ci_high)
+             + ("" if c.interval == "clopper-pearson" else f" † {c.interval}"),
              "yes" if c.stochastic else "", _num(c.miss_k1)]
             + [_num(v) for _, v in c.safe_k] + [_num(v) for _, v in c.pass_k]
             + [_mix_text(m.sub_labels), _mix_text(m.severities)]
@@ -238,9 +240,11 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
     if not tallies:
         raise KauditError("the ledger has no counted run to report on")
     models = sorted({t.model for t in tallies})
+    sequential = {(r.model, r.task) for r in runs if r.campaign in opts.sequential_campaigns}
     summary = summarize(
         tallies, alpha=opts.alpha, eps=opts.eps, k_values=K_VALUES, bootstrap=opts.bootstrap,
         seed=opts.seed, model_order=_gradient_order(models, opts.model_order),
+        sequential=sequential,
     )  # fmt: skip
     mix = cell_mix(runs)
     cells = build_report(runs, opts.alpha, opts.sequential_campaigns)
