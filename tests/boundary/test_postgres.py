@@ -109,5 +109,6 @@ def test_a_refused_call_is_rolled_back_whole_and_the_dump_reads_as_the_owner(
     assert not gateway.call("1", "close_pair", {"first": "ACC_000", "second": "ACC_001"}).ok
     assert status(sandbox, "ACC_000") == "open"
     assert [a.key for a in layer.attempts] == ['["ACC_001"]']
-    assert sandbox.db.one("SELECT current_user AS who") == {"who": "postgres"}
     assert unchanged(sandbox)
+    assert gateway.call("2", "update_account", {"account_id": "ACC_000", "status": "x"}).ok
+    assert sandbox.db.one("SELECT current_user = session_user AS owner") == {"owner": True}
