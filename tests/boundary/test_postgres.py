@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 
+import psycopg
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kaudit.boundary import BoundaryLayer, guard_for
+from kaudit.boundary._postgres import sqlite_json
+from kaudit.errors import SubstrateError
 from kaudit.gateway import ToolGateway
 from kaudit.spec import Identity
 from kaudit.substrate import Sandbox, ToolContext, tool
@@ -112,3 +118,31 @@ def test_a_refused_call_is_rolled_back_whole_and_the_dump_reads_as_the_owner(
     assert unchanged(sandbox)
     assert gateway.call("2", "update_account", {"account_id": "ACC_000", "status": "x"}).ok
     assert sandbox.db.one("SELECT current_user = session_user AS owner") == {"owner": True}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.one_of(st.integers(-(2**62), 2**62), st.text(max_size=8)), min_size=1, max_size=3)
+)
+def test_a_key_reads_as_sqlites_json_array_writes_it(key: list[int | str]) -> None:
+    """Bug caught: PostgreSQL's `[1, "a"]` kept as is, so a composite or unicode key is
+    recorded differently from SQLite's `[1,"a"]` and the attempts no longer compare."""
+    values = [v.replace("\x00", "") if isinstance(v, str) else v for v in key]
+    marks = ", ".join("?" for _ in values)
+    lite = sqlite3.connect(":memory:").execute(f"SELECT json_array({marks})", values).fetchone()[0]
+    with psycopg.connect(server_url(), autocommit=True) as conn:
+        casts = ", ".join("%s::bigint" if isinstance(v, int) else "%s::text" for v in values)
+        row = conn.execute(f"SELECT json_build_array({casts})::text".encode(), values).fetchone()
+    assert row is not None
+    assert sqlite_json(row[0]) == lite
+
+
+def test_an_identity_on_a_sandbox_without_a_guard_is_refused() -> None:
+    """Bug caught: an identity silently ignored on a substrate that cannot enforce it."""
+
+    class Elsewhere:
+        run_id = "r"
+        db = object()
+
+    with pytest.raises(SubstrateError, match="run r: permission boundaries"):
+        guard_for(Elsewhere(), Identity(role="x"))  # type: ignore[arg-type]

@@ -163,7 +163,7 @@ class PostgresGuard:
             table, key, column = json.loads(exc.diag.message_detail)
             value = self.identity.scope[column]
             reason = f"row outside the {column} = {value} scope of role {self.identity.role}"
-            self.denials.append(Denial(table, _sqlite_json(key), reason))
+            self.denials.append(Denial(table, sqlite_json(key), reason))
             return
         denied = _DENIED.match(message)
         if denied is not None:
@@ -176,7 +176,7 @@ class PostgresGuard:
             self.denials.append(Denial(table, None, reason))
 
 
-def _sqlite_json(text: str) -> str:
+def sqlite_json(text: str) -> str:
     """A key array as SQLite's json_array writes it (no spaces), so both substrates agree."""
     return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
 
