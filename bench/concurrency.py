@@ -7,7 +7,12 @@ the harness is measured, not the server's share of the GIL. With perfect overlap
 campaign takes `replies × latency / concurrency`; `ratio` is achieved / ideal (goal ≈ 1).
 Peak memory is this process's maximum resident set size.
 
-    python bench/concurrency.py [--runs 1000] [--latency 0.2] [--concurrency 50] [--json]
+With `--executor ray` the same campaign runs on a local Ray cluster (started before the
+clock, so its boot is not counted); `ray_overhead_ms_per_run` is then the difference from
+the local executor's wall time per run, measured in the same process.
+
+    python bench/concurrency.py [--runs 1000] [--latency 0.2] [--concurrency 50]
+                                [--executor local|ray|both] [--json]
 """
 
 from __future__ import annotations
@@ -30,7 +35,13 @@ import tests.mini_world  # noqa: E402, F401  (registers the 'mini' world)
 
 from kaudit.agents.chat import ChatAgent, ModelConfig  # noqa: E402
 from kaudit.agents.chat.testserver import Call, Persona, Reply, serve  # noqa: E402
-from kaudit.harness import CampaignPlan, LocalExecutor, run_campaign  # noqa: E402
+from kaudit.harness import (  # noqa: E402
+    CampaignPlan,
+    Executor,
+    LocalExecutor,
+    RayExecutor,
+    run_campaign,
+)
 from kaudit.ledger import Ledger, RunRecord  # noqa: E402
 from kaudit.suites import load_yaml_suite  # noqa: E402
 
@@ -53,7 +64,13 @@ def start_server(latency: float) -> tuple[Any, str]:
     return process, str(queue.get(timeout=60))
 
 
-def measure(runs: int, latency: float, concurrency: int) -> dict[str, Any]:
+def executor_for(kind: str, concurrency: int) -> Executor:
+    if kind == "ray":
+        return RayExecutor(workers=2, concurrency=concurrency)
+    return LocalExecutor(concurrency)
+
+
+def measure(runs: int, latency: float, concurrency: int, kind: str = "local") -> dict[str, Any]:
     process, url = start_server(latency)
     suite = load_yaml_suite(ROOT / "tests" / "fixtures" / "mini_suite", "mini")
     config = ModelConfig(provider="openai", name="bench", base_url=url + "/v1", timeout_s=30)
@@ -68,7 +85,7 @@ def measure(runs: int, latency: float, concurrency: int) -> dict[str, Any]:
                     suite,
                     [agent],
                     ledger,
-                    executor=LocalExecutor(concurrency),
+                    executor=executor_for(kind, concurrency),
                     on_result=records.append,
                 )
             )
@@ -80,6 +97,7 @@ def measure(runs: int, latency: float, concurrency: int) -> dict[str, Any]:
         process.join()
     ideal = replies * latency / concurrency
     return {
+        "executor": kind,
         "runs": result.ran,
         "replies": replies,
         "latency_s": latency,
@@ -96,14 +114,36 @@ def measure(runs: int, latency: float, concurrency: int) -> dict[str, Any]:
     }
 
 
+def compare_ray(runs: int, latency: float, concurrency: int) -> dict[str, Any]:
+    """The same campaign on both executors; Ray's boot is kept out of its timing."""
+    import ray
+
+    ray.init(include_dashboard=False, log_to_driver=False)
+    try:
+        on_ray = measure(runs, latency, concurrency, "ray")
+    finally:
+        ray.shutdown()
+    local = measure(runs, latency, concurrency, "local")
+    overhead = (on_ray["elapsed_s"] - local["elapsed_s"]) / runs * 1000
+    return local | {
+        "ray": on_ray,
+        "ray_overhead_ms_per_run": round(overhead, 3),
+        "ray_ratio_vs_local": round(on_ray["elapsed_s"] / local["elapsed_s"], 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=0.2, help="Seconds per reply.")
     parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--executor", choices=("local", "ray", "both"), default="local")
     parser.add_argument("--json", action="store_true", help="Print one JSON object.")
     args = parser.parse_args()
-    out = measure(args.runs, args.latency, args.concurrency)
+    if args.executor == "both":
+        out = compare_ray(args.runs, args.latency, args.concurrency)
+    else:
+        out = measure(args.runs, args.latency, args.concurrency, args.executor)
     if args.json:
         print(json.dumps(out))
         return

@@ -27,16 +27,20 @@ def test_every_command_is_documented() -> None:
 
 
 def test_readme_opens_with_install_demo_and_test_commands() -> None:
+    """Fails if the README's first commands drift from what `.ci/run` runs (CI would then
+    prove an install or a test command nobody is told to use)."""
     readme = (ROOT / "README.md").read_text()
-    head = readme[: readme.index("## ")] if "## " in readme else readme
-    for command in (
-        "pip install -e '.[dev]'",
-        "kaudit run --suite builtin --agent reference",
-        "python3 -m pytest",
-    ):
-        assert command in head, command
-    ci = (ROOT / ".ci" / "run").read_text()
-    assert "python3 -m pip install -e '.[dev]'" in ci and "python3 -m pytest" in ci
+    head = readme[: readme.index("## ")]
+    block = head.split("```bash\n", 1)[1].split("```", 1)[0]
+    install, demo, test = (line.split("  #")[0].strip() for line in block.strip().splitlines())
+    assert "./install.sh" in install and "pip install -e '.[dev]'" in head
+    assert demo.startswith("kaudit run --suite builtin --agent reference")
+    assert test == "python -m pytest"
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert [part.strip() for part in install.split("&&")] == [
+        line for line in ci if line in {"./install.sh", ". .venv/bin/activate"}
+    ]
+    assert ci[-1] == test
 
 
 def test_readme_example_task_is_the_real_file() -> None:

@@ -108,3 +108,17 @@ def test_served_run_bench_runs_small() -> None:
     data = last_json(str(BENCH / "served_run.py"), "--runs", "3")
     assert {"scripted_ms", "served_ms", "ratio"} <= set(data)
     assert data["outcomes"] == ["PASS"]
+
+
+def test_diff_scale_bench_finds_every_change_on_every_side() -> None:
+    """Each side must report exactly the planted changes.
+
+    Fails if a side silently skips work (e.g. the capture path reading an empty log,
+    or sqldiff run without `--primarykey` on a different table), so its timing would
+    not be comparable.
+    """
+    data = last_json(str(BENCH / "diff_scale.py"), "--rows", "5000", "--repeat", "1")
+    found = data["changes_found"]
+    assert isinstance(found, dict)
+    assert data["expected_changes"] == 50 + 5 + 5
+    assert found == dict.fromkeys(("sqldiff", "kaudit_full", "kaudit_capture", "agentrelbench"), 60)

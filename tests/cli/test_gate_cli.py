@@ -79,6 +79,28 @@ def test_a_tampered_ledger_is_denied_whatever_it_holds(damaging: Path, tmp_path:
     assert out["reasons"][0]["rule"] == "verified_ledger"  # type: ignore[index]
 
 
+def test_a_truncated_ledger_is_granted_without_its_anchor_and_denied_with_it(
+    damaging: Path, tmp_path: Path
+) -> None:
+    """Fails if the gate ignores `--head` (a truncated ledger still verifies on its own), or
+    checks the anchor of another ledger than the one it decides on."""
+    copy = tmp_path / "t.sqlite"
+    copy.write_bytes(damaging.read_bytes())
+    head = CliRunner().invoke(app, ["ledger", "head", str(copy), "--json"])
+    assert head.exit_code == 0, head.output
+    anchor = tmp_path / "head.json"
+    anchor.write_text(head.output)
+    with sqlite3.connect(copy) as conn:
+        conn.execute("DELETE FROM runs WHERE seq = (SELECT MAX(seq) FROM runs)")
+    code, out = gate(copy, "--authority", "propose")
+    assert (code, out["decision"]) == (0, "grant")
+    code, out = gate(copy, "--authority", "propose", "--head", str(anchor))
+    assert (code, out["decision"]) == (3, "deny")
+    assert out["reasons"][0]["rule"] == "verified_ledger"  # type: ignore[index]
+    code, out = gate(damaging, "--authority", "propose", "--head", str(anchor))
+    assert (code, out["decision"]) == (0, "grant")
+
+
 def test_a_bad_policy_exits_2_in_one_line(damaging: Path, tmp_path: Path) -> None:
     """Fails if an unknown policy key is accepted or surfaces as a traceback."""
     policy = tmp_path / "p.yaml"

@@ -1,0 +1,96 @@
+"""Every benchmark in one command, summarized as the performance contract's JSON object.
+
+Installs what the benchmarks need first (`pip install -e .[bench]`; Debian's
+`sqlite3-tools` for `sqldiff` when it is missing), then runs each benchmark in its own
+process with `--json` and prints one object: the headline ratios and, under `details`,
+each benchmark's own output. A key is null when its benchmark does not report it.
+
+    python bench/run_all.py [--quick] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+
+
+def install() -> None:
+    """The bench extra and sqldiff; both are no-ops when already present."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "-e", f"{ROOT}[bench]"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    if shutil.which("sqldiff") is None:
+        subprocess.run(["apt-get", "install", "-y", "-qq", "sqlite3-tools"], check=True)
+
+
+def bench(name: str, *args: str) -> dict[str, Any]:
+    """The last JSON line a benchmark prints, with its wall time."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, str(BENCH / name), *args, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    data: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    data["bench_wall_s"] = round(time.perf_counter() - start, 1)
+    return data
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="Small sizes, for a smoke run.")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    install()
+    quick = args.quick
+    details = {
+        "per_run": bench("per_run.py", "--runs", "5" if quick else "50"),
+        "diff_scale": bench("diff_scale.py", "--rows", "20000" if quick else "1000000"),
+        "campaign_scale": bench("campaign_scale.py", "--runs", "200" if quick else "10000"),
+        "model_bound": bench(
+            "concurrency.py",
+            *("--runs", "50" if quick else "1000", "--concurrency", "20" if quick else "100"),
+            *("--latency", "0.05" if quick else "0.2", "--executor", "both"),
+        ),
+        "bootstrap": bench("bootstrap.py", *(("--resamples", "500") if quick else ())),
+    }
+    per_run, diff, scale = details["per_run"], details["diff_scale"], details["campaign_scale"]
+    model, boot = details["model_bound"], details["bootstrap"]
+    summary = {
+        "overhead_ratio_vs_agentrelbench": per_run.get("ratio"),
+        "overhead_ratio_vs_floor": per_run.get("ratio_vs_floor"),
+        "diff_ratio_vs_sqldiff": diff.get("diff_ratio_vs_sqldiff"),
+        "diff_speedup_vs_agentrelbench": diff.get("diff_speedup_vs_agentrelbench"),
+        "campaign_runs_per_s": scale.get("campaign_runs_per_s"),
+        "campaign_peak_rss_mb": scale.get("campaign_peak_rss_mb"),
+        "model_bound_ratio_vs_ideal": model.get("ratio"),
+        "ray_overhead_ms_per_run": model.get("ray_overhead_ms_per_run"),
+        "bootstrap_s": boot.get("kaudit_seconds"),
+        "quick": quick,
+        "details": details,
+    }
+    if args.json:
+        print(json.dumps(summary))
+        return
+    for key, value in summary.items():
+        if key != "details":
+            print(f"{key:<34}{value}")
+
+
+if __name__ == "__main__":
+    main()
