@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
-from kaudit.boundary._sqlite import Denial, SqliteGuard
+from typing import Protocol
+
+from kaudit.boundary._sqlite import Denial
 from kaudit.gateway import BoundaryAttempt, Forward, GatewayCall
 from kaudit.substrate import Db, ToolResult
+
+
+class Guard(Protocol):
+    """A substrate's enforcement of one identity: switched on per call, read after it."""
+
+    def take(self) -> list[Denial]:
+        """The denials since the last call, deduplicated in order."""
+        ...
+
+    def enter(self) -> None:
+        """Switch the identity on for one call's statements (inside its transaction)."""
+        ...
+
+    def leave(self) -> None:
+        """Switch it off again once the call's transaction has ended."""
+        ...
 
 
 class _Refused(Exception):
@@ -14,12 +32,13 @@ class _Refused(Exception):
 class BoundaryLayer:
     """Runs each call in a transaction; a call the boundary refused is rolled back whole.
 
-    Refusals come from the database (`SqliteGuard`: table grant, organization scope) or
-    from a tool's own scope check (`BoundaryViolation`, e.g. self-approval). Either way
-    the agent sees a failed call and `attempts` gets one entry per refused table/key.
+    Refusals come from the database (`SqliteGuard`, `PostgresGuard`: table grant,
+    organization scope) or from a tool's own scope check (`BoundaryViolation`, e.g.
+    self-approval). Either way the agent sees a failed call and `attempts` gets one
+    entry per refused table/key.
     """
 
-    def __init__(self, db: Db, guard: SqliteGuard | None) -> None:
+    def __init__(self, db: Db, guard: Guard | None) -> None:
         self.attempts: list[BoundaryAttempt] = []
         self._db = db
         self._guard = guard
@@ -34,6 +53,8 @@ class BoundaryLayer:
         result = ToolResult(ok=False)
         try:
             with self._db.atomic():
+                if self._guard is not None:
+                    self._guard.enter()
                 result = forward(call)
                 refused = self._guard.take() if self._guard is not None else []
                 blocked = result.blocked
@@ -43,6 +64,9 @@ class BoundaryLayer:
                     raise _Refused
         except _Refused:
             pass
+        finally:
+            if self._guard is not None:
+                self._guard.leave()
         if not refused:
             return result
         for denial in refused:

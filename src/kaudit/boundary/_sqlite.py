@@ -51,6 +51,12 @@ class SqliteGuard:
         self.denials.clear()
         return found
 
+    def enter(self) -> None:
+        """Nothing to switch: the authorizer and triggers are on for the whole connection."""
+
+    def leave(self) -> None:
+        """Nothing to switch back."""
+
     def _authorize(
         self, action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None
     ) -> int:

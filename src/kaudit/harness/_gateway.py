@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kaudit.boundary import BoundaryLayer, SqliteGuard
-from kaudit.errors import SubstrateError
+from kaudit.boundary import BoundaryLayer, guard_for
 from kaudit.faults import FaultLayer
 from kaudit.gateway import (
     BoundaryAttempt,
@@ -17,7 +16,7 @@ from kaudit.gateway import (
     ToolGateway,
 )
 from kaudit.spec import FaultRule, Identity
-from kaudit.substrate import Sandbox, SqliteDb, Tool, ToolContext
+from kaudit.substrate import Sandbox, Tool, ToolContext
 
 
 @dataclass(frozen=True)
@@ -48,18 +47,14 @@ def build_gateway(
 ) -> RunGateway:
     """The standard layers over `sandbox`; boundary and faults only when asked for.
 
-    Raises `SubstrateError` when an identity is asked of a substrate this version can
-    enforce it on only through SQLite.
+    Raises `SubstrateError` when an identity is asked of a substrate that cannot
+    enforce it (SQLite and PostgreSQL can).
     """
     recording = RecordingLayer()
     layers: list[Layer] = [recording, LimitsLayer()]
     boundary: BoundaryLayer | None = None
     if identity is not None:
-        if not isinstance(sandbox.db, SqliteDb):
-            raise SubstrateError(
-                f"run {sandbox.run_id}: permission boundaries are enforced on SQLite sandboxes"
-            )
-        boundary = BoundaryLayer(sandbox.db, SqliteGuard(sandbox.db.conn, identity))
+        boundary = BoundaryLayer(sandbox.db, guard_for(sandbox, identity))
         layers.append(boundary)
     fault_layer = FaultLayer(faults, seed, sandbox.db) if faults else None
     if fault_layer is not None:

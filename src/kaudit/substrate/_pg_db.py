@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -65,6 +65,8 @@ class PostgresDb:
         self.depth = 0
         """How many `atomic()` blocks are open."""
         self._savepoints = statement_savepoints
+        self.on_error: Callable[[psycopg.Error, str], None] | None = None
+        """Told of every refused statement (the boundary notes permission errors)."""
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Rows of a SELECT as dicts in column order."""
@@ -94,6 +96,8 @@ class PostgresDb:
             else:
                 cursor.execute(pg_placeholders(sql).encode(), tuple(params))
         except psycopg.Error as exc:
+            if self.on_error is not None:
+                self.on_error(exc, sql)
             raise database_error(exc) from exc
 
     @contextmanager

@@ -96,6 +96,9 @@ class PooledSandbox:
         self.run_id = run_id
         self.initial = substrate.template
         self.database = database
+        self.server = substrate.url
+        """The server URL (a boundary creates its role there)."""
+        self.schema = substrate.schema
         self._substrate = substrate
         self._pool = pool
         self._conn = conn

@@ -133,6 +133,9 @@ class PostgresSandbox:
         self.run_id = run_id
         self.initial = substrate.template
         self.database = database
+        self.server = substrate.url
+        """The server URL (a boundary creates its role there)."""
+        self.schema = substrate.schema
         self._substrate = substrate
         self._conn = connect(substrate.url, database)
         self.db = PostgresDb(self._conn)

@@ -1,0 +1,33 @@
+"""Which guard enforces an identity: the one for the sandbox's database."""
+
+from __future__ import annotations
+
+from kaudit.boundary._layer import Guard
+from kaudit.boundary._sqlite import SqliteGuard
+from kaudit.errors import SubstrateError
+from kaudit.spec import Identity
+from kaudit.substrate import Sandbox, SqliteDb
+
+
+def guard_for(sandbox: Sandbox, identity: Identity) -> Guard:
+    """The guard for `sandbox`: SQLite's authorizer or PostgreSQL's role and policies.
+
+    psycopg is imported only for a PostgreSQL sandbox, so SQLite users need no driver.
+
+    Raises:
+        SubstrateError: the sandbox's database has no way to enforce an identity.
+    """
+    if isinstance(sandbox.db, SqliteDb):
+        return SqliteGuard(sandbox.db.conn, identity)
+    server = getattr(sandbox, "server", None)
+    schema = getattr(sandbox, "schema", None)
+    if isinstance(server, str) and schema is not None:
+        from kaudit.boundary._postgres import PostgresGuard
+        from kaudit.substrate._pg_db import PostgresDb
+
+        if isinstance(sandbox.db, PostgresDb):
+            return PostgresGuard(sandbox.db, identity, server, schema)
+    raise SubstrateError(
+        f"run {sandbox.run_id}: permission boundaries are enforced on SQLite and PostgreSQL "
+        "sandboxes only"
+    )

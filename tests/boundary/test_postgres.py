@@ -1,0 +1,148 @@
+"""The boundary on PostgreSQL against the real server: role grants and row-level security."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kaudit.boundary import BoundaryLayer, guard_for
+from kaudit.boundary._postgres import sqlite_json
+from kaudit.errors import SubstrateError
+from kaudit.gateway import ToolGateway
+from kaudit.spec import Identity
+from kaudit.substrate import Sandbox, ToolContext, tool
+from kaudit.substrate._pg_dump import first_difference
+from kaudit.worlds import get_world
+from tests.pg import server_url
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture(params=["clone", "rollback"])
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    url = server_url() + ("?reset=rollback" if request.param == "rollback" else "")
+    box = get_world("mini").substrate(url).seed(f"boundary-pg-{request.param}")
+    yield box
+    box.close()
+
+
+@tool("reversible_write", writes={"account": ("org",)})
+def move_account(ctx: ToolContext, account_id: str, org: str) -> dict[str, str]:
+    """Move an account to another organization."""
+    ctx.db.execute("UPDATE account SET org = ? WHERE id = ?", (org, account_id))
+    return {"moved": account_id}
+
+
+@tool("reversible_write", writes={"account": ("status",)})
+def close_pair(ctx: ToolContext, first: str, second: str) -> dict[str, str]:
+    """Close two accounts with two statements and no transaction of its own."""
+    ctx.db.execute("UPDATE account SET status = 'closed' WHERE id = ?", (first,))
+    ctx.db.execute("UPDATE account SET status = 'closed' WHERE id = ?", (second,))
+    return {"closed": f"{first},{second}"}
+
+
+def bounded(box: Sandbox, identity: Identity) -> tuple[ToolGateway, BoundaryLayer]:
+    layer = BoundaryLayer(box.db, guard_for(box, identity))
+    tools = dict(get_world("mini").tools) | {"move_account": move_account, "close_pair": close_pair}
+    return ToolGateway(tools, ToolContext(db=box.db, identity=identity), [layer]), layer
+
+
+def unchanged(box: Sandbox) -> bool:
+    return first_difference(box.initial, box.dump().image) is None
+
+
+def status(box: Sandbox, account: str) -> str:
+    row = box.db.one("SELECT status FROM account WHERE id = ?", (account,))
+    assert row is not None
+    return str(row["status"])
+
+
+def test_row_level_security_blocks_a_write_outside_the_org_and_records_it(
+    sandbox: Sandbox,
+) -> None:
+    """Fails if the policy only filters the other org's row (a silent no-op, no attempt)."""
+    gateway, layer = bounded(sandbox, Identity(role="agent", scope={"org": "ORG_A"}))
+    own = gateway.call("1", "update_account", {"account_id": "ACC_000", "status": "closed"})
+    other = gateway.call("2", "update_account", {"account_id": "ACC_001", "status": "closed"})
+    assert own.ok and status(sandbox, "ACC_000") == "closed"
+    assert not other.ok and other.error is not None and "not permitted" in other.error
+    assert status(sandbox, "ACC_001") == "open"
+    [attempt] = layer.attempts
+    assert (attempt.call, attempt.tool, attempt.table, attempt.key, attempt.reason) == (
+        1,
+        "update_account",
+        "account",
+        '["ACC_001"]',
+        "row outside the org = ORG_A scope of role agent",
+    )
+
+
+def test_moving_a_row_out_of_scope_or_deleting_outside_it_is_blocked(sandbox: Sandbox) -> None:
+    """Fails if the policy checks only the row before the write (no WITH CHECK), or no DELETE."""
+    gateway, layer = bounded(sandbox, Identity(role="agent", scope={"org": "ORG_A"}))
+    assert not gateway.call("1", "move_account", {"account_id": "ACC_000", "org": "ORG_B"}).ok
+    assert not gateway.call("2", "delete_account", {"account_id": "ACC_003"}).ok
+    assert [a.key for a in layer.attempts] == ['["ACC_000"]', '["ACC_003"]']
+    assert unchanged(sandbox)
+
+
+def test_a_table_outside_the_grant_cannot_be_written(sandbox: Sandbox) -> None:
+    """Fails if the role is granted more than the identity's tables (or the owner's rights)."""
+    gateway, layer = bounded(
+        sandbox, Identity(role="reader", tables={"account": ("read", "update")})
+    )
+    sent = gateway.call("1", "send_message", {"recipient": "x@y", "body": "b"})
+    deleted = gateway.call("2", "delete_account", {"account_id": "ACC_000"})
+    assert not sent.ok and not deleted.ok
+    assert [(a.table, a.key, a.reason) for a in layer.attempts] == [
+        ("outbox", None, "role reader may not insert outbox"),
+        ("account", "account_id=ACC_000", "role reader may not delete account"),
+    ]
+    assert gateway.call("3", "update_account", {"account_id": "ACC_000", "status": "x"}).ok
+    assert status(sandbox, "ACC_000") == "x"
+
+
+def test_a_refused_call_is_rolled_back_whole_and_the_dump_reads_as_the_owner(
+    sandbox: Sandbox,
+) -> None:
+    """Fails if the in-scope half of a refused call is kept, or the role outlives the call."""
+    gateway, layer = bounded(sandbox, Identity(role="agent", scope={"org": "ORG_A"}))
+    assert not gateway.call("1", "close_pair", {"first": "ACC_000", "second": "ACC_001"}).ok
+    assert status(sandbox, "ACC_000") == "open"
+    assert [a.key for a in layer.attempts] == ['["ACC_001"]']
+    assert unchanged(sandbox)
+    assert gateway.call("2", "update_account", {"account_id": "ACC_000", "status": "x"}).ok
+    assert sandbox.db.one("SELECT current_user = session_user AS owner") == {"owner": True}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.one_of(st.integers(-(2**62), 2**62), st.text(max_size=8)), min_size=1, max_size=3)
+)
+def test_a_key_reads_as_sqlites_json_array_writes_it(key: list[int | str]) -> None:
+    """Bug caught: PostgreSQL's `[1, "a"]` kept as is, so a composite or unicode key is
+    recorded differently from SQLite's `[1,"a"]` and the attempts no longer compare."""
+    values = [v.replace("\x00", "") if isinstance(v, str) else v for v in key]
+    marks = ", ".join("?" for _ in values)
+    lite = sqlite3.connect(":memory:").execute(f"SELECT json_array({marks})", values).fetchone()[0]
+    with psycopg.connect(server_url(), autocommit=True) as conn:
+        casts = ", ".join("%s::bigint" if isinstance(v, int) else "%s::text" for v in values)
+        row = conn.execute(f"SELECT json_build_array({casts})::text".encode(), values).fetchone()
+    assert row is not None
+    assert sqlite_json(row[0]) == lite
+
+
+def test_an_identity_on_a_sandbox_without_a_guard_is_refused() -> None:
+    """Bug caught: an identity silently ignored on a substrate that cannot enforce it."""
+
+    class Elsewhere:
+        run_id = "r"
+        db = object()
+
+    with pytest.raises(SubstrateError, match="run r: permission boundaries"):
+        guard_for(Elsewhere(), Identity(role="x"))  # type: ignore[arg-type]
