@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
+SKIP_ON_IMPORT = "importor" + "skip("  # spelt in two parts so this file is not an offender
 
 
 def test_ci_entry_point_exports_ci_true() -> None:
@@ -14,13 +15,13 @@ def test_ci_entry_point_exports_ci_true() -> None:
 
 
 def test_no_test_skips_on_a_missing_import_or_a_differently_spelt_ci() -> None:
-    """Fails on `pytest.importorskip` anywhere, or a CI check comparing to one spelling
+    """Fails on pytest's import-or-skip anywhere, or a CI check comparing to one spelling
     (CI=True or CI=1 would then skip what CI=true fails)."""
     offenders = []
     for path in (ROOT / "tests").rglob("*.py"):
         text = path.read_text()
         if path.name != "test_ci.py" and (
-            "importorskip(" in text or re.search(r"""environ\.get\(["']CI["'][^)]*\)\s*==""", text)
+            SKIP_ON_IMPORT in text or re.search(r"""environ\.get\(["']CI["'][^)]*\)\s*==""", text)
         ):
             offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
