@@ -17,7 +17,6 @@ from kaudit.errors import KauditError
 from kaudit.ledger import RunRecord, tallies_from_records
 from kaudit.report._cells import build_report
 from kaudit.report._economics import ModelEconomics, economics
-from kaudit.report._figures import decay_svg, forest_svg, gradient_svg, heatmap_svg, severity_svg
 from kaudit.report._grading import GraderResult, grade_transcripts
 from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._viewer import run_viewer
@@ -234,6 +233,15 @@ def _gradient_order(models: Sequence[str], order: tuple[str, ...] | None) -> lis
 
 def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None) -> str:
     """The whole report as one HTML document; raises KauditError when nothing is counted."""
+    # matplotlib costs ~0.4 s to import: only a command that draws the page pays for it.
+    from kaudit.report._figures import (
+        decay_svg,
+        forest_svg,
+        gradient_svg,
+        heatmap_svg,
+        severity_svg,
+    )
+
     opts = options or HtmlOptions()
     runs = list(records)
     tallies = [t for t in tallies_from_records(runs) if t.n > 0]
