@@ -262,17 +262,20 @@ def measure(cells: list[Cell], runs: int, ledger: Ledger, out: TextIO) -> tuple[
     baseline: Side = {}
     floor: Side = {}
     loop = asyncio.new_event_loop()
+
+    def one(side: int, c: int, cell: Cell, i: int) -> None:
+        if side == 0:
+            kaudit.setdefault(c, []).append(kaudit_run(cell, ledger, loop, i))
+        elif side == 1:
+            baseline.setdefault(c, []).append(baseline_run(cell, out, i))
+        else:
+            floor.setdefault(c, []).append(floor_run(cell))
+
     try:
         for i in range(runs):
             for c, cell in enumerate(cells):
-                sides = [
-                    lambda: kaudit.setdefault(c, []).append(kaudit_run(cell, ledger, loop, i)),
-                    lambda: baseline.setdefault(c, []).append(baseline_run(cell, out, i)),
-                    lambda: floor.setdefault(c, []).append(floor_run(cell)),
-                ]
-                shift = (i + c) % len(sides)  # rotate who runs on a warm cache
-                for side in sides[shift:] + sides[:shift]:
-                    side()
+                for k in range(3):
+                    one((i + c + k) % 3, c, cell, i)  # rotate who runs on a warm cache
     finally:
         loop.close()
     return kaudit, baseline, floor
@@ -362,7 +365,8 @@ def report(s: dict[str, Any]) -> None:
     print(
         f"{s['tasks']} tasks, {s['cells']} (task, script) cells ({s['damage_cells']} damage "
         f"runs), {s['runs']} runs each side; world {s['rows']} rows in {s['tables']} tables, "
-        f"{s['image_bytes'] / 1e6:.1f} MB image" + ("; kaudit keeps dumps" if s["keep_dumps"] else "")
+        f"{s['image_bytes'] / 1e6:.1f} MB image"
+        + ("; kaudit keeps dumps" if s["keep_dumps"] else "")
     )
     print(f"{'phase (median over all runs, ms)':<34}{'kaudit':>10}{'baseline':>10}")
     for phase in PHASES:

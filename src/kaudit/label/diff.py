@@ -12,7 +12,7 @@ import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kaudit.label._types import Row, RowChange
 from kaudit.label._values import Value, same_value
@@ -62,16 +62,22 @@ def _initial_connection(initial: bytes) -> sqlite3.Connection:
 
 
 class ImagePair:
-    """The final image opened as `main`, the initial one readable beside it.
+    """The final state opened as `main`, the initial one readable beside it.
 
-    The initial image is attached to the same connection only when a join needs both
-    (the full diff); the fast path reads it through the cached initial connection.
+    `final` is an image (copied into a private connection, closed with the pair) or a
+    connection already holding the final state as `main` (the frozen sandbox: read in
+    place, left open). The initial image is attached only when a join needs both (the
+    full diff); the fast path reads it through the cached initial connection.
     """
 
-    def __init__(self, initial: bytes, final: bytes) -> None:
+    def __init__(self, initial: bytes, final: bytes | sqlite3.Connection) -> None:
         self._initial = initial
-        self.conn = sqlite3.connect(":memory:")
-        self.conn.deserialize(final)
+        self._owned = isinstance(final, bytes)
+        if isinstance(final, bytes):
+            self.conn = sqlite3.connect(":memory:")
+            self.conn.deserialize(final)
+        else:
+            self.conn = final
         self._attached = False
 
     @property
@@ -95,12 +101,16 @@ class ImagePair:
         return self.conn
 
     def close(self) -> None:
-        """Release the final image."""
-        self.conn.close()
+        """Release the final image, or detach what the pair attached to a borrowed one."""
+        if self._owned:
+            self.conn.close()
+        elif self._attached:
+            self.conn.execute("DETACH init")
+            self._attached = False
 
 
 @contextmanager
-def opened(initial: bytes, final: bytes) -> Iterator[ImagePair]:
+def opened(initial: bytes, final: bytes | sqlite3.Connection) -> Iterator[ImagePair]:
     """An `ImagePair` closed on exit."""
     pair = ImagePair(initial, final)
     try:
@@ -120,6 +130,8 @@ class Diff:
 
     changes: list[RowChange]
     fallback: str | None = None
+    every_change: list[RowChange] | None = None
+    """With `every=True`: the same changes with nothing masked (what the final state is)."""
 
 
 def diff_images(
@@ -133,8 +145,15 @@ def diff_images(
         return diff_pair(pair, volatile, fast=fast).changes
 
 
-def diff_pair(pair: ImagePair, volatile: Volatile | None = None, *, fast: bool = True) -> Diff:
-    """`diff_images` over an opened pair of images, with the fallback reason if any."""
+def diff_pair(
+    pair: ImagePair, volatile: Volatile | None = None, *, fast: bool = True, every: bool = False
+) -> Diff:
+    """`diff_images` over an opened pair of images, with the fallback reason if any.
+
+    `every=True` also returns the changes with no column masked (`Diff.every_change`).
+    The fast path always diffs unmasked and masks afterwards; the full path does so
+    only when asked, and otherwise masks inside its SQL.
+    """
     volatile = volatile or {}
     before, after = read_schema(*pair.before), read_schema(*pair.after)
     changes: list[RowChange] = []
@@ -149,13 +168,29 @@ def diff_pair(pair: ImagePair, volatile: Volatile | None = None, *, fast: bool =
     if touched is None:
         conn = pair.attach()
         for table in comparable:
-            changes.extend(_full_table_diff(conn, table, frozenset(volatile.get(table.name, ()))))
+            mask = frozenset() if every else frozenset(volatile.get(table.name, ()))
+            changes.extend(_full_table_diff(conn, table, mask))
     else:
         for table in comparable:
             if table.name in touched:
-                mask = frozenset(volatile.get(table.name, ()))
-                changes.extend(_touched_diff(pair, table, mask, touched[table.name]))
-    return Diff(sorted(changes, key=RowChange.sort_key), fallback)
+                changes.extend(_touched_diff(pair, table, frozenset(), touched[table.name]))
+    ordered = sorted(changes, key=RowChange.sort_key)
+    masked = [
+        kept
+        for change in ordered
+        if (kept := _masked(change, volatile.get(change.table, ()))) is not None
+    ]
+    return Diff(masked, fallback, ordered if every else None)
+
+
+def _masked(change: RowChange, mask: Collection[str]) -> RowChange | None:
+    """`change` with volatile columns masked: None when only they changed."""
+    if change.op != "modified" or not mask:
+        return change
+    changed = tuple(c for c in change.changed if c not in mask)
+    if changed == change.changed:
+        return change
+    return replace(change, changed=changed) if changed else None
 
 
 def _same_shape(old: TableSchema, new: TableSchema) -> bool:

@@ -13,6 +13,7 @@ from kaudit.substrate._capture import CAPTURE_VERSION, install_change_capture
 from kaudit.substrate._choice import SUBSTRATES, Blueprint
 from kaudit.substrate._db import SqliteDb
 from kaudit.substrate._dump import StateDump
+from kaudit.substrate._frozen import FrozenState
 from kaudit.substrate._tool import Tool
 
 Builder = Callable[[sqlite3.Connection], None]
@@ -74,7 +75,11 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 class SqliteSandbox:
-    """A private in-memory copy of the template for one run."""
+    """A private in-memory copy of the template for one run.
+
+    `dump()` freezes the state in place and hands the connection to the `FrozenState`
+    it returns, so `close()` after a dump leaves the dumped state to its own `release()`.
+    """
 
     def __init__(self, run_id: str, template: StateDump) -> None:
         self.run_id = run_id
@@ -84,6 +89,7 @@ class SqliteSandbox:
         conn.execute("PRAGMA recursive_triggers = ON")
         conn.execute("PRAGMA foreign_keys = ON")
         self._conn = conn
+        self._frozen: FrozenState | None = None
         self.db = SqliteDb(conn)
         # The template's digest was checked once when it was loaded; byte equality with
         # it is digest equality, at memcmp speed instead of a sha256 per run.
@@ -95,15 +101,21 @@ class SqliteSandbox:
                 f"template {template.digest[:12]}"
             )
 
-    def dump(self) -> StateDump:
-        """The full state now; an open transaction is an error, not a silent rollback."""
-        if self._conn.in_transaction:
-            raise SubstrateError(f"run {self.run_id}: dump requested inside a transaction")
-        return StateDump.of(self._conn.serialize())
+    def dump(self) -> FrozenState:
+        """The state now, frozen read-only; an open transaction is an error, not a rollback.
+
+        A second call returns the same frozen state: nothing can have changed it.
+        """
+        if self._frozen is None:
+            if self._conn.in_transaction:
+                raise SubstrateError(f"run {self.run_id}: dump requested inside a transaction")
+            self._frozen = FrozenState(self._conn, self.run_id)
+        return self._frozen
 
     def close(self) -> None:
-        """Drop the in-memory database."""
-        self._conn.close()
+        """Drop the in-memory database, unless a dump now holds it."""
+        if self._frozen is None:
+            self._conn.close()
 
 
 class SqliteSubstrate:
