@@ -104,9 +104,11 @@ class ImagePair:
         """Release the final image, or detach what the pair attached to a borrowed one."""
         if self._owned:
             self.conn.close()
-        elif self._attached:
+        elif self._attached and not self.conn.in_transaction:
             self.conn.execute("DETACH init")
             self._attached = False
+        # Inside a transaction (a pooled sandbox) SQLite keeps `init` locked; the
+        # sandbox's release finds it attached and closes that connection instead.
 
 
 @contextmanager

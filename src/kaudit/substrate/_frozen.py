@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from kaudit.errors import SubstrateError
@@ -82,9 +82,20 @@ class FrozenState:
     (the SQLite bytes) and `digest` (their sha256) are produced on first use and are the
     same whenever they are taken, since the state cannot change. `release()` frees the
     state; until then it outlives the sandbox's `close()`.
+
+    A pooled sandbox's state sits in an open transaction: `before_image` commits it first
+    (the bytes of a memory database are written at commit), and `on_release` takes the
+    connection back instead of closing it.
     """
 
-    def __init__(self, conn: sqlite3.Connection, run_id: str) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        run_id: str,
+        *,
+        before_image: Callable[[], None] | None = None,
+        on_release: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
         self.run_id = run_id
         self._guard = ReadOnlyGuard()
         conn.execute("PRAGMA query_only = ON")
@@ -92,6 +103,8 @@ class FrozenState:
         self._conn: sqlite3.Connection | None = conn
         self._image: bytes | None = None
         self._digest: str | None = None
+        self._before_image = before_image
+        self._on_release = on_release
 
     def _open_connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -102,6 +115,9 @@ class FrozenState:
     def image(self) -> bytes:
         """The state as SQLite bytes (`serialize()` of the frozen database, taken once)."""
         if self._image is None:
+            if self._before_image is not None:
+                with self.reading():
+                    self._before_image()  # COMMIT changes no row: the state stays frozen
             self._image = self._open_connection().serialize()
         return self._image
 
@@ -147,5 +163,8 @@ class FrozenState:
     def release(self) -> None:
         """Free the state; `image` and `digest` stay readable only if they were taken."""
         if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+            conn, self._conn = self._conn, None
+            if self._on_release is not None:
+                self._on_release(conn)
+            else:
+                conn.close()
