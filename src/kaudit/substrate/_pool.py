@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import weakref
 from typing import Literal
 
 from kaudit.errors import SubstrateError
@@ -70,43 +71,34 @@ def poolable(conn: sqlite3.Connection) -> bool:
     return not any(_UNSAFE_WORDS.search(sql) for (sql,) in rows)
 
 
+_POOLS: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
 _BUDGET = threading.Lock()
-_idle_in_process = 0
 
 
 class SandboxPool:
-    """Idle connections of one template, each holding it byte for byte, schema parsed."""
+    """Idle connections of one template, each holding it byte for byte, schema parsed.
+
+    A pool that is garbage-collected takes its idle connections with it, so the
+    process-wide budget counts only the pools still alive.
+    """
 
     def __init__(self) -> None:
         self._idle: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
+        with _BUDGET:
+            _POOLS.add(self)
 
     def take(self) -> sqlite3.Connection | None:
         """An idle connection, or None when there is none."""
-        global _idle_in_process
-        with self._lock:
-            if not self._idle:
-                return None
-            conn = self._idle.pop()
         with _BUDGET:
-            _idle_in_process -= 1
-        return conn
+            return self._idle.pop() if self._idle else None
 
     def give_back(self, conn: sqlite3.Connection) -> None:
         """Keep `conn` for a later run, or close it when the pool or the process is full."""
-        global _idle_in_process
         with _BUDGET:
-            keep = _idle_in_process < IDLE_IN_PROCESS
+            in_process = sum(len(pool._idle) for pool in _POOLS)
+            keep = len(self._idle) < IDLE_PER_WORLD and in_process < IDLE_IN_PROCESS
             if keep:
-                _idle_in_process += 1
-        if keep:
-            with self._lock:
-                keep = len(self._idle) < IDLE_PER_WORLD
-                if keep:
-                    self._idle.append(conn)
-            if not keep:
-                with _BUDGET:
-                    _idle_in_process -= 1
+                self._idle.append(conn)
         if not keep:
             conn.close()
 
