@@ -30,7 +30,10 @@ class Sandbox(Protocol):
         ...
 
     def dump(self) -> Dump:
-        """The full state now, with its schema; taken before `close()`, unchangeable after."""
+        """The final state, with its schema; taken before `close()`, unchangeable after.
+
+        A sandbox may refuse writes once dumped (SQLite freezes the state in place).
+        """
         ...
 
     def close(self) -> None:

@@ -135,6 +135,18 @@ class SqliteSandbox:
             )
         return self._frozen
 
+    def snapshot(self) -> StateDump:
+        """The state now as bytes, the sandbox left writable (to look at a run midway).
+
+        Not the run's dump: `dump()` freezes the final state. A pooled run leaves the
+        pool here, since a memory database's bytes are written only at commit.
+        """
+        if self._frozen is not None:
+            return StateDump.of(self._frozen.image)
+        if self._pooled is not None:
+            self._pooled.commit()
+        return StateDump.of(self._conn.serialize())
+
     def close(self) -> None:
         """Drop the in-memory database (or pool it again), unless a dump now holds it."""
         if self._frozen is None:
