@@ -249,3 +249,21 @@ def test_consecutive_pooled_runs_equal_fresh_sandboxes(
             seen.append(state(sandbox))
         assert seen[0] == seen[1]
     assert all(sandbox.db.conn is pooled[0].db.conn for sandbox in pooled)  # one served all
+
+
+def test_the_template_in_use_stays_warm_when_the_process_budget_is_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fails if a full process budget made the active world's connections be closed
+    (every run would parse the schema again) instead of an idle one of another world."""
+    monkeypatch.setattr("kaudit.substrate._pool.IDLE_IN_PROCESS", 1)
+    other, active = mini(), mini()
+    assert other._pool is not active._pool
+    parked = other.seed("o")
+    parked.close()
+    assert len(other._pool or ()) == 1
+    first = active.seed("a")
+    first.close()
+    second = active.seed("b")
+    assert second.db.conn is first.db.conn and len(other._pool or ()) == 0
+    second.close()

@@ -93,14 +93,22 @@ class SandboxPool:
             return self._idle.pop() if self._idle else None
 
     def give_back(self, conn: sqlite3.Connection) -> None:
-        """Keep `conn` for a later run, or close it when the pool or the process is full."""
+        """Keep `conn` for a later run, or close it when this pool is full.
+
+        When the process holds its budget of idle connections, the oldest idle one of
+        the fullest other pool is closed instead: the template in use stays warm.
+        """
+        closing: sqlite3.Connection | None = conn
         with _BUDGET:
-            in_process = sum(len(pool._idle) for pool in _POOLS)
-            keep = len(self._idle) < IDLE_PER_WORLD and in_process < IDLE_IN_PROCESS
-            if keep:
-                self._idle.append(conn)
-        if not keep:
-            conn.close()
+            if len(self._idle) < IDLE_PER_WORLD:
+                closing = None
+                if sum(len(pool._idle) for pool in _POOLS) >= IDLE_IN_PROCESS:
+                    others = [pool for pool in _POOLS if pool is not self and pool._idle]
+                    closing = max(others, key=len)._idle.pop(0) if others else conn
+                if closing is not conn:
+                    self._idle.append(conn)
+        if closing is not None:
+            closing.close()
 
     def __len__(self) -> int:
         return len(self._idle)
