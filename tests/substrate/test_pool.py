@@ -267,3 +267,22 @@ def test_the_template_in_use_stays_warm_when_the_process_budget_is_full(
     second = active.seed("b")
     assert second.db.conn is first.db.conn and len(other._pool or ()) == 0
     second.close()
+
+
+def test_a_bounded_run_leaves_no_scope_triggers_on_its_pooled_connection() -> None:
+    """Fails if a boundary's temporary scope triggers survived release (the next run on
+    the connection, under no identity, would have its writes to another org refused) or
+    if their presence made every bounded run retire its connection."""
+    from kaudit.boundary import SqliteGuard
+    from kaudit.spec import Identity
+
+    substrate = mini()
+    bounded = substrate.seed("b")
+    SqliteGuard(bounded.db.conn, Identity(role="a", scope={"org": "ORG_A"}))
+    with pytest.raises(DatabaseError):
+        bounded.db.execute("UPDATE account SET name = 'x' WHERE id = 'ACC_001'")  # ORG_B
+    bounded.close()
+    free = substrate.seed("f")
+    assert free.db.conn is bounded.db.conn
+    assert free.db.execute("UPDATE account SET name = 'x' WHERE id = 'ACC_001'") == 1
+    free.close()

@@ -5,8 +5,9 @@ parse of the whole schema, the change-capture triggers included (about 0.7 ms fo
 built-in world's 102 triggers, more than the tool calls themselves). A pooled
 connection keeps its parsed schema: the run's first statement opens a transaction,
 releasing the sandbox rolls it back, and the connection goes back to the pool only if
-it then holds the template byte for byte and carries nothing of the run (no temporary
-objects, no attached database, no PRAGMA the run set).
+it then holds the template byte for byte and carries nothing of the run (no attached
+database, no PRAGMA the run set; temporary objects the harness made before the run,
+such as a boundary's scope triggers, are dropped).
 
 The run must see exactly what an autocommit connection shows it, so statements whose
 effect differs inside an open transaction are sorted before they run (`pooled_effect`):
@@ -30,6 +31,7 @@ from typing import Literal
 
 from kaudit.errors import SubstrateError
 from kaudit.substrate._capture import CHANGE_LOG
+from kaudit.substrate._schema import quote
 
 IDLE_PER_WORLD = 8
 """Idle connections kept per template (a local campaign runs 8 sandboxes at once)."""
@@ -118,8 +120,8 @@ class PooledRun:
     """One run's transaction on a pooled connection: the statement hooks and the way back.
 
     The transaction opens lazily, before the run's first statement, so what is set up on
-    the connection before it (a boundary's temporary triggers) is never rolled back into
-    a pooled connection: it marks the connection, which is then closed, not pooled.
+    the connection before it (a boundary's temporary triggers, created by a script that
+    would commit an open transaction) stays in place for the run; release drops it.
     """
 
     def __init__(
@@ -203,6 +205,14 @@ class PooledRun:
         names = {row[1] for row in conn.execute("PRAGMA database_list")}
         if not names <= {"main", "temp"}:
             return False
+        # Temporary objects that outlived the rollback were made outside the run's
+        # transaction, by the harness before the run's first statement (a boundary's
+        # scope triggers); a fresh connection has none.
+        temporary = conn.execute(
+            "SELECT type, name FROM temp.sqlite_master WHERE type IN ('trigger', 'view', 'table')"
+        ).fetchall()
+        for kind, name in temporary:
+            conn.execute(f"DROP {kind.upper()} IF EXISTS temp.{quote(name)}")
         if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
             return False
         if conn.execute("SELECT last_insert_rowid()").fetchone()[0] != 0:
