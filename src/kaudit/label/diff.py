@@ -37,28 +37,51 @@ _LOCAL = threading.local()
 _CACHED_INITIALS = 4
 
 
-def _initial_connection(initial: bytes) -> sqlite3.Connection:
-    """A read-only connection over `initial`, reused across runs of the same template.
+@dataclass(frozen=True)
+class _Initial:
+    """A read-only connection over an initial image, and what the fast path asks of it."""
+
+    conn: sqlite3.Connection
+    schema: Schema
+    captured: bool
+    log_empty: bool
+    cookie: int
+
+
+def _initial(initial: bytes) -> _Initial:
+    """The initial image opened once per thread and template, with its facts read once.
 
     Every run of a campaign starts from the same template bytes object; parsing its
-    schema once per thread instead of once per run is most of the labeler's time on a
-    large world. The cache is keyed by the bytes themselves (their hash is computed
-    once per bytes object), so a different image can never be served by mistake.
+    schema (and reading its schema, change log and cookie) once per thread instead of
+    once per run is most of the labeler's time on a large world. The cache is keyed by
+    the bytes themselves (their hash is computed once per bytes object), so a different
+    image can never be served by mistake; the connection is read-only, so the facts
+    cannot go stale.
     """
     if not hasattr(_LOCAL, "initials"):
         _LOCAL.initials = {}
-    cache: dict[bytes, sqlite3.Connection] = _LOCAL.initials
-    conn = cache.get(initial)
-    if conn is None:
+    cache: dict[bytes, _Initial] = _LOCAL.initials
+    found = cache.get(initial)
+    if found is None:
         if len(cache) >= _CACHED_INITIALS:
             for old in cache.values():
-                old.close()
+                old.conn.close()
             cache.clear()
         conn = sqlite3.connect(":memory:")
         conn.deserialize(initial)
         conn.execute("PRAGMA query_only = ON")
-        cache[initial] = conn
-    return conn
+        captured = has_change_capture(conn)
+        empty = (
+            not captured or conn.execute(f"SELECT 1 FROM {CHANGE_LOG} LIMIT 1").fetchone() is None
+        )
+        found = _Initial(conn, read_schema(conn), captured, empty, _schema_cookie(conn, "main"))
+        cache[initial] = found
+    return found
+
+
+def _initial_connection(initial: bytes) -> sqlite3.Connection:
+    """A read-only connection over `initial`, reused across runs of the same template."""
+    return _initial(initial).conn
 
 
 class ImagePair:
@@ -79,6 +102,11 @@ class ImagePair:
         else:
             self.conn = final
         self._attached = False
+
+    @property
+    def initial(self) -> _Initial:
+        """The cached initial connection and its facts (schema, change log, cookie)."""
+        return _initial(self._initial)
 
     @property
     def before(self) -> Side:
@@ -157,7 +185,7 @@ def diff_pair(
     only when asked, and otherwise masks inside its SQL.
     """
     volatile = volatile or {}
-    before, after = read_schema(*pair.before), read_schema(*pair.after)
+    before, after = pair.initial.schema, read_schema(*pair.after)
     changes: list[RowChange] = []
     comparable: list[TableSchema] = []
     for name in sorted(set(before.tables) | set(after.tables)):
@@ -212,13 +240,13 @@ def _touched_keys(pair: ImagePair, schema: Schema) -> tuple[Touched | None, str 
 
     No change capture at all is not a fallback worth reporting (the world has none).
     """
-    (init, init_db), (final, final_db) = pair.before, pair.after
-    if not (has_change_capture(init, init_db) and has_change_capture(final, final_db)):
+    initial, (final, final_db) = pair.initial, pair.after
+    if not (initial.captured and has_change_capture(final, final_db)):
         return None, None
-    if init.execute(f"SELECT 1 FROM {init_db}.{CHANGE_LOG} LIMIT 1").fetchone() is not None:
+    if not initial.log_empty:
         return None, "the initial state's change log is not empty"
-    if _schema_cookie(init, init_db) != _schema_cookie(final, final_db) and capture_fingerprint(
-        init, init_db
+    if initial.cookie != _schema_cookie(final, final_db) and capture_fingerprint(
+        initial.conn
     ) != capture_fingerprint(final, final_db):
         return None, "triggers or the change log differ from the template's (DDL during the run)"
     width = key_width(final, final_db)
