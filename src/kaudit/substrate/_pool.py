@@ -38,13 +38,17 @@ IDLE_PER_WORLD = 8
 IDLE_IN_PROCESS = 16
 """Idle connections kept over every template of the process, to bound memory."""
 
-_UNSAFE_WORDS = re.compile(r"\b(ROLLBACK|DEFERRABLE|DEFERRED)\b", re.IGNORECASE)
-_ROLLBACK_TO = re.compile(r"^\s*ROLLBACK\s+(TRANSACTION\s+)?TO\b", re.IGNORECASE)
-_FIRST_WORD = re.compile(r"^\s*(\w+)")
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]")
+_LEADING = re.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.DOTALL)
+_FIRST_WORD = re.compile(r"\w+")
+_CONFLICT_ROLLBACK = re.compile(r"\bOR\s+ROLLBACK\b", re.IGNORECASE)
+_DDL_UNSAFE = re.compile(r"\b(ROLLBACK|DEFERRABLE|DEFERRED)\b", re.IGNORECASE)
+_ROLLBACK_TO = re.compile(r"^ROLLBACK\s+(TRANSACTION\s+)?TO\b", re.IGNORECASE)
 _LEAVES = frozenset({"BEGIN", "COMMIT", "END", "SAVEPOINT", "RELEASE", "ROLLBACK", "PRAGMA",
                      "VACUUM", "ATTACH", "DETACH"})  # fmt: skip
 _ENDS = frozenset({"COMMIT", "END"})
 _MARKS = frozenset({"PRAGMA", "ATTACH", "DETACH", "VACUUM"})
+_DDL = frozenset({"CREATE", "ALTER"})
 
 Effect = Literal["same", "marks", "ends", "leave", "refuse"]
 """What a statement does to a pooled run: nothing different; leaves state on the
@@ -52,15 +56,29 @@ connection (never pooled again); ends the run's transaction (its work is committ
 in autocommit); must run in autocommit (leave the pool first); cannot run pooled."""
 
 
+def _rolls_back_or_defers(first: str, text: str) -> bool:
+    """Whether a DML or DDL statement (literals removed) can roll back or defer a check.
+
+    `OR ROLLBACK` in a write; `ON CONFLICT ROLLBACK`, `RAISE(ROLLBACK, ...)` or a
+    deferrable constraint in DDL. Words inside literals and quoted names never count.
+    """
+    if first in _DDL:
+        return _DDL_UNSAFE.search(text) is not None
+    return _CONFLICT_ROLLBACK.search(text) is not None
+
+
 def pooled_effect(sql: str, depth: int) -> Effect:
     """How `sql` behaves in a pooled run at `atomic()` depth `depth` (0 = top level)."""
-    found = _FIRST_WORD.match(sql)
-    first = found.group(1).upper() if found else ""
+    text = _QUOTED.sub("''", sql)
+    text = text[_LEADING.match(text).end() :]  # type: ignore[union-attr]
+    found = _FIRST_WORD.match(text)
+    first = found.group(0).upper() if found else ""
+    unsafe = _rolls_back_or_defers(first, text)
     if depth == 0:
-        return "leave" if first in _LEAVES or _UNSAFE_WORDS.search(sql) else "same"
-    if _ROLLBACK_TO.match(sql):
+        return "leave" if first in _LEAVES or unsafe else "same"
+    if _ROLLBACK_TO.match(text):
         return "same"  # the tool's own savepoint inside the block: nested either way
-    if _UNSAFE_WORDS.search(sql):
+    if unsafe or first == "ROLLBACK":
         return "refuse"
     if first in _ENDS:
         return "ends"
@@ -70,7 +88,7 @@ def pooled_effect(sql: str, depth: int) -> Effect:
 def poolable(conn: sqlite3.Connection) -> bool:
     """Whether a template's own schema keeps autocommit semantics inside a transaction."""
     rows = conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").fetchall()
-    return not any(_UNSAFE_WORDS.search(sql) for (sql,) in rows)
+    return not any(_rolls_back_or_defers("CREATE", _QUOTED.sub("''", sql)) for (sql,) in rows)
 
 
 _POOLS: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
