@@ -22,7 +22,8 @@ async def hang(url: str, pidfile: Path) -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     pidfile.write_text(str(child.pid))
     async with Client(url) as client:
-        await client.call_tool("delete_invoices", {"billing_account_id": "BA_006", "status": "draft"})
+        greedy = {"billing_account_id": "BA_006", "status": "draft"}
+        await client.call_tool("delete_invoices", greedy)
         await asyncio.sleep(600)
 
 

@@ -90,6 +90,7 @@ def register(app: typer.Typer) -> None:
         chosen = loaded.tasks[task]
         if ledger is not None:
             open_served(ledger, loaded, chosen, options)  # refuse before a client is served
+
         def record(result: RunResult) -> None:
             kept = append_served(ledger, loaded, result, options) if ledger else result.record
             where = f" -> {ledger} run {kept.run_index}" if ledger is not None else ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -41,23 +42,23 @@ class _Lines:
 
 @asynccontextmanager
 async def _loop_stdin() -> AsyncIterator[_Lines | None]:
-    """Stdin read by the event loop; None when stdin is not a pipe (the SDK's reader then)."""
+    """Stdin read by the event loop; None unless stdin is a pipe or a socket.
+
+    What an MCP client starts a server with is a pipe; anything else (a file, a
+    terminal, /dev/null, which epoll refuses) is left to the SDK's own reader.
+    """
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        mode = 0
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        yield None
+        return
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    try:
-        # A duplicate, so closing the transport leaves the process's own stdin alone.
-        pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
-    except (OSError, ValueError, AttributeError):
-        yield None
-        return
-    try:
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), pipe
-        )
-    except (OSError, ValueError):  # a regular file cannot be polled
-        pipe.close()
-        yield None
-        return
+    # A duplicate, so closing the transport leaves the process's own stdin alone.
+    pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
     try:
         yield _Lines(reader)
     finally:
