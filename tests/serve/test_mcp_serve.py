@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,11 @@ from mcp import Client, StdioServerParameters
 from mcp_types import Implementation
 
 from kaudit.faults import parse_faults
-from kaudit.harness import run_digest
+from kaudit.harness import RunResult, run_digest
 from kaudit.ledger import Ledger, RunRecord
+from kaudit.serve import ServedRun, ServeOptions, append_served, start_served_run
 from kaudit.spec import task_digest
-from kaudit.suites import load_suite
+from kaudit.suites import Suite, load_suite
 from tests.serve.conftest import KAUDIT, TASK
 
 READ = ("list_invoices", {"billing_account_id": "BA_006", "status": "draft"})
@@ -286,27 +288,31 @@ def test_a_tasks_own_identity_wins_over_the_served_one(tmp_path: Path) -> None:
     assert only_record(ledger).identity == "billing-clerk"
 
 
-async def stay_idle(ledger: Path) -> RunRecord:
-    params = StdioServerParameters(
-        command=KAUDIT[0],
-        args=[*KAUDIT[1:], *serve_args(ledger, "--idle-timeout", "1")],
+IDLE = ("--idle-timeout", "1")
+
+
+async def stay_idle(ledger: Path, exit_file: Path) -> str:
+    """Connect, damage, then neither finish nor hang up, until the server has exited."""
+    params = StdioServerParameters(  # a shell notes the server's exit code in `exit_file`
+        command="sh",
+        args=["-c", '"$@"; echo $? > "$0"', str(exit_file), *KAUDIT, *serve_args(ledger, *IDLE)],
     )
     async with Client(params, client_info=Implementation(name="idler", version="1")) as client:
         await client.call_tool(*GREEDY_WRITE)
-        for _ in range(600):  # a poll, not a timed assertion: the run must land eventually
+        for _ in range(600):  # a poll, not a timed assertion: the server must exit by itself
             await asyncio.sleep(0.1)
-            with Ledger(ledger, readonly=True) as store:
-                records = list(store.records())
-            if records:
-                return records[0]
-    raise AssertionError("the idle run never reached the ledger while its client was connected")
+            if exit_file.exists() and exit_file.read_text().strip():
+                return exit_file.read_text().strip()
+    raise AssertionError("the server kept serving an idle client that stayed connected")
 
 
 def test_an_idle_client_ends_its_run_stalled_and_recorded_while_connected(tmp_path: Path) -> None:
     """Fails if a client that neither finishes nor disconnects holds the run open (no idle
-    timeout), or if the server cannot stop while the client still holds stdin (the SDK's
-    thread reader): the record would not land while the client is connected."""
-    record = asyncio.run(stay_idle(tmp_path / "mcp.sqlite"))
+    timeout), or if the server cannot stop while that client still holds its stdin (the
+    SDK's stdin reader is a thread no cancellation interrupts): the server would not exit."""
+    ledger = tmp_path / "mcp.sqlite"
+    assert asyncio.run(stay_idle(ledger, tmp_path / "exit-code")) == "0"
+    record = only_record(ledger)
     assert (record.model, record.termination, record.outcome, record.sub_label) == (
         "mcp:idler",
         "stalled",
@@ -315,3 +321,30 @@ def test_an_idle_client_ends_its_run_stalled_and_recorded_while_connected(tmp_pa
     )
     assert record.agent_error == "client idle for 1 s without calling finish"
     assert record.dollars == "610.0"
+
+
+async def finished_run(suite: Suite) -> RunResult:
+    task = suite.tasks[TASK]
+    served = ServedRun()
+    pending = start_served_run(
+        served, name="mcp:probe", task=task, substrate=suite.substrate(task), campaign="mcp",
+        run_index=0, seed=0,
+    )  # fmt: skip
+    served.finish("Nothing to do.")
+    return await pending
+
+
+def test_a_served_run_waits_for_another_writer_instead_of_being_lost(tmp_path: Path) -> None:
+    """Fails if a served run whose ledger another serve is writing at that moment fails at
+    once (the ledger's lock does not wait) and the finished run is lost."""
+    suite = load_suite("builtin")
+    result = asyncio.run(finished_run(suite))
+    ledger = tmp_path / "mcp.sqlite"
+    with Ledger(ledger) as other:
+        held = other.writer_lock()
+        held.__enter__()
+        release = threading.Timer(0.5, held.__exit__, (None, None, None))
+        release.start()
+        record = append_served(ledger, suite, result, ServeOptions())
+        release.join()
+    assert (record.model, record.run_index, record.sub_label) == ("mcp:probe", 0, "completed_clean")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +29,8 @@ from kaudit.suites import Suite
 Transport = Literal["stdio", "http"]
 LINGER_S = 5.0
 """How long a stdio client may stay connected after its run is over before serving stops."""
+LOCK_WAIT_S = 30.0
+"""How long a served run waits for another writer of its ledger (another serve appending)."""
 
 
 @dataclass(frozen=True)
@@ -200,7 +203,7 @@ def open_served(ledger_path: Path, suite: Suite, task: Task, options: ServeOptio
     Raises `LedgerError` on a broken chain, a campaign of imported runs, or a campaign
     started with other faults, identity or task versions; no client is served then.
     """
-    with Ledger(ledger_path) as ledger, ledger.writer_lock():
+    with Ledger(ledger_path) as ledger, _writer_lock(ledger):
         ledger.verify()
         _open(ledger, suite, task, options)
 
@@ -215,7 +218,7 @@ def append_served(
     """
     record = result.record
     task = suite.tasks[record.task]
-    with Ledger(ledger_path) as ledger, ledger.writer_lock():
+    with Ledger(ledger_path) as ledger, _writer_lock(ledger):
         _open(ledger, suite, task, options)
         cell = (record.campaign, record.model, record.task)
         index = sum(1 for key in ledger.finished(record.campaign) if key[:3] == cell)
@@ -233,3 +236,23 @@ def _open(ledger: Ledger, suite: Suite, task: Task, options: ServeOptions) -> No
             "use another --campaign name"
         )
     ledger.open_campaign(options.campaign, served_config(suite, task, options))
+
+
+@contextlib.contextmanager
+def _writer_lock(ledger: Ledger, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """The ledger's writer lock, waiting up to `wait_s` for another writer to let go.
+
+    Serves of one ledger each hold it for milliseconds, so two that end together must
+    queue rather than lose a finished run; a campaign holding it longer is an error.
+    """
+    deadline = time.monotonic() + wait_s
+    with contextlib.ExitStack() as stack:
+        while True:
+            try:
+                stack.enter_context(ledger.writer_lock())
+                break
+            except LedgerError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
+        yield
