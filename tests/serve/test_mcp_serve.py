@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import Implementation
 
@@ -95,6 +96,23 @@ def test_unknown_task_is_one_line_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "no task 'nope'" in done.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "inf", "nan"])
+def test_bad_idle_timeout_is_one_line_exit_2(value: str) -> None:
+    """Fails if an idle timeout that never fires (inf, nan) or fires at once is accepted,
+    or reaches the server as a traceback."""
+    done = subprocess.run(
+        [*KAUDIT, "mcp", "serve", "--task", TASK, "--idle-timeout", value],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: --idle-timeout: seconds must be a finite number above 0, not {float(value)}"
+    ]
 
 
 async def leave_without_finish(ledger: Path) -> None:
