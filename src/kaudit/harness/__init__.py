@@ -12,6 +12,7 @@ from kaudit.harness._campaign import (
     manifest,
     plan_jobs,
     run_campaign,
+    run_digest,
 )
 from kaudit.harness._executor import Executor, JobRunner, LocalExecutor, OnResult, RunJob
 from kaudit.harness._gateway import RunGateway, build_gateway
@@ -81,6 +82,7 @@ __all__ = [
     "plan_jobs",
     "record",
     "run_campaign",
+    "run_digest",
     "run_id",
     "run_pipeline",
     "run_seed",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kaudit.agents import Agent, Episode, Observation, RunFacts, Turn, Usage
-from kaudit.errors import AgentError, InvalidRunError, KauditError
+from kaudit.errors import AgentError, AgentStalledError, InvalidRunError, KauditError
 from kaudit.harness._gateway import RunGateway, build_gateway
 from kaudit.label import RunMeta, Termination, Verdict, label_run, last_message
 from kaudit.ledger import RunRecord, RunTiming
@@ -125,7 +125,9 @@ class AgentLoop:
                 try:
                     turn = await session.next_turn(observations)
                 except AgentError as exc:
-                    transcript.termination, transcript.agent_error = "errored", str(exc)
+                    stalled = isinstance(exc, AgentStalledError)  # out of time, not broken
+                    transcript.termination = "stalled" if stalled else "errored"
+                    transcript.agent_error = str(exc)
                     if isinstance(exc.usage, Usage):
                         transcript.add_usage(exc.usage)
                     return transcript
