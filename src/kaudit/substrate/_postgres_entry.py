@@ -25,8 +25,8 @@ def postgres_world_image(url: str) -> tuple[str, bytes]:
     For worlds whose seeded state is an existing PostgreSQL database rather than SQL.
     """
     try:
+        from kaudit.substrate._pg_conn import connect
         from kaudit.substrate._pg_dump import database_image
-        from kaudit.substrate._postgres import connect
     except ModuleNotFoundError as exc:
         raise SubstrateError(
             f"reading a PostgreSQL world needs psycopg: pip install 'kaudit[postgres]' ({exc})"
