@@ -108,6 +108,32 @@ def test_two_processes_running_the_same_campaign_on_one_server_do_not_disturb_ea
     assert len(first) == 15 and first == second
 
 
+def test_the_manifest_records_each_invocations_reset_and_a_resume_may_switch_it(
+    tmp_path: Path,
+) -> None:
+    """Bug caught: the manifest does not say which reset mode made a campaign's runs (or
+    forgets the first invocation's when a resume switches), or a resume that only changes
+    the reset mode (verdicts proven equal) is refused as another campaign."""
+    url = server_url()
+    ledger = tmp_path / "l.sqlite"
+    base = ["run", "--suite", "builtin", "--agent", "reference", "--seed", "11"]
+    base += ["--tasks", "itsm/incident-delete-duplicate", "--ledger", str(ledger)]
+    for k, substrate in (("1", url), ("2", url + "?reset=rollback")):
+        result = runner.invoke(app, [*base, "--k", k, "--substrate", substrate])
+        assert result.exit_code == 0, result.output
+        assert f"1 runs recorded ({int(k) - 1} already in the ledger" in result.output
+    with Ledger(ledger) as store:
+        manifest = store.manifest("default")
+        statuses = [r.status for r in store.records("default")]
+    assert statuses == ["labeled", "labeled"]
+    assert manifest is not None
+    world = "enterprise"
+    resets = [entry["substrate"][world]["reset"] for entry in manifest["invocations"]]
+    assert resets == ["clone", "rollback"]
+    assert manifest["substrate"][world]["reset"] == "rollback"
+    assert manifest["substrate"][world]["server"] == url
+
+
 def test_an_unreachable_server_is_one_line_and_exit_2(tmp_path: Path) -> None:
     """Bug caught: every run recorded INVALID (or a traceback) instead of one clear error."""
     args = ["run", "--suite", "builtin", "--k", "1", "--tasks", "billing/payout-send-scoped"]

@@ -316,7 +316,7 @@ class PostgresSubstrate:
 
     def describe(self) -> dict[str, Any]:
         """The substrate for the campaign manifest: kind, server (password redacted), reset."""
-        return {"kind": "postgresql", "server": redacted(self.url), "reset": self.reset}
+        return {"server": redacted(self.url), "reset": self.reset}
 
     def derive(self, image: bytes) -> PostgresSubstrate:
         """The same server, tools and volatile columns over another template image.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from kaudit.substrate._db import Db
 from kaudit.substrate._dump import StateDump
@@ -76,6 +76,13 @@ class Substrate(Protocol):
 
         Tasks that add rows to the world (extra rows, distractor variants) start from
         a derived template, on whichever substrate the campaign chose.
+        """
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """How runs get their world, for the campaign manifest.
+
+        At least `reset`: `copy` (SQLite's in-memory copy), `clone` or `rollback` (PostgreSQL).
         """
         ...
 
