@@ -18,6 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from kaudit.substrate import Blueprint, build_image
 from kaudit.substrate._pg_catalog import ServerDatabase
 from kaudit.substrate._postgres import PostgresSubstrate
 
@@ -46,22 +47,33 @@ def databases(prefix: str) -> list[str]:
 HOLDER = """
 import sys, time
 from kaudit.substrate import open_substrate
+from tests.pg import token_world
 from tests.substrate import pg_world
-sandbox = open_substrate(sys.argv[1], pg_world.blueprint()).seed(sys.argv[2])
+world = token_world(sys.argv[3]) if len(sys.argv) > 3 else pg_world.blueprint()
+sandbox = open_substrate(sys.argv[1], world).seed(sys.argv[2])
 print(sandbox.database, flush=True)
 time.sleep(600)
 """
 
 
+def token_world(token: str) -> Blueprint:
+    """A one-row world of its own, so a test owns its template database."""
+    script = f"CREATE TABLE t (a TEXT PRIMARY KEY); INSERT INTO t VALUES ('{token}');"
+    return Blueprint(f"token-{token}", build_image(lambda conn: conn.executescript(script)))
+
+
 @contextmanager
-def holder(url: str, run_id: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+def holder(
+    url: str, run_id: str, token: str | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """A real child process that seeds `run_id` on `url`, says its database, and waits.
 
-    It is SIGKILLed on exit (or earlier by the test), as a killed campaign would be.
+    With `token` the world is `token_world(token)`, else the substrate tests' world. It is
+    SIGKILLed on exit (or earlier by the test), as a killed campaign would be.
     """
     root = Path(__file__).resolve().parents[1]
     with subprocess.Popen(
-        [sys.executable, "-c", HOLDER, url, run_id],
+        [sys.executable, "-c", HOLDER, url, run_id, *([token] if token else [])],
         stdout=subprocess.PIPE,
         cwd=root,
         env={**os.environ, "PYTHONPATH": str(root)},

@@ -78,6 +78,8 @@ def test_a_resumed_campaign_drops_what_a_killed_process_left_and_spares_a_live_o
         assert result.ran == 1 and result.invalid == 0
         names = databases("kaudit_r_")
         assert dead not in names and live in names
+    wait_orphaned(pg, "kaudit_i14_resume", live)
+    assert pg.reclaim("kaudit_i14_resume") == 1
 
 
 def _kaudit(*args: str) -> subprocess.Popen[str]:

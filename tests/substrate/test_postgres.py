@@ -235,6 +235,8 @@ def test_a_killed_process_leftovers_are_reclaimed_but_a_live_ones_are_not(
         assert dead not in names and {live, mine.database} <= names
         assert first_difference(pg.template, mine.dump().image) is None
         mine.close()
+    wait_orphaned(pg, "kaudit_i14_killed", live)
+    assert pg.reclaim("kaudit_i14_killed") == 1  # the live one, once it too was killed
 
 
 def test_the_same_run_seeded_again_in_one_process_reuses_and_replaces_its_name(

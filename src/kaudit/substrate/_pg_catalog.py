@@ -22,13 +22,14 @@ import json
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import psycopg
 from psycopg import sql
 
 from kaudit.substrate._pg_conn import drop_database
 from kaudit.substrate._pg_owner import OWNER_SPACE, TEMPLATE_SPACE, OwnerTag
+from kaudit.substrate._postgres_entry import Action, Kind, Pruned
 
 RUN_PREFIX = "kaudit_r_"
 TEMPLATE_PREFIX = "kaudit_t_"
@@ -36,7 +37,6 @@ COMMENT_PREFIX = "kaudit "
 LEGACY_RUN_COMMENT = "kaudit run "
 """How kaudit before owner keys tagged run databases: this prefix, then the run id."""
 
-Kind = Literal["run", "pool", "template", "build"]
 _OWNED = re.compile(r"kaudit_r_([0-9a-f]{8})_[0-9a-f]{32}")
 _LEGACY = re.compile(r"kaudit_r_[0-9a-f]{32}")
 _TEMPLATE = re.compile(r"kaudit_t_[0-9a-f]{32}")
@@ -159,21 +159,6 @@ def _parse(comment: str) -> dict[str, Any]:
     return {}
 
 
-Action = Literal["dropped", "would drop", "kept"]
-
-
-@dataclass(frozen=True)
-class Pruned:
-    """What pruning did with one kaudit database, and why."""
-
-    name: str
-    kind: Kind
-    action: Action
-    reason: str
-    run_id: str | None = None
-    world: str | None = None
-
-
 def prune(
     admin: psycopg.Connection[Any],
     *,
@@ -184,9 +169,9 @@ def prune(
     """Drop what nobody uses; one entry per kaudit database on the server.
 
     Run and pool databases go when orphaned, half-built templates when their builder is
-    gone. A template goes when no live process holds it and it is stale: built by other
-    kaudit code (another `translation` version, or before templates recorded theirs),
-    or, when `keep` names the templates to keep, not among them.
+    gone. A template goes when no live process holds it and it is stale: neither built
+    nor used by kaudit of this `translation` version (each records itself in the
+    template's comment), or, when `keep` names the templates to keep, not among them.
     """
     done = []
     for database in server_databases(admin):
@@ -241,12 +226,14 @@ def _prune_template(
     dry: bool,
 ) -> Pruned:
     built_by = database.facts.get("translation")
-    if built_by != translation:
-        reason = "built by other kaudit code"
+    if built_by is None:
+        reason = "neither built nor used by this kaudit version"
+    elif built_by != translation:
+        reason = f"built by other kaudit code (translation {built_by}, this is {translation})"
     elif keep is not None and database.name not in keep:
         reason = "not used by the kept suites"
     else:
-        return _entry(database, "kept", "built by this kaudit")
+        return _entry(database, "kept", "built or used by this kaudit version")
     key = sql.SQL("hashtext({})").format(sql.Literal(database.name))
     with (
         _locked(admin, key, TEMPLATE_SPACE) as unused,  # no live process holds it

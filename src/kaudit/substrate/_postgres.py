@@ -27,8 +27,8 @@ from kaudit.errors import SeedDriftError, SubstrateError
 from kaudit.substrate._choice import Blueprint
 from kaudit.substrate._dump import StateDump
 from kaudit.substrate._pg_catalog import (
+    COMMENT_PREFIX,
     TEMPLATE_PREFIX,
-    Kind,
     ServerDatabase,
     run_comment,
     run_database,
@@ -41,6 +41,7 @@ from kaudit.substrate._pg_dump import dump_image, first_difference
 from kaudit.substrate._pg_owner import owner_for
 from kaudit.substrate._pg_pool import PooledSandbox, RollbackPool, pool_serial
 from kaudit.substrate._pg_translate import COMPAT_FUNCTIONS, PgTable, translate
+from kaudit.substrate._postgres_entry import Kind
 from kaudit.substrate._schema import Schema, quote
 from kaudit.substrate._tool import Tool
 
@@ -190,6 +191,8 @@ class PostgresSubstrate:
             try:
                 if not database_exists(admin, self.template_database):
                     self._build(admin)
+                else:
+                    self._stamp(admin, self.template_database, lazy=True)
             finally:
                 admin.execute("SELECT pg_advisory_unlock(hashtext(%s))", (self.template_database,))
         with _READY_LOCK:
@@ -226,14 +229,7 @@ class PostgresSubstrate:
             raise SeedDriftError(
                 f"{self.name}: the PostgreSQL template does not hold the world's seed: {difference}"
             )
-        facts: dict[str, str | None] = {"kind": "template", "world": self.name}
-        facts |= {"digest": self.template.digest, "translation": TRANSLATION_VERSION}
-        facts["source"] = self.source_database
-        admin.execute(
-            sql.SQL("COMMENT ON DATABASE {} IS {}").format(
-                sql.Identifier(building), sql.Literal(tag_comment(facts))
-            )
-        )
+        self._stamp(admin, building)
         admin.execute(
             sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
                 sql.Identifier(building), sql.Identifier(self.template_database)
@@ -242,6 +238,28 @@ class PostgresSubstrate:
         admin.execute(
             sql.SQL("ALTER DATABASE {} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false").format(
                 sql.Identifier(self.template_database)
+            )
+        )
+
+    def _stamp(self, admin: psycopg.Connection[Any], name: str, lazy: bool = False) -> None:
+        """Record in the template's comment the world and the code that builds it.
+
+        A template built by an earlier kaudit that this one uses as it is gets the
+        record on first use, so `prune` knows it is still current.
+        """
+        if lazy:  # only when not yet recorded
+            row = admin.execute(
+                "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
+                (name,),
+            ).fetchone()
+            if row is not None and (row[0] or "").startswith(COMMENT_PREFIX):
+                return
+        facts: dict[str, str | None] = {"kind": "template", "world": self.name}
+        facts |= {"digest": self.template.digest, "translation": TRANSLATION_VERSION}
+        facts["source"] = self.source_database
+        admin.execute(
+            sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+                sql.Identifier(name), sql.Literal(tag_comment(facts))
             )
         )
 

@@ -89,6 +89,8 @@ class Substrate(Protocol):
     def reclaim(self, campaign: str) -> int:
         """Remove what runs of `campaign` left behind when killed; returns how many were removed.
 
-        Called when a campaign starts or resumes; nothing else of the campaign runs then.
+        Called when a campaign starts or resumes. Another process (another ledger, another
+        machine) may be running a campaign of the same name right now: remove only what
+        no live process owns.
         """
         ...
