@@ -48,6 +48,7 @@ from kaudit.substrate._tool import Tool
 _READY: set[tuple[str, str]] = set()
 """(server URL, template name) pairs this process has already built or checked."""
 _READY_LOCK = threading.Lock()
+_POOL_LOCK = threading.Lock()
 
 
 TRANSLATION_VERSION = "2"
@@ -279,8 +280,9 @@ class PostgresSubstrate:
             raise
 
     def _seed_pooled(self, run_id: str) -> PooledSandbox:
-        if self._pool is None:
-            self._pool = RollbackPool(self)
+        with _POOL_LOCK:  # runs seed in worker threads: one pool per substrate, not one each
+            if self._pool is None:
+                self._pool = RollbackPool(self)
         taken = self._pool.take()
         if taken is None:
             database = self._clone(run_id, "pool", pool_serial())
