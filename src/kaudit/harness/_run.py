@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from kaudit.agents import Agent, Episode, Observation, RunFacts, Turn, Usage
 from kaudit.errors import AgentError, AgentStalledError, InvalidRunError, KauditError
 from kaudit.harness._gateway import RunGateway, build_gateway
+from kaudit.harness._offload import off_loop
 from kaudit.label import RunMeta, Termination, Verdict, label_run, last_message
 from kaudit.ledger import RunRecord, RunTiming
 from kaudit.spec import FaultRule, Identity, Task
@@ -300,7 +301,7 @@ async def run_pipeline(
     tools = offered_tools(request.task, substrate)
     t0 = time.perf_counter()
     try:
-        sandbox = seed(request, substrate)
+        sandbox = await off_loop(substrate, lambda: seed(request, substrate))
     except KauditError as exc:
         return invalid_result(request, f"seed failed: {exc}", total_ms=_ms(started))
     seed_ms = _ms(t0)
@@ -322,10 +323,10 @@ async def run_pipeline(
         transcript = await (driver or AgentLoop(agent)).drive(episode, gateway)
         agent_ms = _ms(t0)
         t0 = time.perf_counter()
-        final = dump(sandbox)
+        final = await off_loop(substrate, lambda: dump(sandbox))
         dump_ms = _ms(t0)
     finally:
-        sandbox.close()
+        await off_loop(substrate, sandbox.close)
     t0 = time.perf_counter()
     labeled = label(
         sandbox.initial, final, request.task, transcript, dict(substrate.volatile), fast=fast_diff
