@@ -1,15 +1,16 @@
-"""The full diff's queries: rows that differ between the images `init` and `main`.
+"""The full diff's queries: rows that differ between the attached images `init` and `main`.
 
 Rows stay inside SQLite until they are known to differ. Per table, one LEFT JOIN pairs
 each final row with the initial row of the same key and returns, with both sides'
 values, only the pairs that differ and the final rows without a partner; one anti-join
-returns the initial rows without a partner (skipped when the row counts prove there are
-none). No row is fetched twice and an unchanged row never reaches Python.
+(a LEFT JOIN keeping the unpaired rows) returns the initial rows without a partner, and
+is skipped when row counts prove there are none. No row is read twice and an unchanged
+row never reaches Python.
 
-Equality must be exact (the storage type is part of a value, as in `same_value`), and
-SQLite's own comparison is not: `1 IS 1.0` is true and a collating sequence such as
-NOCASE makes `'a' IS 'A'` true. `_same` builds the cheapest predicate that is still
-exact for a column; see its docstring for why each part is enough.
+Equality must be exact (the storage type is part of a value, as in `same_value`) and
+SQLite's comparison is not: `1 IS 1.0` is true, and a collating sequence such as NOCASE
+makes `'a' IS 'A'` true. `_same` builds the cheapest predicate that is still exact for a
+column; its docstring says why each part is enough.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ from kaudit.substrate import TableSchema, quote
 Pair = tuple[tuple[tuple[str, Value], ...], Row | None, Row | None]
 """A row's named key, its initial values and its final values (None where it is absent)."""
 
+Affinities = tuple[str | None, str | None]
+"""A column's affinity in the initial and in the final image (None: not known)."""
+
 _EXACT_BELOW = 2**52
-"""Below this magnitude an integer is exact as a double, and so are `a*2+1` and half of it."""
+"""Below this magnitude `a*2+1` and its half are exact in a double."""
 
 
 def differing_rows(
@@ -34,47 +38,49 @@ def differing_rows(
 ) -> Iterator[Pair]:
     """Every row of `table` that is absent from one image or differs outside `mask`.
 
-    A pair may still be equal under `same_value` only if SQLite and Python disagree on
-    equality, which `_same` rules out; the caller compares the values again anyway.
     Rows keyed by their primary key come first, then rows whose key holds a NULL
-    (matched on rowid), as the change list's stable sort expects.
+    (matched on rowid), the order the stable sort of the change list has always seen.
+    The caller compares the values again, so a pair that SQLite reports as different
+    but Python's `same_value` calls equal costs time, never a wrong change.
     """
     shape = _Shape.read(conn, table)
-    compared = [c for c in table.columns if c not in mask and c not in shape.rowid_aliases]
-    same = " AND ".join(_same(c, shape.affinity(c)) for c in compared) or "1"
-    nullable = table.has_rowid and not table.keyed_by_rowid and not shape.rowid_aliases
-    yield from _paired(conn, table, same, _by_key(table, nullable))
+    compared = [c for c in table.columns if c not in mask and c not in shape.rowid_alias]
+    same = " AND ".join(_same(c, shape.affinities[c]) for c in compared) or "1"
+    nullable = table.has_rowid and not table.keyed_by_rowid and not shape.rowid_alias
+    yield from _paired(conn, table, same, _by_key(table, nullable), shape.same_ddl)
     if nullable:
-        yield from _paired(conn, table, same, _by_rowid_of_null_keys(table))
+        yield from _paired(conn, table, same, _by_rowid_of_null_keys(table), False)
 
 
-def _same(column: str, affinities: tuple[str | None, str | None]) -> str:
+def _same(column: str, affinities: Affinities) -> str:
     """SQL that is true exactly when `k.column` and `o.column` hold the same typed value.
 
-    `IS ... COLLATE BINARY` is exact for NULL, text against text (byte for byte, whatever
+    `IS ... COLLATE BINARY` is exact for NULLs, text against text (byte for byte, whatever
     the column's collation), blobs, and values of different storage classes, except that
     an integer equals a real of the same value. Where both images give the column TEXT
     affinity (numbers are stored as text) or REAL affinity (integers are stored as
-    reals) no such pair can occur. Elsewhere, with one affinity on both sides, the pair is
-    told apart without a function call: below 2**52, `(a*2+1)/2` is an integer division
-    for an integer and `a + 0.5` for a real; at or above it `typeof` decides. When the
-    affinities differ (a table re-created with other declared types) SQLite converts one
-    operand before comparing (`1 IS '1'` can be true), so `typeof` decides every row.
+    reals) no such pair exists. Elsewhere, with one affinity on both sides, the pair is
+    told apart without a function call: below 2**52 in magnitude, `(a*2+1)/2` is an
+    integer division for an integer and `a + 0.5` for a real; at or above it `typeof`
+    decides. When the affinities differ (a table re-created with other declared types)
+    SQLite converts one operand before comparing (`1 IS '1'` can be true), so `typeof`
+    decides on every row.
     """
     k, o = f"k.{quote(column)}", f"o.{quote(column)}"
     same = f"{k} IS {o} COLLATE BINARY"
-    old, new = affinities
-    if old is None or old != new:
+    initial, final = affinities
+    if initial is None or initial != final:
         return f"({same} AND typeof({k}) = typeof({o}))"
-    if new in ("TEXT", "REAL"):
+    if final in ("TEXT", "REAL"):
         return same
     halves = f"({k}*2+1)/2 IS ({o}*2+1)/2"
+    # Text sorts above every number, so `< ''` keeps text out of the typeof branch.
     large = f"({k} >= {_EXACT_BELOW} AND {k} < '' OR {k} <= -{_EXACT_BELOW})"
     return f"({same} AND {halves} AND NOT ({large} AND typeof({k}) != typeof({o})))"
 
 
 def affinity(declared: str) -> str:
-    """SQLite's column affinity for a declared type, by its documented five rules, in order."""
+    """SQLite's column affinity for a declared type: its five documented rules, in order."""
     kind = declared.upper()
     if "INT" in kind:
         return "INTEGER"
@@ -89,39 +95,48 @@ def affinity(declared: str) -> str:
 
 @dataclass(frozen=True)
 class _Shape:
-    """What the declared types of both images say about a table's columns."""
+    """What the two images' declarations say about a table (same columns and key)."""
 
-    affinities: dict[str, tuple[str | None, str | None]]
-    rowid_aliases: frozenset[str]
-    """The INTEGER PRIMARY KEY column when it is the rowid in both images (always an integer,
-    equal on both sides of a pair by the join itself, so never compared)."""
-
-    def affinity(self, column: str) -> tuple[str | None, str | None]:
-        return self.affinities[column]
+    affinities: dict[str, Affinities]
+    rowid_alias: frozenset[str]
+    """The INTEGER PRIMARY KEY when it is the rowid in both images: always an integer and
+    equal within a pair by the join itself, so never compared."""
+    same_ddl: bool
+    """Both images declare the table alike, so keys compare the same way on both sides
+    and the pairing on keys is one to one."""
 
     @classmethod
     def read(cls, conn: sqlite3.Connection, table: TableSchema) -> _Shape:
-        sides = [_declared(conn, db, table) for db in ("init", "main")]
-        affinities = {c: (sides[0].get(c), sides[1].get(c)) for c in table.columns}
+        initial, final = (_declared(conn, db, table) for db in ("init", "main"))
+        affinities = {c: (initial.get(c), final.get(c)) for c in table.columns}
         aliased = all(_is_rowid_alias(conn, db, table) for db in ("init", "main"))
-        return cls(affinities, frozenset(table.primary_key if aliased else ()))
+        alias = frozenset(table.primary_key if aliased else ())
+        return cls(affinities, alias, _ddl(conn, "init", table) == _ddl(conn, "main", table))
+
+
+def _ddl(conn: sqlite3.Connection, database: str, table: TableSchema) -> str | None:
+    found = conn.execute(
+        f"SELECT sql FROM {database}.sqlite_master WHERE type = 'table' AND name = ?",
+        (table.name,),
+    ).fetchone()
+    return None if found is None else str(found[0])
 
 
 def _declared(conn: sqlite3.Connection, database: str, table: TableSchema) -> dict[str, str | None]:
-    """Each column's affinity in `database`; None for a virtual table (its module sets types)."""
+    """Each column's affinity in `database`; None in a virtual table (its module types it)."""
     found = conn.execute(
         "SELECT type FROM pragma_table_list WHERE schema = ? AND name = ?", (database, table.name)
     ).fetchone()
-    info = conn.execute(f"PRAGMA {database}.table_info({quote(table.name)})").fetchall()
     virtual = found is None or found[0] != "table"
+    info = conn.execute(f"PRAGMA {database}.table_info({quote(table.name)})").fetchall()
     return {row[1]: None if virtual else affinity(row[2]) for row in info}
 
 
 def _is_rowid_alias(conn: sqlite3.Connection, database: str, table: TableSchema) -> bool:
     """Whether the one-column primary key is the rowid itself.
 
-    Every declared key of a rowid table gets an index of its own (origin 'pk') unless the
-    key is an INTEGER PRIMARY KEY, which is the rowid.
+    Every declared key of a rowid table gets an index of its own (origin 'pk') unless it
+    is an INTEGER PRIMARY KEY, which is the rowid (`INTEGER PRIMARY KEY DESC` is not).
     """
     if not table.has_rowid or table.keyed_by_rowid or len(table.primary_key) != 1:
         return False
@@ -131,20 +146,21 @@ def _is_rowid_alias(conn: sqlite3.Connection, database: str, table: TableSchema)
 
 @dataclass(frozen=True)
 class _Pairing:
-    """How rows of the two images are matched, as SQL over the aliases `k` and `o`."""
+    """How rows of the two images are matched, as SQL over a row's alias and its partner's."""
 
     names: tuple[str, ...]
     """The key's names in a `RowChange`."""
     key: Callable[[str], str]
     """Alias -> the key's values, in key order."""
-    on: Callable[[str], str]
-    """Partner alias -> the join condition."""
+    on: Callable[[str, str], str]
+    """(alias, partner) -> the join condition, the row's own column on the left (its
+    collation decides, as it always has)."""
     covers: Callable[[str], str]
     """Alias -> true for the rows this pairing is responsible for."""
     absent: Callable[[str], str]
-    """Partner alias -> true when a row found no partner."""
-    one_to_one: bool
-    """No key holds a NULL, so row counts tell whether any initial row lost its partner."""
+    """Partner alias -> true when the row found no partner."""
+    never_null: bool
+    """No key holds a NULL."""
 
 
 def _columns(alias: str, names: Sequence[str]) -> str:
@@ -161,11 +177,13 @@ def _by_key(table: TableSchema, nullable: bool) -> _Pairing:
     return _Pairing(
         names=pk,
         key=lambda alias: _columns(alias, pk),
-        on=lambda _: " AND ".join(f"k.{quote(c)} IS o.{quote(c)}" for c in pk),
+        on=lambda alias, partner: " AND ".join(
+            f"{alias}.{quote(c)} IS {partner}.{quote(c)}" for c in pk
+        ),
         covers=lambda alias: f"NOT {_null_key(alias, pk)}" if nullable else "1",
-        # A partner's first key column equals the covered row's, which is not NULL.
+        # A partner's first key column equals the row's own, which is not NULL.
         absent=lambda partner: f"{partner}.{quote(pk[0])} IS NULL",
-        one_to_one=not nullable,
+        never_null=not nullable,
     )
 
 
@@ -175,22 +193,26 @@ def _by_rowid_of_null_keys(table: TableSchema) -> _Pairing:
     return _Pairing(
         names=("rowid",),
         key=lambda alias: f"{alias}.rowid",
-        on=lambda partner: f"k.rowid = o.rowid AND {_null_key(partner, pk)}",
+        on=lambda alias, partner: f"{alias}.rowid = {partner}.rowid AND {_null_key(partner, pk)}",
         covers=lambda alias: _null_key(alias, pk),
         absent=lambda partner: f"{partner}.rowid IS NULL",
-        one_to_one=False,
+        never_null=False,
     )
 
 
 def _paired(
-    conn: sqlite3.Connection, table: TableSchema, same: str, pairing: _Pairing
+    conn: sqlite3.Connection, table: TableSchema, same: str, pairing: _Pairing, counted: bool
 ) -> Iterator[Pair]:
+    """The pairing's changed and added rows, then its removed ones.
+
+    `counted`: the pairing is one to one, so row counts may prove that nothing was removed.
+    """
     name, columns = quote(table.name), table.columns
     width, count = len(pairing.names), len(columns)
     changed = (
         f"SELECT {pairing.key('k')}, {_columns('k', columns)}, {pairing.absent('o')}, "
         f"{_columns('o', columns)} FROM main.{name} AS k LEFT JOIN init.{name} AS o "
-        f"ON {pairing.on('o')} "
+        f"ON {pairing.on('k', 'o')} "
         f"WHERE {pairing.covers('k')} AND ({pairing.absent('o')} OR NOT ({same}))"
     )
     added = 0
@@ -202,11 +224,11 @@ def _paired(
             yield key, None, after
         else:
             yield key, dict(zip(columns, row[width + count + 1 :], strict=True)), after
-    if pairing.one_to_one and _nothing_removed(conn, name, added):
+    if counted and pairing.never_null and _nothing_removed(conn, name, added):
         return
     removed = (
         f"SELECT {pairing.key('o')}, {_columns('o', columns)} FROM init.{name} AS o "
-        f"LEFT JOIN main.{name} AS k ON {pairing.on('k')} "
+        f"LEFT JOIN main.{name} AS k ON {pairing.on('o', 'k')} "
         f"WHERE {pairing.covers('o')} AND {pairing.absent('k')}"
     )
     for row in conn.execute(removed):
@@ -217,9 +239,9 @@ def _paired(
 def _nothing_removed(conn: sqlite3.Connection, name: str, added: int) -> bool:
     """Whether every initial row has a final partner, from row counts alone.
 
-    Without NULL keys the pairing is one to one, so `initial - (final - added)` initial
-    rows are unpaired; counting rows reads the b-tree's pages, not its records.
+    With a one-to-one pairing, `final - added` final rows have a partner, so
+    `initial - (final - added)` initial rows have none; a count reads pages, not records.
     """
     (initial,) = conn.execute(f"SELECT count(*) FROM init.{name}").fetchone()
     (final,) = conn.execute(f"SELECT count(*) FROM main.{name}").fetchone()
-    return bool(initial - (final - added) == 0)
+    return bool(initial == final - added)
