@@ -76,15 +76,22 @@ programs = st.lists(statements, max_size=10)
 Entry = tuple[str, str, tuple[tuple[str, Value], ...]]
 
 
-def apply(path: Path, program: list[tuple[str, tuple[object, ...]]]) -> None:
+def scratch(path: Path) -> sqlite3.Connection:
+    """A connection to a throwaway file that never waits for the disk."""
     conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA synchronous = OFF")  # a scratch file: no need to wait for the disk
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA journal_mode = MEMORY")
+    return conn
+
+
+def apply(path: Path, program: list[tuple[str, tuple[object, ...]]]) -> None:
+    conn = scratch(path)
     for sql, params in program:
         conn.execute(sql, params)
     conn.close()
 
 
-def sqldiff_changes(before: Path, after: Path, scratch: Path) -> list[Entry]:
+def sqldiff_changes(before: Path, after: Path, replay: Path) -> list[Entry]:
     """sqldiff's changes, replayed on a copy of `before` under recording triggers."""
     sqldiff = shutil.which("sqldiff")
     assert sqldiff is not None, "sqldiff is missing: apt-get install -y sqlite3-tools"
@@ -94,9 +101,8 @@ def sqldiff_changes(before: Path, after: Path, scratch: Path) -> list[Entry]:
         capture_output=True,
         text=True,
     ).stdout
-    shutil.copyfile(before, scratch)
-    conn = sqlite3.connect(scratch, isolation_level=None)
-    conn.execute("PRAGMA synchronous = OFF")
+    shutil.copyfile(before, replay)
+    conn = scratch(replay)
     conn.execute("CREATE TEMP TABLE seen (tbl, kind, k0, k1)")
     for table, key in KEYS.items():
         for kind, row in (("INSERT", "NEW"), ("DELETE", "OLD"), ("UPDATE", "OLD")):
@@ -136,7 +142,7 @@ def test_full_diff_lists_the_rows_sqldiff_lists(
     shown as a modification."""
     with tempfile.TemporaryDirectory() as tmp:
         before, after = Path(tmp) / "before.sqlite", Path(tmp) / "after.sqlite"
-        conn = sqlite3.connect(before, isolation_level=None)
+        conn = scratch(before)
         conn.executescript(SCHEMA)
         conn.close()
         apply(before, seed)

@@ -107,19 +107,29 @@ class _Shape:
 
     @classmethod
     def read(cls, conn: sqlite3.Connection, table: TableSchema) -> _Shape:
-        initial, final = (_declared(conn, db, table) for db in ("init", "main"))
-        affinities = {c: (initial.get(c), final.get(c)) for c in table.columns}
-        aliased = all(_is_rowid_alias(conn, db, table) for db in ("init", "main"))
-        alias = frozenset(table.primary_key if aliased else ())
-        return cls(affinities, alias, _ddl(conn, "init", table) == _ddl(conn, "main", table))
+        """The shape, memoized on both CREATE statements, which determine it.
+
+        A campaign diffs the same template's tables on every run.
+        """
+        found = conn.execute(
+            "SELECT sql FROM init.sqlite_master WHERE type = 'table' AND name = ?", (table.name,)
+        ).fetchone()
+        key = (table.name, table.columns, None if found is None else found[0], table.sql)
+        shape = _SHAPES.get(key)
+        if shape is None:
+            initial, final = (_declared(conn, db, table) for db in ("init", "main"))
+            affinities = {c: (initial.get(c), final.get(c)) for c in table.columns}
+            aliased = all(_is_rowid_alias(conn, db, table) for db in ("init", "main"))
+            alias = frozenset(table.primary_key if aliased else ())
+            shape = cls(affinities, alias, key[2] == key[3])
+            if len(_SHAPES) >= _SHAPES_LIMIT:
+                _SHAPES.clear()
+            _SHAPES[key] = shape
+        return shape
 
 
-def _ddl(conn: sqlite3.Connection, database: str, table: TableSchema) -> str | None:
-    found = conn.execute(
-        f"SELECT sql FROM {database}.sqlite_master WHERE type = 'table' AND name = ?",
-        (table.name,),
-    ).fetchone()
-    return None if found is None else str(found[0])
+_SHAPES: dict[tuple[str, tuple[str, ...], str | None, str], _Shape] = {}
+_SHAPES_LIMIT = 1024
 
 
 def _declared(conn: sqlite3.Connection, database: str, table: TableSchema) -> dict[str, str | None]:
@@ -242,6 +252,7 @@ def _nothing_removed(conn: sqlite3.Connection, name: str, added: int) -> bool:
     With a one-to-one pairing, `final - added` final rows have a partner, so
     `initial - (final - added)` initial rows have none; a count reads pages, not records.
     """
-    (initial,) = conn.execute(f"SELECT count(*) FROM init.{name}").fetchone()
-    (final,) = conn.execute(f"SELECT count(*) FROM main.{name}").fetchone()
+    initial, final = conn.execute(
+        f"SELECT (SELECT count(*) FROM init.{name}), (SELECT count(*) FROM main.{name})"
+    ).fetchone()
     return bool(initial == final - added)
