@@ -43,7 +43,7 @@ def build(conn: sqlite3.Connection) -> None:
     for i, k in enumerate(FLOATS[:4]):
         conn.execute("INSERT INTO fk VALUES (?, ?)", (k, i))
     conn.execute("INSERT INTO uq VALUES (NULL, 'n1', 10), (NULL, 'n2', 11)")
-    conn.execute("UPDATE item SET qty = ? WHERE id = 5", (2**53,))  # beyond exact halves
+    conn.execute("UPDATE item SET qty = ? WHERE id = 5", (2**53,))  # beyond doubles' exact integers
 
 
 TEMPLATE = build_image(build)

@@ -75,8 +75,8 @@ TABLE = "CREATE TABLE t (id INTEGER PRIMARY KEY, v, name TEXT COLLATE NOCASE);"
 def test_a_row_whose_only_change_is_integer_to_real_is_found_among_10k(
     old: int, new: float
 ) -> None:
-    """Fails without the `(a*2+1)/2` term (the small values) or without the typeof branch
-    at 2**52 and above (the large ones: there `(a*2+1)/2` rounds back to `a`)."""
+    """Fails without the type flag `(a - a + 1) / 2`, or with a flag that loses the type at
+    some magnitude (`(a*2+1)/2` rounds back to `a` from 2**52 on; `a / (a + a)` misses 0)."""
     template = image(TABLE, ten_thousand(old))
     for fast in (False, True):
         (change,) = changed(template, "UPDATE t SET v = ? WHERE id = 7", new, fast=fast)
@@ -97,8 +97,9 @@ def rows_reaching_python(initial: bytes, final: bytes) -> list[object]:
 
 def test_values_rewritten_unchanged_never_leave_sqlite() -> None:
     """A real rewritten as the same real, a large integer as itself and NULL as NULL are
-    no change, decided inside SQLite. Fails if the typeof branch lost its NOT (every
-    row would be returned and only Python's second comparison would drop them)."""
+    no change, decided inside SQLite. Fails if the type flag differed between equal
+    values (`/ 2.0` on one side: every integer row would reach Python, whose second
+    comparison would drop it, so only this test sees the slowdown)."""
     script = (
         "UPDATE t SET v = v * 1.0 WHERE id = 8; UPDATE t SET v = v WHERE id = 7;"
         "UPDATE t SET v = NULL WHERE id = 9;"

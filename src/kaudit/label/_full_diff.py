@@ -29,9 +29,6 @@ Pair = tuple[tuple[tuple[str, Value], ...], Row | None, Row | None]
 Affinities = tuple[str | None, str | None]
 """A column's affinity in the initial and in the final image (None: not known)."""
 
-_EXACT_BELOW = 2**52
-"""Below this magnitude `a*2+1` and its half are exact in a double."""
-
 
 def differing_rows(
     conn: sqlite3.Connection, table: TableSchema, mask: frozenset[str]
@@ -57,14 +54,14 @@ def _same(column: str, affinities: Affinities) -> str:
 
     `IS ... COLLATE BINARY` is exact for NULLs, text against text (byte for byte, whatever
     the column's collation), blobs, and values of different storage classes, except that
-    an integer equals a real of the same value. Where both images give the column TEXT
+    an integer equals a real of the same number. Where both images give the column TEXT
     affinity (numbers are stored as text) or REAL affinity (integers are stored as
     reals) no such pair exists. Elsewhere, with one affinity on both sides, the pair is
-    told apart without a function call: below 2**52 in magnitude, `(a*2+1)/2` is an
-    integer division for an integer and `a + 0.5` for a real; at or above it `typeof`
-    decides. When the affinities differ (a table re-created with other declared types)
-    SQLite converts one operand before comparing (`1 IS '1'` can be true), so `typeof`
-    decides on every row.
+    told apart without a function call by `(a - a + 1) / 2`, which is the integer 0 for
+    an integer (integer arithmetic, which cannot overflow here) and 0.5 for a real, at
+    any magnitude. When the affinities differ (a table re-created with other declared
+    types) SQLite converts one operand before comparing (`1 IS '1'` can be true), so
+    `typeof` decides on every row.
     """
     k, o = f"k.{quote(column)}", f"o.{quote(column)}"
     same = f"{k} IS {o} COLLATE BINARY"
@@ -73,10 +70,7 @@ def _same(column: str, affinities: Affinities) -> str:
         return f"({same} AND typeof({k}) = typeof({o}))"
     if final in ("TEXT", "REAL"):
         return same
-    halves = f"({k}*2+1)/2 IS ({o}*2+1)/2"
-    # Text sorts above every number, so `< ''` keeps text out of the typeof branch.
-    large = f"({k} >= {_EXACT_BELOW} AND {k} < '' OR {k} <= -{_EXACT_BELOW})"
-    return f"({same} AND {halves} AND NOT ({large} AND typeof({k}) != typeof({o})))"
+    return f"({same} AND ({k} - {k} + 1) / 2 IS ({o} - {o} + 1) / 2)"
 
 
 def affinity(declared: str) -> str:
