@@ -211,8 +211,9 @@ def _paired(
 
     `counted`: the pairing is one to one, so row counts may prove that nothing was removed.
     """
-    name, columns = quote(table.name), table.columns
-    width, count = len(pairing.names), len(columns)
+    name, columns, names = quote(table.name), table.columns, pairing.names
+    width = len(names)
+    flag, start = width + len(columns), width + len(columns) + 1  # the absent flag, then `o`
     changed = (
         f"SELECT {pairing.key('k')}, {_columns('k', columns)}, {pairing.absent('o')}, "
         f"{_columns('o', columns)} FROM main.{name} AS k LEFT JOIN init.{name} AS o "
@@ -221,13 +222,16 @@ def _paired(
     )
     added = 0
     for row in conn.execute(changed):
-        key = tuple(zip(pairing.names, row[:width], strict=True))
-        after = dict(zip(columns, row[width : width + count], strict=True))
-        if row[width + count]:
+        after = dict(zip(columns, row[width:flag], strict=True))
+        if row[flag]:
             added += 1
-            yield key, None, after
+            yield tuple(zip(names, row[:width], strict=True)), None, after
         else:
-            yield key, dict(zip(columns, row[width + count + 1 :], strict=True)), after
+            yield (
+                tuple(zip(names, row[:width], strict=True)),
+                dict(zip(columns, row[start:], strict=True)),
+                after,
+            )
     if counted and pairing.never_null and _nothing_removed(conn, name, added):
         return
     removed = (
@@ -236,8 +240,11 @@ def _paired(
         f"WHERE {pairing.covers('o')} AND {pairing.absent('k')}"
     )
     for row in conn.execute(removed):
-        key = tuple(zip(pairing.names, row[:width], strict=True))
-        yield key, dict(zip(columns, row[width:], strict=True)), None
+        yield (
+            tuple(zip(names, row[:width], strict=True)),
+            dict(zip(columns, row[width:], strict=True)),
+            None,
+        )
 
 
 def _nothing_removed(conn: sqlite3.Connection, name: str, added: int) -> bool:
