@@ -74,8 +74,13 @@ def main() -> None:
     summary = {
         "overhead_ratio_vs_agentrelbench": per_run.get("ratio"),
         "overhead_ratio_vs_floor": per_run.get("ratio_vs_floor"),
+        # The worse of the full diff and the change-capture diff, then each by name.
         "diff_ratio_vs_sqldiff": diff.get("diff_ratio_vs_sqldiff"),
         "diff_speedup_vs_agentrelbench": diff.get("diff_speedup_vs_agentrelbench"),
+        "diff_ratio_vs_sqldiff_full": diff.get("diff_ratio_vs_sqldiff_full"),
+        "diff_ratio_vs_sqldiff_capture": diff.get("diff_ratio_vs_sqldiff_capture"),
+        "diff_speedup_vs_agentrelbench_full": diff.get("diff_speedup_vs_agentrelbench_full"),
+        "diff_speedup_vs_agentrelbench_capture": diff.get("diff_speedup_vs_agentrelbench_capture"),
         "campaign_runs_per_s": scale.get("campaign_runs_per_s"),
         "campaign_peak_rss_mb": scale.get("campaign_peak_rss_mb"),
         "model_bound_ratio_vs_ideal": model.get("ratio"),

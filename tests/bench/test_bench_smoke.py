@@ -111,14 +111,20 @@ def test_served_run_bench_runs_small() -> None:
 
 
 def test_diff_scale_bench_finds_every_change_on_every_side() -> None:
-    """Each side must report exactly the planted changes.
+    """Each side must report exactly the planted changes, and the headline ratios must be
+    the worse of the two kaudit paths.
 
     Fails if a side silently skips work (e.g. the capture path reading an empty log,
     or sqldiff run without `--primarykey` on a different table), so its timing would
-    not be comparable.
+    not be comparable, or if the headline showed only the flattering capture path.
     """
     data = last_json(str(BENCH / "diff_scale.py"), "--rows", "5000", "--repeat", "1")
     found = data["changes_found"]
     assert isinstance(found, dict)
     assert data["expected_changes"] == 50 + 5 + 5
     assert found == dict.fromkeys(("sqldiff", "kaudit_full", "kaudit_capture", "agentrelbench"), 60)
+    for suffix in ("", "_cpu"):
+        ratio, speedup = "diff_ratio_vs_sqldiff", "diff_speedup_vs_agentrelbench"
+        paths = ("_full", "_capture")
+        assert data[ratio + suffix] == max(data[ratio + p + suffix] for p in paths)  # type: ignore[type-var]
+        assert data[speedup + suffix] == min(data[speedup + p + suffix] for p in paths)  # type: ignore[type-var]
