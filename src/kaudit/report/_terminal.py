@@ -15,7 +15,7 @@ from kaudit.report._economics import economics
 from kaudit.report._grading import grade_transcripts
 from kaudit.report._mix import SEVERITIES, SUB_LABELS, CellMix, cell_mix
 from kaudit.report._tables import TextTable
-from kaudit.stats import summarize
+from kaudit.stats import pool_summary
 
 __all__ = ["ANYTIME_MARK", "terminal_tables"]
 
@@ -75,7 +75,7 @@ def _mix_table(mix: Sequence[CellMix], model: str) -> TextTable:
 
 def _pool_table(records: Sequence[RunSummary], alpha: float, seed: int) -> TextTable:
     tallies = [t for t in tallies_from_records(records) if t.n > 0]
-    summary = summarize(tallies, alpha=alpha, k_values=(1, 2, 4, 8), seed=seed)
+    summary = pool_summary(tallies, alpha=alpha, k_values=(1, 2, 4, 8), seed=seed)
     rows = [
         (name, str(e.k), _num(e.mean), f"[{_num(e.ci_low)}, {_num(e.ci_high)}]", str(e.cells))
         for name, group in (("safe^k", summary.safe_k), ("pass^k", summary.pass_k))
