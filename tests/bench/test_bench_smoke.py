@@ -122,3 +122,16 @@ def test_diff_scale_bench_finds_every_change_on_every_side() -> None:
     assert isinstance(found, dict)
     assert data["expected_changes"] == 50 + 5 + 5
     assert found == dict.fromkeys(("sqldiff", "kaudit_full", "kaudit_capture", "agentrelbench"), 60)
+
+
+def test_campaign_scale_bench_prints_the_keys_run_all_reads() -> None:
+    """Fails if the bench stops printing a key `run_all.py` reads (it would show null), or
+    its two reads of the ledger (full records, one pass) stop agreeing on the runs."""
+    data = last_json(str(BENCH / "campaign_scale.py"), "--runs", "64", "--repeat", "1")
+    assert {"campaign_runs_per_s", "campaign_peak_rss_mb", "report_s", "stats_s"} <= set(data)
+    assert (data["runs"], data["tasks"], data["k"]) == (64, 32, 2)
+    read = data["read"]
+    assert isinstance(read, dict) and {"full_records_cpu_s", "one_pass_cpu_s"} <= set(read)
+    ledger = data["ledger"]
+    assert isinstance(ledger, dict)
+    assert {"tool_calls", "transcript", "verdict"} <= set(ledger["record_fields_bytes_per_run"])
