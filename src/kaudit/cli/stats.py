@@ -84,7 +84,7 @@ class KauditSources:
     """What `stats` takes from kaudit ledgers, each read in one verifying pass.
 
     Attributes:
-        cells: Tallies of every ledger, one list per ledger in argument order.
+        cells: Tallies of every ledger, concatenated in argument order (not yet merged).
         sequential: (model, task) cells holding a run of a sequentially stopped campaign.
         exposure: Faults and boundary attempts over every run of every ledger.
     """
