@@ -83,6 +83,8 @@ def main() -> None:
         "diff_speedup_vs_agentrelbench_capture": diff.get("diff_speedup_vs_agentrelbench_capture"),
         "campaign_runs_per_s": scale.get("campaign_runs_per_s"),
         "campaign_peak_rss_mb": scale.get("campaign_peak_rss_mb"),
+        "report_s": scale.get("report_s"),
+        "stats_s": scale.get("stats_s"),
         "model_bound_ratio_vs_ideal": model.get("ratio"),
         "ray_overhead_ms_per_run": model.get("ray_overhead_ms_per_run"),
         "bootstrap_s": boot.get("kaudit_seconds"),

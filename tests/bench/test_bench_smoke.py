@@ -128,3 +128,16 @@ def test_diff_scale_bench_finds_every_change_on_every_side() -> None:
         paths = ("_full", "_capture")
         assert data[ratio + suffix] == max(data[ratio + p + suffix] for p in paths)  # type: ignore[type-var]
         assert data[speedup + suffix] == min(data[speedup + p + suffix] for p in paths)  # type: ignore[type-var]
+
+
+def test_campaign_scale_bench_prints_the_keys_run_all_reads() -> None:
+    """Fails if the bench stops printing a key `run_all.py` reads (it would show null), or
+    its two reads of the ledger (full records, one pass) stop agreeing on the runs."""
+    data = last_json(str(BENCH / "campaign_scale.py"), "--runs", "64", "--repeat", "1")
+    assert {"campaign_runs_per_s", "campaign_peak_rss_mb", "report_s", "stats_s"} <= set(data)
+    assert (data["runs"], data["tasks"], data["k"]) == (64, 32, 2)
+    read = data["read"]
+    assert isinstance(read, dict) and {"full_records_cpu_s", "one_pass_cpu_s"} <= set(read)
+    ledger = data["ledger"]
+    assert isinstance(ledger, dict)
+    assert {"tool_calls", "transcript", "verdict"} <= set(ledger["record_fields_bytes_per_run"])
