@@ -188,8 +188,9 @@ def measure(
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         server_after = process_cpu_s(process.pid)
     replies = sum(r.steps for r in records)
-    if {r.steps for r in records} != {TURNS}:
-        raise SystemExit(f"every run must take {TURNS} replies: {sorted({r.steps for r in records})}")
+    steps = sorted({r.steps for r in records})
+    if steps != [TURNS]:
+        raise SystemExit(f"every run must take {TURNS} replies, these took {steps}")
     ideal = ideal_s(runs, concurrency, latency)
     server_ms = (
         None
