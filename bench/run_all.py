@@ -67,10 +67,14 @@ def main() -> None:
             *("--runs", "50" if quick else "1000", "--concurrency", "20" if quick else "100"),
             *("--latency", "0.05" if quick else "0.2", "--executor", "both"),
         ),
+        "ledger_writer": bench(
+            "ledger_writer.py",
+            *(("--records", "500", "--runs", "100", "--workers", "2") if quick else ()),
+        ),
         "bootstrap": bench("bootstrap.py", *(("--resamples", "500") if quick else ())),
     }
     per_run, diff, scale = details["per_run"], details["diff_scale"], details["campaign_scale"]
-    model, boot = details["model_bound"], details["bootstrap"]
+    model, boot, writer = details["model_bound"], details["bootstrap"], details["ledger_writer"]
     summary = {
         "overhead_ratio_vs_agentrelbench": per_run.get("ratio"),
         "overhead_ratio_vs_floor": per_run.get("ratio_vs_floor"),
@@ -79,7 +83,14 @@ def main() -> None:
         "campaign_runs_per_s": scale.get("campaign_runs_per_s"),
         "campaign_peak_rss_mb": scale.get("campaign_peak_rss_mb"),
         "model_bound_ratio_vs_ideal": model.get("ratio"),
+        "model_bound_harness_cpu_ms_per_reply": model.get("harness_cpu_ms_per_reply"),
+        "model_bound_sdk_floor_cpu_ms_per_reply": model.get("sdk_floor_cpu_ms_per_reply"),
+        "model_bound_implied_quiet_ratio": (model.get("cpu_budget") or {}).get(
+            "implied_quiet_ratio"
+        ),
         "ray_overhead_ms_per_run": model.get("ray_overhead_ms_per_run"),
+        "ledger_records_per_s": writer.get("ledger_records_per_s"),
+        "ray_driver_ceiling_runs_per_s": writer.get("ray_driver_ceiling_runs_per_s"),
         "bootstrap_s": boot.get("kaudit_seconds"),
         "quick": quick,
         "details": details,

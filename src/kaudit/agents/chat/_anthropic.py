@@ -26,6 +26,9 @@ def make_client(config: ModelConfig) -> anthropic.AsyncAnthropic:
     )
 
 
+SDK = anthropic
+"""The SDK module, for its transport options."""
+
 _ERRORS = SdkErrors(
     connection=anthropic.APIConnectionError,
     status=anthropic.APIStatusError,

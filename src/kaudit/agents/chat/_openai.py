@@ -32,6 +32,9 @@ def make_client(config: ModelConfig) -> openai.AsyncOpenAI:
     )
 
 
+SDK = openai
+"""The SDK module, for its transport options."""
+
 _ERRORS = SdkErrors(
     connection=openai.APIConnectionError, status=openai.APIStatusError, base=openai.OpenAIError
 )
