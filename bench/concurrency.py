@@ -35,7 +35,7 @@ for the GIL. What is reported, and how each number is defined:
   first, so its figure is its own); Ray's workers report theirs apart.
 
     python bench/concurrency.py [--runs 1000] [--latency 0.2] [--concurrency 100]
-                                [--executor local|ray|both] [--json]
+                                [--executor local|ray|both] [--http-backend auto|httpx] [--json]
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ import tests.mini_world  # noqa: E402, F401  (registers the 'mini' world)
 from kaudit.agents.chat import ChatAgent, ModelConfig  # noqa: E402
 from kaudit.agents.chat._body import MessageBody, encode, takes_content  # noqa: E402
 from kaudit.agents.chat._openai import make_client  # noqa: E402
-from kaudit.agents.chat._transport import backend_in_use  # noqa: E402
+from kaudit.agents.chat._transport import HttpBackend, backend_in_use  # noqa: E402
 from kaudit.agents.chat.testserver import Call, Persona, Reply, serve  # noqa: E402
 from kaudit.harness import (  # noqa: E402
     CampaignPlan,
@@ -150,8 +150,18 @@ def cpu_budget(
     }
 
 
+HTTP_BACKEND: HttpBackend = "auto"
+"""The chat agent's transport (`--http-backend`); `auto` is what kaudit uses by default."""
+
+
 def config_for(url: str) -> ModelConfig:
-    return ModelConfig(provider="openai", name="bench", base_url=url + "/v1", timeout_s=30)
+    return ModelConfig(
+        provider="openai",
+        name="bench",
+        base_url=url + "/v1",
+        timeout_s=30,
+        http_backend=HTTP_BACKEND,
+    )
 
 
 def mini_suite() -> Suite:
@@ -366,8 +376,11 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="Seconds per reply.")
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--executor", choices=("local", "ray", "both"), default="local")
+    parser.add_argument("--http-backend", choices=("auto", "aiohttp", "httpx"), default="auto")
     parser.add_argument("--json", action="store_true", help="Print one JSON object.")
     args = parser.parse_args()
+    global HTTP_BACKEND
+    HTTP_BACKEND = args.http_backend
     kinds = ["local", "ray"] if args.executor == "both" else [args.executor]
     out = run_all(args.runs, args.latency, args.concurrency, kinds)
     if args.json:

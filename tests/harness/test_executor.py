@@ -49,3 +49,20 @@ def test_the_start_of_campaign_heap_is_frozen_during_runs_and_collected_after(
     assert result.ran == 4
     assert min(agent.frozen) > 1000  # the modules, the suite, the agent: all set aside
     assert gc.get_freeze_count() == before == 0
+
+
+def test_a_heap_the_caller_froze_stays_frozen_after_a_campaign(
+    mini_suite: Suite, tmp_path: Path
+) -> None:
+    """Fails if the campaign's unfreeze also releases the caller's own freeze (tried:
+    freezing and unfreezing unconditionally)."""
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with Ledger(tmp_path / "l.sqlite") as ledger:
+            asyncio.run(
+                run_campaign(CampaignPlan("gc", k=2), mini_suite, [FreezeWatcher()], ledger)
+            )
+        assert gc.get_freeze_count() >= frozen > 0
+    finally:
+        gc.unfreeze()

@@ -139,8 +139,12 @@ def frozen_heap() -> Iterator[None]:
     yet each full collection walks them all while every run in flight waits: ~0.2 s per
     pass at a hundred chat runs, two or three passes per thousand runs. `gc.freeze` sets
     them aside for the campaign (reference counting still frees them); they rejoin the
-    collected heap at the end, so nothing leaks past it.
+    collected heap at the end, so nothing leaks past it. A caller that froze the heap
+    itself (a pre-fork server) keeps its own freeze: then nothing is touched.
     """
+    if gc.get_freeze_count():
+        yield
+        return
     gc.freeze()
     try:
         yield
