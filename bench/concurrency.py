@@ -22,10 +22,12 @@ for the GIL. What is reported, and how each number is defined:
 - `cpu_budget`: what the measured CPU implies on a quiet machine. The harness is one
   Python process, so at most one core; at the ideal pace it must handle concurrency /
   latency replies a second, so it is busy `utilization` = concurrency × C / latency of
-  a core (C = harness CPU a reply). `implied_quiet_ratio` replays the campaign in a
-  discrete-event model in which each reply needs C of that one core (first come, first
-  served) plus the server's CPU as delay, and nothing else competes; the difference from
-  `ratio` is the load other processes put on this machine.
+  a core (C = harness CPU a reply). Two models bracket the quiet-machine ratio
+  (`implied_quiet_ratio_range`): a discrete-event replay in which each reply needs C of
+  that one core, first come first served, and nothing else competes (a lower bound),
+  and queueing delay k × u / (1 − u) with k fitted to the SDK floor's run on this
+  machine now (an upper bound for a quieter one). `cpu_ms_per_reply_for_target` is the
+  C at which the fitted model reaches 1.05.
 - Ray (`--executor ray|both`): the cluster is started before the clock; the actors' start
   (`ray.startup_s`, a fixed cost a campaign pays once) is measured apart, and
   `ray_overhead_ms_per_run` = (Ray wall − actor start − local wall) / runs, measured in
@@ -139,14 +141,40 @@ def implied_wall_s(
     return end
 
 
-def cpu_budget(
-    runs: int, concurrency: int, latency: float, cpu_ms: float, server_ms: float | None
-) -> dict[str, Any]:
-    wall = implied_wall_s(runs, concurrency, latency, cpu_ms / 1000, (server_ms or 0.0) / 1000)
+def cpu_budget(out: dict[str, Any], floor: dict[str, Any], target: float = 1.05) -> dict[str, Any]:
+    """What the harness's CPU a reply implies for the ratio, from two models.
+
+    `fifo_bound_ratio`: the discrete-event replay (`implied_wall_s`), a lower bound no
+    machine beats with this CPU. `floor_calibrated_ratio`: queueing delay grows as
+    u / (1 − u) with the core's utilization u; the factor k is taken from the SDK floor's
+    own run on this machine now (its ratio and utilization), so it carries this machine's
+    load, and the estimate is an upper bound for a quieter one. The quiet-machine ratio
+    lies between the two. `cpu_ms_per_reply_for_target` is the CPU a reply at which the
+    calibrated model reaches `target`.
+    """
+    runs, concurrency, latency = out["runs"], out["concurrency"], out["latency_s"]
+    harness_ms, server_ms = out["harness_cpu_ms_per_reply"], out["server_cpu_ms_per_reply"]
+    wall = implied_wall_s(runs, concurrency, latency, harness_ms / 1000, (server_ms or 0) / 1000)
+    fifo = wall / ideal_s(runs, concurrency, latency)
+    used = concurrency * harness_ms / 1000 / latency
+    floor_used = concurrency * floor["cpu_ms_per_reply"] / 1000 / latency
+    k = max(0.0, floor["ratio"] - 1) * (1 - floor_used) / floor_used if floor_used < 1 else None
+    calibrated = 1 + k * used / (1 - used) if k is not None and used < 1 else None
+    needed = None
+    if k:
+        needed = (target - 1) / (k + target - 1) * latency / concurrency * 1000
     return {
         "cores_for_harness": 1,
-        "utilization": round(concurrency * cpu_ms / 1000 / latency, 3),
-        "implied_quiet_ratio": round(wall / ideal_s(runs, concurrency, latency), 3),
+        "utilization": round(used, 3),
+        "fifo_bound_ratio": round(fifo, 3),
+        "queueing_factor": None if k is None else round(k, 4),
+        "floor_calibrated_ratio": None if calibrated is None else round(calibrated, 3),
+        "implied_quiet_ratio_range": [
+            round(fifo, 3),
+            None if calibrated is None else round(max(fifo, calibrated), 3),
+        ],
+        "cpu_ms_per_reply_for_target": None if needed is None else round(needed, 3),
+        "target_ratio": target,
     }
 
 
@@ -234,10 +262,6 @@ def measure(
             "harness_cpu_ms_per_reply": round(out["harness_cpu_ms_per_reply"] + worker_ms, 3),
             "worker_peak_rss_mb": round(stats.worker_peak_rss_mb, 1),
         }
-    else:
-        out["cpu_budget"] = cpu_budget(
-            runs, concurrency, latency, out["harness_cpu_ms_per_reply"], server_ms
-        )
     return out
 
 
@@ -328,6 +352,8 @@ def run_all(runs: int, latency: float, concurrency: int, kinds: list[str]) -> di
         server[0].terminate()
         server[0].join()
     first = results[kinds[0]]
+    if first["executor"] == "local":
+        first["cpu_budget"] = cpu_budget(first, floor)
     out = first | {
         "http_backend": floor["http_backend"],
         "sdk_floor": floor,
@@ -370,6 +396,13 @@ def measure_kind(
         ray.shutdown()
 
 
+def target_line(budget: dict[str, Any]) -> str:
+    needed = budget["cpu_ms_per_reply_for_target"]
+    if needed is None:
+        return "the floor itself shows no queueing here"
+    return f"ratio {budget['target_ratio']} needs <= {needed} ms CPU a reply on this machine now"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
@@ -397,9 +430,11 @@ def main() -> None:
     )
     if "cpu_budget" in out:
         budget = out["cpu_budget"]
+        low, high = budget["implied_quiet_ratio_range"]
         print(
             f"CPU budget: {budget['utilization']:.0%} of one core at the ideal pace; "
-            f"implied ratio on a quiet machine {budget['implied_quiet_ratio']:.3f}"
+            f"implied ratio on a quiet machine between {low} (FIFO bound) and {high} "
+            f"(calibrated on the SDK floor's run now); {target_line(budget)}"
         )
     if "ray" in out:
         ray = out["ray"]

@@ -87,8 +87,8 @@ def main() -> None:
         "model_bound_ratio_vs_ideal": model.get("ratio"),
         "model_bound_harness_cpu_ms_per_reply": model.get("harness_cpu_ms_per_reply"),
         "model_bound_sdk_floor_cpu_ms_per_reply": model.get("sdk_floor_cpu_ms_per_reply"),
-        "model_bound_implied_quiet_ratio": (model.get("cpu_budget") or {}).get(
-            "implied_quiet_ratio"
+        "model_bound_implied_quiet_ratio_range": (model.get("cpu_budget") or {}).get(
+            "implied_quiet_ratio_range"
         ),
         "ray_overhead_ms_per_run": model.get("ray_overhead_ms_per_run"),
         "ledger_records_per_s": writer.get("ledger_records_per_s"),

@@ -79,7 +79,9 @@ def test_concurrency_bench_runs_small() -> None:
     for key in ("ratio", "harness_cpu_ms_per_reply", "sdk_floor_cpu_ms_per_reply", "peak_rss_mb"):
         assert isinstance(data[key], float) and data[key] > 0, key
     assert data["http_backend"] == "aiohttp"
-    assert {"utilization", "implied_quiet_ratio"} <= set(data["cpu_budget"])  # type: ignore[arg-type]
+    budget = data["cpu_budget"]
+    assert isinstance(budget, dict)
+    assert {"utilization", "fifo_bound_ratio", "implied_quiet_ratio_range"} <= set(budget)
 
 
 @pytest.mark.slow
