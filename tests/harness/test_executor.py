@@ -63,6 +63,7 @@ def test_a_heap_the_caller_froze_stays_frozen_after_a_campaign(
             asyncio.run(
                 run_campaign(CampaignPlan("gc", k=2), mini_suite, [FreezeWatcher()], ledger)
             )
-        assert gc.get_freeze_count() >= frozen > 0
+        # still frozen (a few frozen objects may be freed meanwhile by reference counting)
+        assert gc.get_freeze_count() > 0.9 * frozen > 0
     finally:
         gc.unfreeze()
