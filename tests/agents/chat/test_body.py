@@ -109,7 +109,8 @@ def test_a_reply_that_is_not_a_completion_is_refused(
     recording_server: ChatTestServer, mini_suite: Suite
 ) -> None:
     """Fails if a malformed reply is read as an empty turn instead of raising the errors the
-    session turns into an `errored` run (tried: `.get` defaults for a missing message)."""
+    session turns into an `errored` run (tried: `.get` defaults for a missing message), or
+    if arguments some servers send as an object are stringified as Python (tried: `str`)."""
     agent = agent_for(recording_server, "openai", "mixture")
     task = next(iter(mini_suite.tasks.values()))
     from kaudit.agents import Episode
@@ -126,3 +127,7 @@ def test_a_reply_that_is_not_a_completion_is_refused(
             conversation.accept(reply)
     turn = conversation.accept({"choices": [{"message": {"content": "done"}}]})
     assert (turn.content, turn.tool_calls, turn.input_tokens) == ("done", (), 0)
+    as_object = {"id": "c1", "function": {"name": "get_account", "arguments": {"account_id": 1}}}
+    turn = conversation.accept({"choices": [{"message": {"tool_calls": [as_object]}}]})
+    assert [(c.name, c.arguments) for c in turn.tool_calls] == [("get_account", {"account_id": 1})]
+    assert conversation.messages[-1]["tool_calls"][0]["function"]["arguments"] == '{"account_id":1}'

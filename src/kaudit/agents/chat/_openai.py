@@ -12,7 +12,7 @@ from typing import Any
 import openai
 
 from kaudit.agents._protocol import Episode, Observation, ToolCall
-from kaudit.agents.chat._body import MessageBody, post
+from kaudit.agents.chat._body import MessageBody, encode, post
 from kaudit.agents.chat._config import ModelConfig
 from kaudit.agents.chat._retry import Disposition, SdkErrors
 from kaudit.agents.chat._session import Reply, json_object, parse_arguments, run_headers
@@ -101,6 +101,8 @@ class OpenAIConversation:
             function = json_object(function, "tool call function")
             call_id = str(item.get("id") or f"call_{self._turn}_{i}")
             name, raw = str(function.get("name") or ""), function.get("arguments") or ""
+            if isinstance(raw, dict):  # some compatible servers send the object itself
+                raw = encode(raw).decode()
             calls.append(ToolCall(call_id, name, parse_arguments(str(raw))))
             echoed.append(
                 {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
