@@ -69,10 +69,45 @@ def test_bootstrap_bench_runs_small() -> None:
 
 @pytest.mark.slow
 def test_concurrency_bench_runs_small() -> None:
+    """Fails if the bench stops reporting its contract (ratio, CPU a reply for the harness,
+    the server and the SDK floor, the CPU budget) or its runs stop passing."""
     data = last_json(
         str(BENCH / "concurrency.py"), "--runs", "20", "--latency", "0.01", "--concurrency", "5"
     )
-    assert data["runs"] == 20 and data["errored"] == 0
+    assert data["runs"] == 20 and data["errored"] == 0 and data["outcomes"] == ["PASS"]
+    assert data["replies"] == 60 and data["ideal_s"] == pytest.approx(4 * 3 * 0.01)
+    for key in ("ratio", "harness_cpu_ms_per_reply", "sdk_floor_cpu_ms_per_reply", "peak_rss_mb"):
+        assert isinstance(data[key], float) and data[key] > 0, key
+    assert data["http_backend"] == "aiohttp"
+    budget = data["cpu_budget"]
+    assert isinstance(budget, dict)
+    assert {"utilization", "fifo_bound_ratio", "implied_quiet_ratio_range"} <= set(budget)
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_concurrency_bench_compares_ray_with_local() -> None:
+    """Fails if the Ray side stops running the same campaign or reporting its overhead."""
+    data = last_json(
+        *(str(BENCH / "concurrency.py"), "--runs", "20", "--latency", "0.01"),
+        *("--concurrency", "5", "--executor", "both"),
+    )
+    ray = data["ray"]
+    assert isinstance(ray, dict) and ray["runs"] == 20 and ray["outcomes"] == ["PASS"]
+    assert ray["startup_s"] > 0 and ray["worker_cpu_ms_per_reply"] > 0
+    assert isinstance(data["ray_overhead_ms_per_run"], float)
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_ledger_writer_bench_records_every_run() -> None:
+    """The bench itself checks every run reached the ledger; here its contract is pinned."""
+    data = last_json(
+        str(BENCH / "ledger_writer.py"), "--records", "200", "--runs", "40", "--workers", "2"
+    )
+    assert data["sqlite"]["records"] == 200  # type: ignore[index]
+    assert data["ray"]["runs"] == data["local"]["runs"] == 40  # type: ignore[index]
+    assert {"ledger_records_per_s", "ray_driver_ceiling_runs_per_s"} <= set(data)
 
 
 def test_planning_bench_prints_its_contract() -> None:

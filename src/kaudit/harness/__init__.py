@@ -16,7 +16,7 @@ from kaudit.harness._campaign import (
 )
 from kaudit.harness._executor import Executor, JobRunner, LocalExecutor, OnResult, RunJob
 from kaudit.harness._gateway import RunGateway, build_gateway
-from kaudit.harness._ray import RayExecutor
+from kaudit.harness._ray import RayExecutor, RayStats
 from kaudit.harness._run import (
     AgentLoop,
     Driver,
@@ -59,6 +59,7 @@ __all__ = [
     "LocalExecutor",
     "OnResult",
     "RayExecutor",
+    "RayStats",
     "RecordParts",
     "RunGateway",
     "RunJob",
