@@ -10,7 +10,11 @@ row changes from the two files on disk:
 - AgentRelBench's published approach: `SELECT *` of both files into dicts, then its
   `labeler.label_run` (dump time included).
 
-Each side runs `--repeat` times, interleaved in one process; medians are compared.
+Each side runs `--repeat` times, interleaved in one process; medians are compared, of
+wall-clock time (the contract) and of CPU time (steadier on a shared machine; sqldiff's
+is its child-process time). The headline keys `diff_ratio_vs_sqldiff` and
+`diff_speedup_vs_agentrelbench` are the worse of the two kaudit paths; `_full` and
+`_capture` name each path.
 
     python bench/diff_scale.py [--rows 1000000] [--repeat 3] [--json]
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -103,10 +108,32 @@ def agentrelbench_diff(before: Path, after: Path) -> int:
     return len(verdict.damage.deltas)
 
 
-def timed(fn: Callable[[], int]) -> tuple[float, int]:
-    start = time.perf_counter()
+def timed(fn: Callable[[], int]) -> tuple[float, float, int]:
+    """Wall-clock and CPU seconds of `fn` (this process's and its children's), its count."""
+    start, cpu = time.perf_counter(), _cpu()
     found = fn()
-    return time.perf_counter() - start, found
+    return time.perf_counter() - start, _cpu() - cpu, found
+
+
+def _cpu() -> float:
+    own, children = (
+        resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def ratios(medians: dict[str, float], suffix: str = "") -> dict[str, float]:
+    """Ratios of medians: kaudit / sqldiff (lower is better), AgentRelBench / kaudit."""
+    full, capture = medians["kaudit_full"], medians["kaudit_capture"]
+    sqldiff, baseline = medians["sqldiff"], medians["agentrelbench"]
+    return {
+        f"diff_ratio_vs_sqldiff{suffix}": max(full, capture) / sqldiff,
+        f"diff_ratio_vs_sqldiff_full{suffix}": full / sqldiff,
+        f"diff_ratio_vs_sqldiff_capture{suffix}": capture / sqldiff,
+        f"diff_speedup_vs_agentrelbench{suffix}": baseline / max(full, capture),
+        f"diff_speedup_vs_agentrelbench_full{suffix}": baseline / full,
+        f"diff_speedup_vs_agentrelbench_capture{suffix}": baseline / capture,
+    }
 
 
 def main() -> None:
@@ -129,33 +156,37 @@ def main() -> None:
             "agentrelbench": lambda: agentrelbench_diff(*plain),
         }
         seconds: dict[str, list[float]] = {name: [] for name in sides}
+        cpu: dict[str, list[float]] = {name: [] for name in sides}
         found: dict[str, int] = {}
         for _ in range(args.repeat):
             for name, fn in sides.items():
-                elapsed, found[name] = timed(fn)
+                elapsed, used, found[name] = timed(fn)
                 seconds[name].append(elapsed)
+                cpu[name].append(used)
     medians = {name: statistics.median(values) for name, values in seconds.items()}
+    cpu_medians = {name: statistics.median(values) for name, values in cpu.items()}
     expected = args.rows // 100 + 2 * (args.rows // 1000)
-    result = {
+    result: dict[str, Any] = {
         "rows": args.rows,
         "expected_changes": expected,
         "changes_found": found,
         "seconds": medians,
-        "diff_ratio_vs_sqldiff": medians["kaudit_full"] / medians["sqldiff"],
-        "diff_ratio_vs_sqldiff_capture": medians["kaudit_capture"] / medians["sqldiff"],
-        "diff_speedup_vs_agentrelbench": medians["agentrelbench"] / medians["kaudit_full"],
-        "diff_speedup_vs_agentrelbench_capture": medians["agentrelbench"]
-        / medians["kaudit_capture"],
+        "cpu_seconds": cpu_medians,
+        **ratios(medians),
+        **ratios(cpu_medians, "_cpu"),
     }
     print(f"{args.rows:,} rows; {expected:,} changed rows; medians of {args.repeat} in seconds")
+    print(f"  {'side':<16}{'wall':>8}{'cpu':>8}")
     for name, value in medians.items():
-        print(f"  {name:<16}{value:>8.3f}   ({found[name]:,} changes)")
-    print(
-        f"kaudit/sqldiff = {result['diff_ratio_vs_sqldiff']:.2f} (full), "
-        f"{result['diff_ratio_vs_sqldiff_capture']:.2f} (capture); "
-        f"agentrelbench/kaudit = {result['diff_speedup_vs_agentrelbench']:.1f}x (full), "
-        f"{result['diff_speedup_vs_agentrelbench_capture']:.1f}x (capture)"
-    )
+        print(f"  {name:<16}{value:>8.3f}{cpu_medians[name]:>8.3f}   ({found[name]:,} changes)")
+    for suffix, label in (("", "wall"), ("_cpu", "cpu")):
+        ratio, speedup = "diff_ratio_vs_sqldiff_", "diff_speedup_vs_agentrelbench_"
+        print(
+            f"{label}: kaudit/sqldiff = {result[ratio + 'full' + suffix]:.2f} (full), "
+            f"{result[ratio + 'capture' + suffix]:.2f} (capture); "
+            f"agentrelbench/kaudit = {result[speedup + 'full' + suffix]:.1f}x (full), "
+            f"{result[speedup + 'capture' + suffix]:.1f}x (capture)"
+        )
     if args.json:
         print(json.dumps(result))
 

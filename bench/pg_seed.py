@@ -22,7 +22,8 @@ from typing import Any
 from psycopg import sql
 
 from kaudit.substrate import quote
-from kaudit.substrate._postgres import PostgresSubstrate, connect
+from kaudit.substrate._pg_conn import connect
+from kaudit.substrate._postgres import PostgresSubstrate
 from kaudit.worlds import get_world, world_substrate
 
 URL = "postgresql://postgres@127.0.0.1:5432/postgres"

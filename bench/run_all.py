@@ -59,7 +59,9 @@ def main() -> None:
     install()
     quick = args.quick
     details = {
-        "per_run": bench("per_run.py", "--runs", "5" if quick else "50"),
+        # 20 runs a cell and side keep the medians steady and the whole command under
+        # ten minutes on a loaded two-core machine (50 took 7.6 of them alone)
+        "per_run": bench("per_run.py", "--runs", "5" if quick else "20"),
         "diff_scale": bench("diff_scale.py", "--rows", "20000" if quick else "1000000"),
         "campaign_scale": bench("campaign_scale.py", "--runs", "200" if quick else "10000"),
         "model_bound": bench(
@@ -67,19 +69,37 @@ def main() -> None:
             *("--runs", "50" if quick else "1000", "--concurrency", "20" if quick else "100"),
             *("--latency", "0.05" if quick else "0.2", "--executor", "both"),
         ),
+        "ledger_writer": bench(
+            "ledger_writer.py",
+            *(("--records", "500", "--runs", "100", "--workers", "2") if quick else ()),
+        ),
         "bootstrap": bench("bootstrap.py", *(("--resamples", "500") if quick else ())),
     }
     per_run, diff, scale = details["per_run"], details["diff_scale"], details["campaign_scale"]
-    model, boot = details["model_bound"], details["bootstrap"]
+    model, boot, writer = details["model_bound"], details["bootstrap"], details["ledger_writer"]
     summary = {
         "overhead_ratio_vs_agentrelbench": per_run.get("ratio"),
         "overhead_ratio_vs_floor": per_run.get("ratio_vs_floor"),
+        # The worse of the full diff and the change-capture diff, then each by name.
         "diff_ratio_vs_sqldiff": diff.get("diff_ratio_vs_sqldiff"),
         "diff_speedup_vs_agentrelbench": diff.get("diff_speedup_vs_agentrelbench"),
+        "diff_ratio_vs_sqldiff_full": diff.get("diff_ratio_vs_sqldiff_full"),
+        "diff_ratio_vs_sqldiff_capture": diff.get("diff_ratio_vs_sqldiff_capture"),
+        "diff_speedup_vs_agentrelbench_full": diff.get("diff_speedup_vs_agentrelbench_full"),
+        "diff_speedup_vs_agentrelbench_capture": diff.get("diff_speedup_vs_agentrelbench_capture"),
         "campaign_runs_per_s": scale.get("campaign_runs_per_s"),
         "campaign_peak_rss_mb": scale.get("campaign_peak_rss_mb"),
+        "report_s": scale.get("report_s"),
+        "stats_s": scale.get("stats_s"),
         "model_bound_ratio_vs_ideal": model.get("ratio"),
+        "model_bound_harness_cpu_ms_per_reply": model.get("harness_cpu_ms_per_reply"),
+        "model_bound_sdk_floor_cpu_ms_per_reply": model.get("sdk_floor_cpu_ms_per_reply"),
+        "model_bound_implied_quiet_ratio_range": (model.get("cpu_budget") or {}).get(
+            "implied_quiet_ratio_range"
+        ),
         "ray_overhead_ms_per_run": model.get("ray_overhead_ms_per_run"),
+        "ledger_records_per_s": writer.get("ledger_records_per_s"),
+        "ray_driver_ceiling_runs_per_s": writer.get("ray_driver_ceiling_runs_per_s"),
         "bootstrap_s": boot.get("kaudit_seconds"),
         "quick": quick,
         "details": details,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -23,6 +24,26 @@ def test_every_command_is_documented() -> None:
         p.read_text() for p in (ROOT / "docs").glob("*.md")
     )
     undocumented = [path for path in command_paths(app) if path not in text]
+    assert undocumented == []
+
+
+def test_every_option_is_documented() -> None:
+    """Fails if a command gains an option (e.g. `mcp serve --idle-timeout`) that no page of
+    the README or docs/ names."""
+    text = (ROOT / "README.md").read_text() + "".join(
+        p.read_text() for p in (ROOT / "docs").glob("*.md")
+    )
+
+    def options(command: Any, path: str) -> list[str]:
+        subcommands = getattr(command, "commands", None)  # a group (typer's own click)
+        if subcommands is not None:
+            return [o for n, c in subcommands.items() for o in options(c, f"{path} {n}")]
+        flags = (flag for param in command.params for flag in param.opts)
+        return [f"{path} {flag}" for flag in flags if flag.startswith("--")]
+
+    every = options(typer.main.get_command(app), "kaudit")
+    undocumented = [option for option in every if option.rsplit(" ", 1)[1] not in text]
+    assert "kaudit mcp serve --idle-timeout" in every
     assert undocumented == []
 
 

@@ -12,6 +12,7 @@ their own hierarchy and callers can tell them apart from a verdict::
     ├── LedgerError          the ledger is corrupt, its hash chain broken, or a campaign clashes
     ├── EventError           a deployment event line is malformed (names source + line)
     └── AgentError           an agent could not produce a turn (recorded as `errored`)
+        └── AgentStalledError  the agent used up its time without finishing (recorded as `stalled`)
 
 A tool failure is *not* here: it is a result the agent sees (`ToolError`).
 """
@@ -78,3 +79,11 @@ class AgentError(KauditError):
     def __init__(self, message: str, *, usage: object | None = None) -> None:
         self.usage = usage
         super().__init__(message)
+
+
+class AgentStalledError(AgentError):
+    """The agent ran out of its time budget without finishing; the run terminates as `stalled`.
+
+    Like a spent step budget, a spent time budget is the agent's failure, not the harness's:
+    the state it left is labeled as it is (an external agent that hung, a client gone idle).
+    """

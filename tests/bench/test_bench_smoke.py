@@ -78,10 +78,45 @@ def test_bootstrap_bench_runs_small() -> None:
 
 @pytest.mark.slow
 def test_concurrency_bench_runs_small() -> None:
+    """Fails if the bench stops reporting its contract (ratio, CPU a reply for the harness,
+    the server and the SDK floor, the CPU budget) or its runs stop passing."""
     data = last_json(
         str(BENCH / "concurrency.py"), "--runs", "20", "--latency", "0.01", "--concurrency", "5"
     )
-    assert data["runs"] == 20 and data["errored"] == 0
+    assert data["runs"] == 20 and data["errored"] == 0 and data["outcomes"] == ["PASS"]
+    assert data["replies"] == 60 and data["ideal_s"] == pytest.approx(4 * 3 * 0.01)
+    for key in ("ratio", "harness_cpu_ms_per_reply", "sdk_floor_cpu_ms_per_reply", "peak_rss_mb"):
+        assert isinstance(data[key], float) and data[key] > 0, key
+    assert data["http_backend"] == "aiohttp"
+    budget = data["cpu_budget"]
+    assert isinstance(budget, dict)
+    assert {"utilization", "fifo_bound_ratio", "implied_quiet_ratio_range"} <= set(budget)
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_concurrency_bench_compares_ray_with_local() -> None:
+    """Fails if the Ray side stops running the same campaign or reporting its overhead."""
+    data = last_json(
+        *(str(BENCH / "concurrency.py"), "--runs", "20", "--latency", "0.01"),
+        *("--concurrency", "5", "--executor", "both"),
+    )
+    ray = data["ray"]
+    assert isinstance(ray, dict) and ray["runs"] == 20 and ray["outcomes"] == ["PASS"]
+    assert ray["startup_s"] > 0 and ray["worker_cpu_ms_per_reply"] > 0
+    assert isinstance(data["ray_overhead_ms_per_run"], float)
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_ledger_writer_bench_records_every_run() -> None:
+    """The bench itself checks every run reached the ledger; here its contract is pinned."""
+    data = last_json(
+        str(BENCH / "ledger_writer.py"), "--records", "200", "--runs", "40", "--workers", "2"
+    )
+    assert data["sqlite"]["records"] == 200  # type: ignore[index]
+    assert data["ray"]["runs"] == data["local"]["runs"] == 40  # type: ignore[index]
+    assert {"ledger_records_per_s", "ray_driver_ceiling_runs_per_s"} <= set(data)
 
 
 def test_planning_bench_prints_its_contract() -> None:
@@ -120,14 +155,33 @@ def test_served_run_bench_runs_small() -> None:
 
 
 def test_diff_scale_bench_finds_every_change_on_every_side() -> None:
-    """Each side must report exactly the planted changes.
+    """Each side must report exactly the planted changes, and the headline ratios must be
+    the worse of the two kaudit paths.
 
     Fails if a side silently skips work (e.g. the capture path reading an empty log,
     or sqldiff run without `--primarykey` on a different table), so its timing would
-    not be comparable.
+    not be comparable, or if the headline showed only the flattering capture path.
     """
     data = last_json(str(BENCH / "diff_scale.py"), "--rows", "5000", "--repeat", "1")
     found = data["changes_found"]
     assert isinstance(found, dict)
     assert data["expected_changes"] == 50 + 5 + 5
     assert found == dict.fromkeys(("sqldiff", "kaudit_full", "kaudit_capture", "agentrelbench"), 60)
+    for suffix in ("", "_cpu"):
+        ratio, speedup = "diff_ratio_vs_sqldiff", "diff_speedup_vs_agentrelbench"
+        paths = ("_full", "_capture")
+        assert data[ratio + suffix] == max(data[ratio + p + suffix] for p in paths)  # type: ignore[type-var]
+        assert data[speedup + suffix] == min(data[speedup + p + suffix] for p in paths)  # type: ignore[type-var]
+
+
+def test_campaign_scale_bench_prints_the_keys_run_all_reads() -> None:
+    """Fails if the bench stops printing a key `run_all.py` reads (it would show null), or
+    its two reads of the ledger (full records, one pass) stop agreeing on the runs."""
+    data = last_json(str(BENCH / "campaign_scale.py"), "--runs", "64", "--repeat", "1")
+    assert {"campaign_runs_per_s", "campaign_peak_rss_mb", "report_s", "stats_s"} <= set(data)
+    assert (data["runs"], data["tasks"], data["k"]) == (64, 32, 2)
+    read = data["read"]
+    assert isinstance(read, dict) and {"full_records_cpu_s", "one_pass_cpu_s"} <= set(read)
+    ledger = data["ledger"]
+    assert isinstance(ledger, dict)
+    assert {"tool_calls", "transcript", "verdict"} <= set(ledger["record_fields_bytes_per_run"])

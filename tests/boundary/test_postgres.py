@@ -146,3 +146,81 @@ def test_an_identity_on_a_sandbox_without_a_guard_is_refused() -> None:
 
     with pytest.raises(SubstrateError, match="run r: permission boundaries"):
         guard_for(Elsewhere(), Identity(role="x"))  # type: ignore[arg-type]
+
+
+CASCADE_WORLD = """
+CREATE TABLE account (id TEXT PRIMARY KEY, org TEXT NOT NULL);
+CREATE TABLE ticket (id TEXT PRIMARY KEY, org TEXT NOT NULL,
+                     account_id TEXT REFERENCES account (id) ON DELETE CASCADE ON UPDATE CASCADE);
+CREATE TABLE note (id INTEGER PRIMARY KEY, org TEXT NOT NULL,
+                   account_id TEXT REFERENCES account (id) ON DELETE SET NULL);
+INSERT INTO account VALUES ('A1', 'ORG_A'), ('A2', 'ORG_A'), ('A3', 'ORG_A');
+INSERT INTO ticket VALUES ('T1', 'ORG_A', 'A1'), ('T2', 'ORG_B', 'A1'), ('T3', 'ORG_A', 'A2');
+INSERT INTO note VALUES (1, 'ORG_A', 'A2'), (2, 'ORG_B', 'A3');
+"""
+
+
+@tool("irreversible", writes={"account": ("*",)})
+def remove_account(ctx: ToolContext, account_id: str) -> dict[str, str]:
+    """Delete an account (its tickets go with it, its notes lose it)."""
+    ctx.db.execute("DELETE FROM account WHERE id = ?", (account_id,))
+    return {"deleted": account_id}
+
+
+@tool("reversible_write", writes={"account": ("id",)})
+def rekey_account(ctx: ToolContext, account_id: str, new_id: str) -> dict[str, str]:
+    """Give an account a new id (its tickets follow)."""
+    ctx.db.execute("UPDATE account SET id = ? WHERE id = ?", (new_id, account_id))
+    return {"renamed": new_id}
+
+
+CASCADE_CALLS = [
+    ("remove_account", {"account_id": "A2"}),  # cascades into T3 and note 1: all in scope
+    ("remove_account", {"account_id": "A1"}),  # would cascade into ORG_B's ticket T2
+    ("rekey_account", {"account_id": "A1", "new_id": "A9"}),  # would re-point T2
+    ("remove_account", {"account_id": "A3"}),  # would SET NULL on ORG_B's note 2
+]
+
+
+def _cascade_run(choice: str) -> tuple[list[bool], list[tuple[object, ...]], list[object]]:
+    from kaudit.label import diff_images
+    from kaudit.substrate import Blueprint, build_image, open_substrate
+
+    image = build_image(lambda conn: conn.executescript(CASCADE_WORLD))
+    tools = {t.name: t for t in (remove_account, rekey_account)}
+    substrate = open_substrate(choice, Blueprint("cascade", image, tools))
+    box = substrate.seed("kaudit_i14_cascade/m/t/0")
+    try:
+        identity = Identity(role="agent", scope={"org": "ORG_A"})
+        layer = BoundaryLayer(box.db, guard_for(box, identity))
+        gateway = ToolGateway(tools, ToolContext(db=box.db, identity=identity), [layer])
+        oks = [gateway.call(str(i), name, args).ok for i, (name, args) in enumerate(CASCADE_CALLS)]
+        final = box.dump()
+    finally:
+        box.close()
+    attempts = [(a.call, a.tool, a.table, a.key, a.reason) for a in layer.attempts]
+    changes = diff_images(image, final.image, fast=False)
+    return oks, attempts, sorted((c.table, c.key, c.op) for c in changes)
+
+
+@pytest.mark.parametrize("reset", ["clone", "rollback"])
+def test_a_cascade_into_an_out_of_scope_row_is_refused_as_on_sqlite(reset: str) -> None:
+    """Bug caught: a cascaded delete, update or SET NULL (run by PostgreSQL as the table
+    owner, unseen by row-level security) changing another organization's row that the
+    SQLite scope triggers refuse, so the verdicts and boundary attempts differ."""
+    url = server_url() + ("?reset=rollback" if reset == "rollback" else "")
+    on_sqlite, on_postgres = _cascade_run("sqlite"), _cascade_run(url)
+    assert on_postgres == on_sqlite
+    oks, attempts, changes = on_postgres
+    assert oks == [True, False, False, False]
+    reason = "row outside the org = ORG_A scope of role agent"
+    assert attempts == [
+        (1, "remove_account", "ticket", '["T2"]', reason),
+        (2, "rekey_account", "ticket", '["T2"]', reason),
+        (3, "remove_account", "note", "[2]", reason),
+    ]
+    assert [(table, op) for table, _, op in changes] == [
+        ("account", "removed"),
+        ("note", "modified"),
+        ("ticket", "removed"),
+    ]

@@ -118,3 +118,40 @@ def test_ray_runs_execute_in_worker_processes(
         )  # fmt: skip
         pids = {r.final_message.rsplit("pid ", 1)[1] for r in ledger.records() if r.final_message}
     assert len(pids) >= 1 and str(os.getpid()) not in pids
+
+
+def test_every_ray_run_is_executed_once_and_reaches_the_ledger_once(
+    cluster: None, mini_suite: Suite, tmp_path: Path
+) -> None:
+    """Many runs over three actors into the one writer: each planned run is claimed once,
+    executed once (the model server saw exactly each run's own replies) and recorded once.
+
+    Fails if a job is dropped (tried: `remote` returning None for every 7th job) or sent
+    to the workers twice (tried: awaiting a second `run.remote` of the same job: the
+    server then sees twice the requests), and if the executor stops reporting its stats.
+    """
+    with ChatTestServer({"mixture": mixture()}) as server:
+        agents: list[Agent] = [ReferenceAgent(), agent_for(server, "openai", "mixture")]
+        executor = RayExecutor(workers=3, concurrency=9)
+        seen: list[tuple[str, str, str, int]] = []
+        with Ledger(tmp_path / "once.sqlite") as ledger:
+            asyncio.run(
+                run_campaign(
+                    CampaignPlan("once", k=15, seed=3), mini_suite, agents, ledger,
+                    executor=executor, on_result=lambda r: seen.append(key_of(r)),
+                )
+            )  # fmt: skip
+            records = list(ledger.records(all_attempts=True))
+            claims = ledger._conn.execute("SELECT COUNT(*) FROM attempts").fetchone()[0]
+        requests = server.stats.requests
+    planned = {("once", a.name, "demo/close-account", i) for a in agents for i in range(15)}
+    assert sorted(seen) == sorted(planned) == sorted(key_of(r) for r in records)
+    assert claims == len(planned)
+    assert requests == sum(r.steps for r in records if r.model.startswith("openai"))
+    stats = executor.stats
+    assert stats is not None and stats.startup_s > 0 and stats.worker_cpu_s > 0
+    assert stats.worker_peak_rss_mb > 10
+
+
+def key_of(record: Any) -> tuple[str, str, str, int]:
+    return (record.campaign, record.model, record.task, record.run_index)

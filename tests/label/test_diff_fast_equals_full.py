@@ -5,6 +5,9 @@ programs over every statement kind together. Mutations of the capture that these
 catch (each tried by hand): a trigger that logs only the new key on UPDATE; keys logged
 as JSON text (15 significant digits); a log trusted after a table lost its triggers; a
 log trusted after a write without `recursive_triggers`; NULL keys matched with `IS`.
+The fast path compares in Python, so it is also the oracle for the full diff's SQL
+equality: values compared under the NOCASE collation, or an integer against a real of the
+same number taken as equal, make the two paths differ.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ FLOATS = (0.1, 0.2, 0.1 + 0.2, 0.3, 1e-300, 2.5)
 def build(conn: sqlite3.Connection) -> None:
     conn.executescript(
         """
-        CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, qty);
+        CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT COLLATE NOCASE, qty);
         CREATE TABLE fk (k REAL PRIMARY KEY, v);
         CREATE TABLE wr (a TEXT, b INTEGER, v, PRIMARY KEY (a, b)) WITHOUT ROWID;
         CREATE TABLE uq (id TEXT PRIMARY KEY, email TEXT UNIQUE, v);
@@ -40,6 +43,7 @@ def build(conn: sqlite3.Connection) -> None:
     for i, k in enumerate(FLOATS[:4]):
         conn.execute("INSERT INTO fk VALUES (?, ?)", (k, i))
     conn.execute("INSERT INTO uq VALUES (NULL, 'n1', 10), (NULL, 'n2', 11)")
+    conn.execute("UPDATE item SET qty = ? WHERE id = 5", (2**53,))  # beyond doubles' exact integers
 
 
 TEMPLATE = build_image(build)
@@ -114,12 +118,20 @@ texts = st.sampled_from(["u0", "u1", "u7", "new", None])
 emails = st.sampled_from(["e0", "e1", "e2", "n1", "n2", "zz"])
 floats = st.sampled_from(FLOATS)
 values = st.one_of(
-    st.none(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False), st.text("ab", max_size=2)
+    st.none(),
+    st.integers(-3, 3),
+    st.floats(-2, 2, allow_nan=False),
+    st.text("ab", max_size=2),
+    # Equal to SQLite's `IS`, not to the diff: integer vs real, text vs blob.
+    st.sampled_from([1.0, -0.0, 2**52, float(2**52), 2**53, float(2**53), b"a", b"ab"]),
 )
 statements = st.one_of(
     st.tuples(st.just("UPDATE item SET id = ? WHERE id = ?"), st.tuples(ids, ids)),
     st.tuples(st.just("UPDATE OR REPLACE item SET id = ? WHERE id = ?"), st.tuples(ids, ids)),
     st.tuples(st.just("UPDATE item SET qty = ? WHERE id = ?"), st.tuples(values, ids)),
+    # Changes SQLite's `IS` does not see: case under NOCASE, integer to the same real.
+    st.tuples(st.just("UPDATE item SET name = upper(name) WHERE id = ?"), st.tuples(ids)),
+    st.tuples(st.just("UPDATE item SET qty = qty * 1.0 WHERE id = ?"), st.tuples(ids)),
     st.tuples(
         st.just("INSERT OR REPLACE INTO item (id, qty) VALUES (?, ?)"), st.tuples(ids, values)
     ),

@@ -153,3 +153,35 @@ def test_task_faults_reach_external_agents_through_the_gateway() -> None:
         "CRITICAL",
         "188.5",
     )
+
+
+async def stalled_after(suite: Suite, calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    task = suite.tasks[TASK]
+    run = ServedRun()
+    pending = start_served_run(
+        run, name="test:served", task=task, substrate=suite.substrate(task), campaign="c",
+        run_index=0, seed=1,
+    )  # fmt: skip
+    for name, args in calls:
+        await run.call(name, args)
+    run.stall("out of time")
+    return await pending
+
+
+def test_a_stalled_served_run_is_labeled_from_its_state(mini_suite: Suite) -> None:
+    """Fails if an agent that ran out of time is recorded `errored` (a broken agent) or
+    INVALID (a harness failure) instead of `stalled` with the state it left labeled."""
+    delete = [("delete_account", {"account_id": "ACC_004"})]
+    damaged = asyncio.run(stalled_after(mini_suite, delete)).record
+    assert (damaged.status, damaged.termination, damaged.agent_error) == (
+        "labeled",
+        "stalled",
+        "out of time",
+    )
+    assert (damaged.outcome, damaged.sub_label) == ("FAIL_DAMAGE", "stalled_after_mutation")
+    clean = asyncio.run(stalled_after(mini_suite, [])).record
+    assert (clean.outcome, clean.sub_label, clean.counts_as_damage_upper) == (
+        "FAIL_SAFE",
+        "stalled_clean",
+        False,
+    )

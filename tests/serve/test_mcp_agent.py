@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from kaudit.ledger import Ledger, RunRecord
 from tests.serve.conftest import EXAMPLE_AGENT, KAUDIT, TASK
@@ -92,3 +95,84 @@ def test_agent_command_not_found_is_one_line_exit_2(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert "--agent-command: program 'no-such-agent-program' not found" in done.stderr
     assert not (tmp_path / "l.sqlite").exists()
+
+
+HANGING_AGENT = Path(__file__).parent / "hanging_agent.py"
+
+
+def gone(pid: int) -> bool:
+    """Whether `pid` has exited (a zombie waiting for init to reap it has exited)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in {"Z", "X"}
+
+
+def test_a_hanging_agent_is_stopped_at_its_timeout_and_recorded_stalled(tmp_path: Path) -> None:
+    """Fails if a hung agent hangs the campaign (no timeout, or a server that waits for the
+    agent's open connection), if its run is dropped, scored INVALID or `errored` instead
+    of `stalled` and labeled from its state, or if a process the agent started outlives
+    the run (only the agent process itself terminated, not its process group). That the
+    state of a timed-out run is labeled with its damage is `test_calls`' stalled test."""
+    ledger, pidfile = tmp_path / "audit.sqlite", tmp_path / "child.pid"
+    command = f"{sys.executable} {HANGING_AGENT} {pidfile}"
+    agent = ("--agent", "mcp:hang", "--agent-command", command, "--agent-timeout", "2")
+    done = run_args(ledger, "--suite", "builtin", *agent)
+    assert done.returncode == 0, done.stderr
+    (record,) = records(ledger, "mcp:hang")
+    assert (record.status, record.termination, record.outcome, record.sub_label) == (
+        "labeled",
+        "stalled",
+        "FAIL_SAFE",
+        "stalled_clean",
+    )
+    assert (record.agent_error, record.tool_calls) == ("agent command timed out after 2 s", [])
+    child = int(pidfile.read_text())
+    for _ in range(100):  # a poll: the kill is sent before kaudit exits, the exit is the kernel's
+        if gone(child):
+            break
+        time.sleep(0.1)
+    assert gone(child)
+    with Ledger(ledger) as store:
+        (entry,) = store.manifest("default")["agents"].values()
+    assert entry["timeout_s"] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--agent-timeout", "0"), "--agent-timeout: seconds must be a finite number above 0"),
+        (("--agent-timeout", "-3"), "--agent-timeout: seconds must be a finite number above 0"),
+        (("--agent-timeout", "nan"), "--agent-timeout: seconds must be a finite number above 0"),
+        (("--agent-timeout", "inf"), "--agent-timeout: seconds must be a finite number above 0"),
+        (("--agent-timeout", "soon"), "Invalid value for '--agent-timeout'"),
+    ],
+)
+def test_bad_agent_timeout_is_one_line_exit_2(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    """Fails if a timeout that can never fire (inf, nan) or that fires at once (0, -3) is
+    accepted, or a bad value surfaces as a traceback instead of one line."""
+    ledger = tmp_path / "l.sqlite"
+    done = run_args(ledger, "--agent", "mcp", "--agent-command", EXAMPLE_AGENT, *args)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not ledger.exists()
+
+
+def test_agent_timeout_without_an_mcp_agent_is_one_line_exit_2(tmp_path: Path) -> None:
+    """Fails if --agent-timeout is silently ignored for agents it cannot apply to."""
+    done = run_args(tmp_path / "l.sqlite", "--agent", "reference", "--agent-timeout", "5")
+    assert done.returncode == 2
+    assert "--agent-timeout needs --agent mcp" in done.stderr
+
+
+def run_args(ledger: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*KAUDIT, "run", "--tasks", TASK, "--k", "1", "--ledger", str(ledger), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kaudit.stats import CellTally, summarize
+from kaudit.stats import CellTally, pool_summary, summarize
 
 POOL = [
     CellTally("a", "t1", 8, 3, 4, 2),
@@ -58,6 +62,45 @@ def test_cell_values() -> None:
 def test_same_seed_same_summary() -> None:
     assert summarize(POOL, seed=3, bootstrap=300) == summarize(POOL, seed=3, bootstrap=300)
     assert summarize(POOL, seed=3, bootstrap=300) != summarize(POOL, seed=4, bootstrap=300)
+
+
+@st.composite
+def pools(draw: st.DrawFn) -> list[CellTally]:
+    cells = []
+    for i in range(draw(st.integers(0, 6))):
+        n = draw(st.integers(0, 12))
+        damage = draw(st.integers(0, n))
+        upper = draw(st.integers(damage, n))
+        cells.append(CellTally(f"m{i % 2}", f"t{i}", n, damage, upper, draw(st.integers(0, n))))
+    return cells
+
+
+@settings(max_examples=40, deadline=None)
+@given(pools(), st.sampled_from(["kaudit", "agentrelbench"]), st.integers(0, 3))
+def test_pool_summary_is_exactly_the_pool_part_of_summarize(
+    cells: list[CellTally], compat: str, seed: int
+) -> None:
+    """The report shows `pool_summary`, `stats` shows `summarize`: one number each way.
+
+    Fails if `summarize` stops forwarding an argument to `pool_summary` (compat picks the
+    resample generator) or computes its pool means some other way.
+    """
+    args = {"alpha": 0.1, "k_values": (4, 1, 2), "bootstrap": 60, "seed": seed}
+    pool = pool_summary(cells, compat=compat, **args)  # type: ignore[arg-type]
+    full = summarize(cells, compat=compat, **args)  # type: ignore[arg-type]
+    fields = ("miss", "miss_pair_ci", "miss_event_ci", "safe_k", "safe_k_upper", "pass_k",
+              "pass_at_k")  # fmt: skip
+    # repr: NaN (an undefined mean) is not equal to itself
+    assert [repr(getattr(pool, f)) for f in fields] == [repr(getattr(full, f)) for f in fields]
+
+
+def test_the_cli_starts_without_scipy_optimize() -> None:
+    """Only the beta-binomial fit and sequential intervals need it; `report` of a fixed-k
+    campaign never does. Fails if a module imports scipy.optimize at import time again
+    (it costs about 0.1 s of every command's start)."""
+    code = "import sys, kaudit.cli.main; print('scipy.optimize' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
 
 
 def test_wilson_option_changes_cell_interval_not_the_rule() -> None:

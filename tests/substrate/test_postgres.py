@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,8 +23,8 @@ from kaudit.substrate import (
 )
 from kaudit.substrate._pg_db import pg_placeholders
 from kaudit.substrate._pg_dump import first_difference
-from kaudit.substrate._postgres import PostgresSubstrate, run_database, split_reset
-from tests.pg import databases
+from kaudit.substrate._postgres import PostgresSubstrate, split_reset
+from tests.pg import databases, entry, holder, wait_orphaned
 from tests.substrate import pg_world
 
 pytestmark = pytest.mark.postgres
@@ -84,9 +80,9 @@ def test_a_fresh_run_database_dumps_to_the_template_exactly(pg: PostgresSubstrat
 def test_a_run_database_is_dropped_on_close(pg: PostgresSubstrate) -> None:
     """Bug caught: close() leaves the cloned database on the server."""
     sandbox = pg.seed("kaudit_i14_drop/m/t/0")
-    assert run_database("kaudit_i14_drop/m/t/0") in databases("kaudit_r_")
+    assert sandbox.database in databases("kaudit_r_")
     sandbox.close()
-    assert run_database("kaudit_i14_drop/m/t/0") not in databases("kaudit_r_")
+    assert sandbox.database not in databases("kaudit_r_")
 
 
 def _same_calls(sandbox: object) -> list[dict[str, object]]:
@@ -219,39 +215,48 @@ def test_concurrent_runs_are_isolated(pg: PostgresSubstrate) -> None:
         assert note.after is not None and note.after["note"] == f"run {i}"
 
 
-KILLED = """
-import os, sys, time
-from kaudit.substrate import open_substrate
-from tests.substrate import pg_world
-sandbox = open_substrate(sys.argv[1], pg_world.blueprint()).seed(sys.argv[2])
-print("seeded", flush=True)
-time.sleep(600)
-"""
+def test_a_killed_process_leftovers_are_reclaimed_but_a_live_ones_are_not(
+    pg: PostgresSubstrate, pg_url: str
+) -> None:
+    """Bug caught: databases named by run id alone (the second process's clone drops the
+    first's), reclaim dropping a live process's databases of the same campaign, or a
+    SIGKILLed one's staying forever."""
+    run = "kaudit_i14_killed/m/t/3"
+    pg.reclaim("kaudit_i14_killed")  # what an earlier, interrupted session of this test left
+    with holder(pg_url, run) as (_, live), holder(pg_url, run) as (victim, dead):
+        assert live != dead and {live, dead} <= set(databases("kaudit_r_"))
+        mine = pg.seed(run)
+        assert mine.database not in (live, dead)
+        assert entry(pg, "kaudit_i14_killed", live) is not None
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        gone = wait_orphaned(pg, "kaudit_i14_killed", dead)
+        assert gone.orphaned and gone.run_id == run and gone.pid == victim.pid
+        kept = entry(pg, "kaudit_i14_killed", live)
+        assert kept is not None and kept.owner_live and not kept.orphaned
+        assert pg.reclaim("kaudit_i14_killed") == 1
+        names = set(databases("kaudit_r_"))
+        assert dead not in names and {live, mine.database} <= names
+        assert first_difference(pg.template, mine.dump().image) is None
+        mine.close()
+    wait_orphaned(pg, "kaudit_i14_killed", live)
+    assert pg.reclaim("kaudit_i14_killed") == 1  # the live one, once it too was killed
 
 
-def test_leftovers_of_a_killed_campaign_are_reclaimed(pg: PostgresSubstrate, pg_url: str) -> None:
-    """Bug caught: a SIGKILLed run's database stays forever, or reclaim drops another campaign's."""
-    other = pg.seed("kaudit_i14_other/m/t/0")
-    root = Path(__file__).resolve().parents[2]
-    with subprocess.Popen(
-        [sys.executable, "-c", KILLED, pg_url, "kaudit_i14_killed/m/t/3"],
-        stdout=subprocess.PIPE,
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
-        text=True,
-    ) as child:
-        try:
-            assert child.stdout is not None and child.stdout.readline().strip() == "seeded"
-        finally:
-            child.send_signal(signal.SIGKILL)
-            child.wait()
-    leftover = run_database("kaudit_i14_killed/m/t/3")
-    assert leftover in databases("kaudit_r_")
-    assert pg.run_databases("kaudit_i14_killed") == [leftover]
-    assert pg.reclaim("kaudit_i14_killed") == 1
-    assert leftover not in databases("kaudit_r_")
-    assert run_database("kaudit_i14_other/m/t/0") in databases("kaudit_r_")
-    other.close()
+def test_the_same_run_seeded_again_in_one_process_reuses_and_replaces_its_name(
+    pg: PostgresSubstrate,
+) -> None:
+    """Bug caught: a restarted run in the same process that cannot find its own leftover
+    (a fresh name per seed), so a crashed attempt's database is never dropped."""
+    first = pg.seed("kaudit_i14_again/m/t/0")
+    first.db.conn.close()  # the attempt "crashes": its database stays
+    second = pg.seed("kaudit_i14_again/m/t/0")
+    try:
+        assert second.database == first.database
+        assert databases("kaudit_r_").count(second.database) == 1
+        assert first_difference(pg.template, second.dump().image) is None
+    finally:
+        second.close()
 
 
 @pytest.mark.parametrize(

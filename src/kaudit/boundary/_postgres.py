@@ -13,10 +13,18 @@ or the boundary's own message for a row outside the scope, raised by the policy
 expression with the table, the row's key and the column in its detail, so the attempt
 is recorded with the same (table, key) as on SQLite.
 
+Cascaded foreign-key actions (ON DELETE/UPDATE CASCADE, SET NULL, SET DEFAULT) run as
+the table owner, so row-level security never sees them. On every table such an action
+can change, triggers check the scope instead, firing only while a call runs as the
+identity (`kaudit.identity` is on) and as someone else (the owner, i.e. inside the
+cascade): a cascade into an out-of-scope row is refused with the same error and
+(table, key) as on SQLite, whose scope triggers fire for cascades too.
+
 Limits: the policy of an UPDATE or DELETE is checked on the rows the statement reads; a
 tool whose WHERE clause uses a non-leakproof function may be checked against rows its
-clause would have skipped. Cascaded foreign-key actions run as the table owner and are
-not checked, as row-level security never applies to them.
+clause would have skipped. A cascade is checked against the scope, not against the
+table grant: on SQLite the authorizer refuses a statement whose cascade could touch a
+table outside the grant even when no row is touched; here the cascade runs.
 """
 
 from __future__ import annotations
@@ -34,13 +42,23 @@ from kaudit.boundary._sqlite import Denial
 from kaudit.errors import SubstrateError
 from kaudit.spec import Identity, TableOp
 from kaudit.substrate import INTERNAL_PREFIX, Schema
+from kaudit.substrate._pg_conn import connect, redacted
 from kaudit.substrate._pg_db import PostgresDb
-from kaudit.substrate._postgres import connect, redacted
 
 ROLE = "kaudit_identity"
 """The role every identity runs as; its privileges exist only inside run databases."""
 
 _REFUSE = "kaudit_scope_refuse"
+_CASCADE = "kaudit_scope_cascade"
+_ACTIVE = "kaudit.identity"
+"""The session setting that is 'on' exactly while a call runs as the identity."""
+_ACTING = "current_setting('kaudit.identity', true) = 'on' AND current_user <> 'kaudit_identity'"
+"""A trigger condition true only inside a cascade of the identity's statement."""
+_CASCADING = """
+SELECT DISTINCT c.relname FROM pg_constraint f JOIN pg_class c ON c.oid = f.conrelid
+WHERE f.contype = 'f' AND c.relnamespace = 'public'::regnamespace
+  AND (f.confdeltype IN ('c', 'n', 'd') OR f.confupdtype IN ('c', 'n', 'd'))
+"""
 _MESSAGE = "outside the permission boundary"
 _PRIVILEGES: dict[TableOp, str] = {
     "read": "SELECT",
@@ -97,13 +115,14 @@ class PostgresGuard:
 
     def enter(self) -> None:
         """Act as the identity's role for the statements of one call."""
-        self._db.conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(self._role)))
+        role = sql.Identifier(self._role)
+        self._db.conn.execute(sql.SQL(f"SET {_ACTIVE} = 'on'; SET ROLE {{}}").format(role))
 
     def leave(self) -> None:
         """Back to the owner (a rolled-back call has already undone the switch)."""
         # A broken run transaction cannot reset; the run's close drops its database.
         with contextlib.suppress(psycopg.Error):
-            self._db.conn.execute("RESET ROLE")
+            self._db.conn.execute(f"RESET ROLE; RESET {_ACTIVE}")
 
     def _install(self, schema: Schema) -> None:
         conn = self._db.conn
@@ -114,6 +133,14 @@ class PostgresGuard:
             f"ERRCODE = '42501', MESSAGE = '{_MESSAGE}', "
             "DETAIL = json_build_array(t, k, c)::text; END $$"
         )
+        conn.execute(
+            f"CREATE OR REPLACE FUNCTION {_CASCADE}() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            "DECLARE r jsonb := to_jsonb(OLD); BEGIN "
+            f"PERFORM {_REFUSE}(TG_TABLE_NAME, (SELECT jsonb_agg(r -> a ORDER BY n) "
+            "FROM unnest(TG_ARGV[1:]) WITH ORDINALITY AS k(a, n))::text, TG_ARGV[0]); "
+            "RETURN NULL; END $$"
+        )
+        cascading = {name for (name,) in conn.execute(_CASCADING).fetchall()}
         conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(role))
         for name in _internal_tables(conn):
             conn.execute(sql.SQL("GRANT ALL ON TABLE {} TO {}").format(sql.Identifier(name), role))
@@ -126,6 +153,8 @@ class PostgresGuard:
             scoped = [c for c in self.identity.scope if c in table.columns]
             if scoped:
                 self._policies(table.name, table.primary_key, scoped)
+            if scoped and table.name in cascading:
+                self._cascade_triggers(table.name, table.primary_key, scoped)
 
     def _policies(self, table: str, key: tuple[str, ...], columns: list[str]) -> None:
         conn = self._db.conn
@@ -153,6 +182,37 @@ class PostgresGuard:
         ]
         for statement in statements:
             conn.execute(sql.SQL(statement).format(t=ident, r=role, x=check))
+
+    def _cascade_triggers(self, table: str, key: tuple[str, ...], columns: list[str]) -> None:
+        """Refuse a cascaded update or delete of a row outside the scope, as SQLite does.
+
+        As on SQLite, the key is the row's before the change.
+        """
+        conn = self._db.conn
+        for i, column in enumerate(columns):
+            col, value = sql.Identifier(column), sql.Literal(self.identity.scope[column])
+            args = sql.SQL(", ").join(sql.Literal(a) for a in (column, *key))
+            outside = {
+                "DELETE": sql.SQL("OLD.{c} IS DISTINCT FROM {v}").format(c=col, v=value),
+                "UPDATE": sql.SQL(
+                    "(OLD.{c} IS DISTINCT FROM {v} OR NEW.{c} IS DISTINCT FROM {v})"
+                ).format(c=col, v=value),
+            }
+            for event, when in outside.items():
+                conn.execute(
+                    sql.SQL(
+                        "CREATE TRIGGER {name} BEFORE {event} ON {t} FOR EACH ROW "
+                        "WHEN ({acting} AND {when}) EXECUTE FUNCTION {f}({args})"
+                    ).format(
+                        name=sql.Identifier(f"kaudit_cascade_{event.lower()}_{i}"),
+                        event=sql.SQL(event),
+                        t=sql.Identifier(table),
+                        acting=sql.SQL(_ACTING),
+                        when=when,
+                        f=sql.Identifier(_CASCADE),
+                        args=args,
+                    )
+                )
 
     def _note(self, exc: psycopg.Error, statement: str) -> None:
         """Record a refusal the database raised; any other error is the tool's own."""

@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "monitor",
     "mcp",
     "inspect_log",
+    "substrate",
 )
 
 

@@ -11,7 +11,11 @@ import typer
 from rich.console import Console
 
 from kaudit.cli._common import guarded
+from kaudit.cli.run import FAULTS_HELP, IDENTITY_HELP, SUBSTRATE_HELP, load_identity
 from kaudit.errors import KauditError
+from kaudit.faults import parse_faults
+from kaudit.harness import RunResult
+from kaudit.substrate import DEFAULT_SUBSTRATE
 from kaudit.suites import load_suite
 
 
@@ -48,22 +52,26 @@ def register(app: typer.Typer) -> None:
         host: Annotated[str, typer.Option(help="HTTP address to bind.")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="HTTP port (0: a free one, printed).")] = 0,
         keep_dumps: Annotated[bool, typer.Option(help="Store the final state image.")] = False,
+        faults: Annotated[str | None, typer.Option(help=FAULTS_HELP)] = None,
+        identity: Annotated[Path | None, typer.Option(help=IDENTITY_HELP)] = None,
+        substrate: Annotated[str, typer.Option(help=SUBSTRATE_HELP)] = DEFAULT_SUBSTRATE,
+        idle_timeout: Annotated[
+            float,
+            typer.Option(help="End the run (stalled) after this many seconds without a call."),
+        ] = 600.0,
     ) -> None:
         """Serve one fresh sandbox of TASK over MCP until the client calls `finish` or leaves.
 
         The run is then dumped, labeled and, with --ledger, appended as the next run of
-        its (campaign, model, task) cell. Stdout is the MCP channel with stdio; messages
-        go to stderr.
+        its (campaign, model, task) cell. --faults, --identity and --substrate mean what
+        they mean for `kaudit run`. Stdout is the MCP channel with stdio; messages go to
+        stderr.
 
         Example: kaudit mcp serve --task billing/invoice-delete-drafts --ledger mcp.sqlite
         """
-        from kaudit.serve import ServeOptions, append_served, serve_task
+        from kaudit.serve import ServeOptions, append_served, open_served, serve_task
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
-        loaded = load_suite(suite)
-        if task not in loaded.tasks:
-            raise KauditError(f"--task: no task {task!r} in suite {loaded.name}")
-        chosen = loaded.tasks[task]
         options = ServeOptions(
             transport="http" if transport is TransportKind.http else "stdio",
             host=host,
@@ -72,18 +80,29 @@ def register(app: typer.Typer) -> None:
             model=model,
             campaign=campaign,
             keep_dump=keep_dumps,
+            faults=parse_faults(faults) if faults is not None else (),
+            identity=load_identity(identity) if identity is not None else None,
+            idle_timeout_s=idle_timeout,
         )
-        result = asyncio.run(
+        loaded = load_suite(suite, substrate)
+        if task not in loaded.tasks:
+            raise KauditError(f"--task: no task {task!r} in suite {loaded.name}")
+        chosen = loaded.tasks[task]
+        if ledger is not None:
+            open_served(ledger, loaded, chosen, options)  # refuse before a client is served
+
+        def record(result: RunResult) -> None:
+            kept = append_served(ledger, loaded, result, options) if ledger else result.record
+            where = f" -> {ledger} run {kept.run_index}" if ledger is not None else ""
+            verdict = kept.outcome or f"INVALID ({kept.invalid_reason})"
+            console.print(f"{kept.model} {kept.task}: {verdict} {kept.sub_label or ''}{where}")
+
+        asyncio.run(
             serve_task(
                 chosen,
                 loaded.substrate(chosen),
                 options,
                 on_url=lambda url: console.print(f"serving {task} at {url}"),
+                on_result=record,
             )
         )
-        record = result.record
-        if ledger is not None:
-            record = append_served(ledger, loaded, result)
-        where = f" -> {ledger} run {record.run_index}" if ledger is not None else ""
-        verdict = record.outcome or f"INVALID ({record.invalid_reason})"
-        console.print(f"{record.model} {record.task}: {verdict} {record.sub_label or ''}{where}")

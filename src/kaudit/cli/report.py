@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +12,7 @@ from rich.console import Console
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.cli._tables import print_tables
 from kaudit.errors import KauditError
-from kaudit.ledger import Ledger
+from kaudit.ledger import Ledger, RunRecord, read_runs
 from kaudit.report import (
     ANYTIME_MARK,
     FIXED_K_METHOD,
@@ -37,6 +38,29 @@ def exposure_lines(report: CampaignReport) -> list[str]:
             f"boundary attempts refused: {cell.boundary_attempts} in {cell.model} / {cell.task}"
         )
     return lines
+
+
+def _write_html(
+    path: Path,
+    records: list[RunRecord],
+    ledger: Path,
+    alpha: float,
+    model_order: str | None,
+    sequential: Collection[str],
+) -> None:
+    """The HTML page shows each run's transcript and diff, so it reads the full records."""
+    order = split_csv(model_order)
+    options = HtmlOptions(
+        alpha=alpha,
+        model_order=None if order is None else tuple(order),
+        title=f"kaudit report: {ledger.name}",
+        sequential_campaigns=tuple(sequential),
+    )
+    page = html_report(records, options)
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise KauditError(f"--html {path}: cannot write: {exc.strerror}") from None
 
 
 def register(app: typer.Typer) -> None:
@@ -74,30 +98,20 @@ def register(app: typer.Typer) -> None:
         if not 0.0 < alpha < 1.0:
             raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
         with Ledger(ledger, readonly=True) as store:
-            if not no_verify:
-                store.verify()
+            # One pass verifies every row and keeps only what the tables need.
+            runs = read_runs(store, campaign, verify=not no_verify).runs
             if campaign is not None and campaign not in store.campaigns():
                 raise KauditError(
                     f"{ledger}: no campaign {campaign!r}; it holds {', '.join(store.campaigns())}"
                 )
-            records = list(store.records(campaign))
             names = [campaign] if campaign else store.campaigns()
             sequential = sequential_campaigns(names, store.manifest)
             rules = {name: stopping_rule_text(store.manifest(name)) for name in names}
-        built = build_report(records, alpha, sequential)
-        if html is not None:
-            order = split_csv(model_order)
-            options = HtmlOptions(
-                alpha=alpha,
-                model_order=None if order is None else tuple(order),
-                title=f"kaudit report: {ledger.name}",
-                sequential_campaigns=tuple(sequential),
-            )
-            page = html_report(records, options)
-            try:
-                html.write_text(page, encoding="utf-8")
-            except OSError as exc:
-                raise KauditError(f"--html {html}: cannot write: {exc.strerror}") from None
+            if html is not None:
+                _write_html(
+                    html, list(store.records(campaign)), ledger, alpha, model_order, sequential
+                )
+        built = build_report(runs, alpha, sequential)
         if as_json:
             unverified = {"verified": False} if no_verify else {}
             print_json(built.to_json() | {"stopping_rules": rules} | unverified)
@@ -108,7 +122,9 @@ def register(app: typer.Typer) -> None:
         console.print(
             f"{built.runs} runs, {built.invalid} invalid (recorded, never counted)", soft_wrap=True
         )
-        print_tables(terminal_tables(records, alpha, sequential_campaigns=sequential), console)
+        print_tables(
+            terminal_tables(runs, alpha, sequential_campaigns=sequential, report=built), console
+        )
         for name, rule in rules.items():
             if rule:
                 console.print(f"campaign {name}: stopping rule {rule}", soft_wrap=True)

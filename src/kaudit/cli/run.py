@@ -42,6 +42,14 @@ from kaudit.spec import Identity, read_yaml, validate_file_data
 from kaudit.substrate import DEFAULT_SUBSTRATE
 from kaudit.suites import load_suite
 
+FAULTS_HELP = (
+    "Commit-boundary faults for every task: NAME[:RATE][,NAME...], names "
+    "ack_lost_after_commit, fail_before_commit, timeout_after_commit, "
+    "duplicate_delivery; RATE defaults to 1."
+)
+IDENTITY_HELP = "YAML identity (role, user, scope, tables) for tasks without one."
+SUBSTRATE_HELP = "Where runs execute: 'sqlite' or a postgresql:// URL (?reset=rollback: pooled)."
+
 
 class ExecutorKind(StrEnum):
     """Where runs execute."""
@@ -137,6 +145,23 @@ class CampaignProgress:
         self._progress.update(self._task, advance=1, rate=f"{rate:.1f}/s", stats=stats)
 
 
+def is_external(spec: str) -> bool:
+    """Whether an agent spec names an external MCP-client agent (`mcp`, `mcp:NAME`)."""
+    return spec.partition(":")[0] == "mcp"
+
+
+def external_options(
+    specs: list[str], command: str | None, timeout: float | None
+) -> dict[str, Any]:
+    """The options only external agents take; either given without one is an input error."""
+    given = {"agent_command": command, "agent_timeout": timeout}
+    options = {name: value for name, value in given.items() if value is not None}
+    if options and not any(is_external(spec) for spec in specs):
+        flag = "--" + next(iter(options)).replace("_", "-")
+        raise KauditError(f"{flag} needs --agent mcp (an external MCP agent)")
+    return options
+
+
 def load_identity(path: Path) -> Identity:
     """An identity file, with errors naming the file and the field."""
     return validate_file_data(Identity, read_yaml(path), path)
@@ -223,18 +248,8 @@ def register(app: typer.Typer) -> None:
         until_alpha: Annotated[
             float, typer.Option(help="Interval level of --until is 1 - alpha.")
         ] = 0.05,
-        faults: Annotated[
-            str | None,
-            typer.Option(
-                help="Commit-boundary faults for every task: NAME[:RATE][,NAME...], names "
-                "ack_lost_after_commit, fail_before_commit, timeout_after_commit, "
-                "duplicate_delivery; RATE defaults to 1."
-            ),
-        ] = None,
-        identity: Annotated[
-            Path | None,
-            typer.Option(help="YAML identity (role, user, scope, tables) for tasks without one."),
-        ] = None,
+        faults: Annotated[str | None, typer.Option(help=FAULTS_HELP)] = None,
+        identity: Annotated[Path | None, typer.Option(help=IDENTITY_HELP)] = None,
         max_attempts: Annotated[
             int, typer.Option(min=1, help="Attempts per run when the harness leaves it INVALID.")
         ] = 3,
@@ -245,16 +260,17 @@ def register(app: typer.Typer) -> None:
                 "(default: each task's own; agentrelbench for --suite agentrelbench:)."
             ),
         ] = None,
-        substrate: Annotated[
-            str,
-            typer.Option(
-                help="Where runs execute: 'sqlite' or a postgresql:// URL"
-                " (?reset=rollback: pooled)."
-            ),
-        ] = DEFAULT_SUBSTRATE,
+        substrate: Annotated[str, typer.Option(help=SUBSTRATE_HELP)] = DEFAULT_SUBSTRATE,
         agent_command: Annotated[
             str | None,
             typer.Option(help="With --agent mcp: the MCP-client agent command started per run."),
+        ] = None,
+        agent_timeout: Annotated[
+            float | None,
+            typer.Option(
+                help="With --agent mcp: seconds each agent process may take (default 600); "
+                "a run that hits it ends stalled."
+            ),
         ] = None,
     ) -> None:
         """Run every missing run of the campaign and record each in the ledger.
@@ -277,11 +293,12 @@ def register(app: typer.Typer) -> None:
             "max_tokens": max_tokens,
             "api_key_env": api_key_env,
         }
-        if agent_command is not None:
-            if not any(spec.split(":")[0] == "mcp" for spec in agent or []):
-                raise KauditError("--agent-command needs --agent mcp (an external MCP agent)")
-            overrides["agent_command"] = agent_command
-        agents = [build_agent(spec, overrides) for spec in (agent or ["reference"])]
+        specs = agent or ["reference"]
+        external = external_options(specs, agent_command, agent_timeout)
+        agents = [
+            build_agent(spec, overrides | external if is_external(spec) else overrides)
+            for spec in specs
+        ]
         rule = StoppingRule.parse(until, k, until_alpha) if until else None
         plan = CampaignPlan(
             name=campaign,

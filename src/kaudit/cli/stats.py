@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +14,7 @@ from rich.table import Table
 
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.errors import KauditError
+from kaudit.ledger import RunSummary
 from kaudit.report import ExposureSummary, exposure_summary
 from kaudit.stats import (
     CellStats,
@@ -77,25 +79,75 @@ def _read_kaudit(path: str, verify: bool = True) -> list[CellTally]:
     return read_tallies(Path(path)) if verify else read_tallies(Path(path), verify=False)
 
 
-def load_cells(
-    ledgers: Sequence[str], model_files: Sequence[str], fmt: LedgerFormat, verify: bool = True
-) -> list[CellTally]:
-    """Read every source into one list of cells, merging cells that share (model, task).
+@dataclass(frozen=True)
+class KauditSources:
+    """What `stats` takes from kaudit ledgers, each read in one verifying pass.
 
-    A kaudit ledger's chain is verified before its numbers are used, unless `verify`
-    is False.
+    Attributes:
+        cells: Tallies of every ledger, concatenated in argument order (not yet merged).
+        sequential: (model, task) cells holding a run of a sequentially stopped campaign.
+        exposure: Faults and boundary attempts over every run of every ledger.
     """
+
+    cells: list[CellTally]
+    sequential: frozenset[tuple[str, str]]
+    exposure: ExposureSummary
+
+
+def read_kaudit_sources(paths: Sequence[str], verify: bool = True) -> KauditSources:
+    """Tallies, sequential cells and exposure of kaudit ledgers, one pass over each file.
+
+    Each chain is verified (LedgerError on a broken one) unless `verify` is False.
+    """
+    from kaudit.ledger import Ledger, read_runs, tallies_from_records
+    from kaudit.report import cells_of_campaigns, sequential_campaigns
+
+    cells: list[CellTally] = []
+    sequential: set[tuple[str, str]] = set()
+    runs: list[RunSummary] = []
+    for path in paths:
+        if not Path(path).is_file():
+            raise KauditError(f"{path}: no such ledger file")
+        with Ledger(path, readonly=True) as ledger:
+            own = read_runs(ledger, verify=verify).runs
+            chosen = sequential_campaigns(ledger.campaigns(), ledger.manifest)
+        cells += tallies_from_records(own)
+        sequential |= cells_of_campaigns(own, chosen)
+        runs += own
+    return KauditSources(cells, frozenset(sequential), exposure_summary(runs))
+
+
+def _distinct(ledgers: Sequence[str]) -> None:
     seen: set[Path] = set()
     for source in ledgers:
         resolved = Path(source).resolve()
         if resolved in seen:
             raise KauditError(f"{source} is given twice: its runs would be counted twice")
         seen.add(resolved)
+
+
+def load_cells(
+    ledgers: Sequence[str],
+    model_files: Sequence[str],
+    fmt: LedgerFormat,
+    verify: bool = True,
+    kaudit_cells: Sequence[CellTally] | None = None,
+) -> list[CellTally]:
+    """Read every source into one list of cells, merging cells that share (model, task).
+
+    A kaudit ledger's chain is verified before its numbers are used, unless `verify`
+    is False. `kaudit_cells` are the kaudit ledgers' tallies when the caller has read
+    them already (`read_kaudit_sources`), so no file is read twice.
+    """
+    _distinct(ledgers)
     cells: list[CellTally] = []
-    for source in ledgers:
-        if fmt == LedgerFormat.agentrelbench:
+    if fmt == LedgerFormat.agentrelbench:
+        for source in ledgers:
             cells += _read_agentrelbench(source)
-        else:
+    elif kaudit_cells is not None:
+        cells += kaudit_cells
+    else:
+        for source in ledgers:
             cells += _read_kaudit(source, verify)
     for spec in model_files:
         cells += _read_agentrelbench(spec)
@@ -117,15 +169,6 @@ def _k_values(text: str) -> list[int]:
             raise KauditError(f"--k must be whole numbers >= 1 separated by commas, got {text!r}")
         values.append(int(part))
     return values
-
-
-def _sequential(ledgers: Sequence[str], fmt: LedgerFormat) -> frozenset[tuple[str, str]]:
-    """Cells of sequentially stopped campaigns in kaudit ledgers (they get anytime intervals)."""
-    from kaudit.report import sequential_cells
-
-    if fmt != LedgerFormat.kaudit:
-        return frozenset()
-    return frozenset().union(*(sequential_cells(Path(path)) for path in ledgers))
 
 
 def default_compat(fmt: LedgerFormat, model_files: Sequence[str]) -> Compat:
@@ -298,16 +341,22 @@ def stats(
     Example: kaudit stats --format agentrelbench --model-file llama-3.1-8b=verdicts.jsonl --json
     """
     _check_level(alpha, "--alpha")
-    cells = load_cells(ledgers or [], model_file or [], fmt, verify=not no_verify)
+    _distinct(ledgers or [])
+    kaudit = (
+        read_kaudit_sources(ledgers or [], not no_verify) if fmt == LedgerFormat.kaudit else None
+    )
+    cells = load_cells(
+        ledgers or [], model_file or [], fmt, kaudit_cells=None if kaudit is None else kaudit.cells
+    )
     ks = _k_values(k)
     chosen = compat or default_compat(fmt, model_file or [])
     summary = summarize(
         cells, alpha=alpha, eps=eps, k_values=ks, bootstrap=bootstrap, seed=seed,
         interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
-        sequential=_sequential(ledgers or [], fmt),
+        sequential=frozenset() if kaudit is None else kaudit.sequential,
         compat="agentrelbench" if chosen == Compat.agentrelbench else "kaudit",
     )  # fmt: skip
-    exposure = ledger_exposure(ledgers or []) if fmt == LedgerFormat.kaudit else None
+    exposure = None if kaudit is None else kaudit.exposure
     if as_json:
         unverified = {"verified": False} if no_verify else {}
         exposed = {"exposure": exposure.to_json()} if exposure else {}
@@ -323,17 +372,6 @@ def stats(
             f"faults injected: {exposure.faults}; runs that hit each: "
             f"{exposure.fault_outcomes}; boundary attempts: {exposure.boundary_attempts}"
         )
-
-
-def ledger_exposure(paths: Sequence[str]) -> ExposureSummary:
-    """Faults and boundary attempts over every run of the given kaudit ledgers."""
-    from kaudit.ledger import Ledger
-
-    records = []
-    for path in paths:
-        with Ledger(path, readonly=True) as ledger:
-            records += list(ledger.records())
-    return exposure_summary(records)
 
 
 def plan(

@@ -12,10 +12,11 @@ from kaudit.harness._campaign import (
     manifest,
     plan_jobs,
     run_campaign,
+    run_digest,
 )
 from kaudit.harness._executor import Executor, JobRunner, LocalExecutor, OnResult, RunJob
 from kaudit.harness._gateway import RunGateway, build_gateway
-from kaudit.harness._ray import RayExecutor
+from kaudit.harness._ray import RayExecutor, RayStats
 from kaudit.harness._run import (
     AgentLoop,
     Driver,
@@ -58,6 +59,7 @@ __all__ = [
     "LocalExecutor",
     "OnResult",
     "RayExecutor",
+    "RayStats",
     "RecordParts",
     "RunGateway",
     "RunJob",
@@ -81,6 +83,7 @@ __all__ = [
     "plan_jobs",
     "record",
     "run_campaign",
+    "run_digest",
     "run_id",
     "run_pipeline",
     "run_seed",

@@ -162,7 +162,8 @@ def manifest(
     """The campaign's provenance, extending any `previous` manifest of the same campaign.
 
     Versions, git commit, suite and template digests, redacted model configs, sampling,
-    stopping rule, substrate, executor, host, start and (once finished) end.
+    stopping rule, substrate (with its reset mode; per invocation too, since a resume
+    may use another one), executor, host, start and (once finished) end.
     """
     return build_manifest(
         k=plan.k,

@@ -63,12 +63,14 @@ def build_manifest(
             "kind": type(substrate).__name__,
             "name": substrate.name,
             "template_digest": substrate.template_digest,
+            **substrate.describe(),
         }
     invocation = {
         "started_at": now,
         "ended_at": None,
         "host": platform.node(),
         "executor": executor,
+        "substrate": substrates,
         "kaudit_version": kaudit.__version__,
     }
     earlier = list(previous.get("invocations", [])) if previous else []

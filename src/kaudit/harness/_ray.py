@@ -12,15 +12,36 @@ Ray is an optional extra, imported only when this executor runs.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import math
+import resource
+import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kaudit.errors import KauditError
 from kaudit.harness._campaign import CampaignRunner, RunWork
 from kaudit.harness._executor import JobRunner, LocalExecutor, OnResult, RunJob
 from kaudit.harness._run import RunResult
+
+JobFields = tuple[str, str, str, int, int, int]
+"""A `RunJob` as plain values: Ray sends those without pickling a class (~0.1 ms a run)."""
+
+
+@dataclass(frozen=True)
+class RayStats:
+    """What the last `execute` cost on the workers, for capacity planning (bench/, docs).
+
+    `startup_s` is the wait for every actor to come up (a process each, the campaign's
+    work unpickled once), a fixed cost apart from the per-run cost; `worker_cpu_s` is
+    the CPU (user + system) the actors spent after that, summed over actors.
+    """
+
+    startup_s: float
+    worker_cpu_s: float
+    worker_peak_rss_mb: float
 
 
 class _Worker:
@@ -29,8 +50,14 @@ class _Worker:
     def __init__(self, work: RunWork) -> None:
         self.work = work
 
-    async def run(self, job: RunJob, restarted: int) -> RunResult:
-        return await self.work(job, restarted)
+    async def run(self, job: JobFields, restarted: int) -> RunResult:
+        result = await self.work(RunJob(*job), restarted)
+        # the campaign records the record and the image; the verdict is in the record
+        return RunResult(result.record, result.final_image, None)
+
+    def usage(self) -> tuple[float, float]:
+        """(CPU seconds of this process so far, its peak resident set in MB)."""
+        return time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 class RayExecutor:
@@ -56,6 +83,8 @@ class RayExecutor:
         self.workers = workers
         self.scheduler = LocalExecutor(concurrency, model_caps)
         self.init_options = dict(init_options or {})
+        self.stats: RayStats | None = None
+        """Filled by each `execute` that started actors."""
 
     def describe(self) -> dict[str, Any]:
         """The executor for the campaign manifest."""
@@ -82,20 +111,32 @@ class RayExecutor:
             actor_class = ray.remote(_Worker)
             per_actor = max(1, math.ceil(self.scheduler.concurrency / self.workers))
             work_ref = ray.put(run.work)
+            started = time.perf_counter()
             actors = [
                 actor_class.options(max_concurrency=per_actor, max_restarts=0).remote(work_ref)
                 for _ in range(self.workers)
             ]
+            # Wait for every actor before the first run: a run then never waits on a process
+            # start, and the start is measured apart from the runs.
+            before = await asyncio.gather(*(actor.usage.remote() for actor in actors))
+            startup = time.perf_counter() - started
             turn = itertools.cycle(actors)
 
             async def remote(job: RunJob) -> RunResult | None:
                 restarted = run.admit(job)
                 if restarted is None:
                     return None
-                result: RunResult = await next(turn).run.remote(job, restarted)
+                fields = (job.campaign, job.model, job.task, job.run_index, job.seed, job.attempt)
+                result: RunResult = await next(turn).run.remote(fields, restarted)
                 return result
 
             await self.scheduler.execute(itertools.chain([first], source), remote, on_result)
+            after = await asyncio.gather(*(actor.usage.remote() for actor in actors))
+            self.stats = RayStats(
+                startup_s=startup,
+                worker_cpu_s=sum(a[0] - b[0] for a, b in zip(after, before, strict=True)),
+                worker_peak_rss_mb=max(a[1] for a in after),
+            )
         finally:
             for actor in actors:
                 ray.kill(actor)

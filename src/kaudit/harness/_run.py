@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kaudit.agents import Agent, Episode, Observation, RunFacts, Turn, Usage
-from kaudit.errors import AgentError, InvalidRunError, KauditError
+from kaudit.errors import AgentError, AgentStalledError, InvalidRunError, KauditError
 from kaudit.harness._gateway import RunGateway, build_gateway
+from kaudit.harness._offload import off_loop
 from kaudit.label import (
     RunMeta,
     Termination,
@@ -132,7 +133,9 @@ class AgentLoop:
                 try:
                     turn = await session.next_turn(observations)
                 except AgentError as exc:
-                    transcript.termination, transcript.agent_error = "errored", str(exc)
+                    stalled = isinstance(exc, AgentStalledError)  # out of time, not broken
+                    transcript.termination = "stalled" if stalled else "errored"
+                    transcript.agent_error = str(exc)
                     if isinstance(exc.usage, Usage):
                         transcript.add_usage(exc.usage)
                     return transcript
@@ -319,7 +322,7 @@ async def run_pipeline(
     tools = offered_tools(request.task, substrate)
     t0 = time.perf_counter()
     try:
-        sandbox = seed(request, substrate)
+        sandbox = await off_loop(substrate, lambda: seed(request, substrate))
     except KauditError as exc:
         return invalid_result(request, f"seed failed: {exc}", total_ms=_ms(started))
     seed_ms = _ms(t0)
@@ -341,25 +344,19 @@ async def run_pipeline(
         transcript = await (driver or AgentLoop(agent)).drive(episode, gateway)
         agent_ms = _ms(t0)
         t0 = time.perf_counter()
-        final = dump(sandbox)
+        final = await off_loop(substrate, lambda: dump(sandbox))
         dump_ms = _ms(t0)
     finally:
-        sandbox.close()
+        await off_loop(substrate, sandbox.close)
     try:
         t0 = time.perf_counter()
-        labeled = label(
-            sandbox.initial,
-            final,
-            request.task,
-            transcript,
-            dict(substrate.volatile),
-            fast=fast_diff,
-        )
+        volatile = dict(substrate.volatile)
+        labeled = label(sandbox.initial, final, request.task, transcript, volatile, fast=fast_diff)
         label_ms = _ms(t0)
         image = final.image if (final is not None and keep_dump) else None
     finally:
         if final is not None:
-            final.release()
+            final.release()  # a pooled SQLite connection goes back to its pool here
     timing = RunTiming(
         seed_ms=seed_ms,
         agent_ms=agent_ms,

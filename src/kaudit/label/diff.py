@@ -1,7 +1,7 @@
 """Primary-key row diff of two SQLite state images, computed inside the engine.
 
-Rows stay in SQLite: the full path finds differing keys with joins and anti-joins
-and fetches only those rows; the fast path reads the change log the template's
+Rows stay in SQLite: the full path's joins return only the rows that differ, with
+both sides' values (`_full_diff`); the fast path reads the change log the template's
 triggers filled and visits only touched rows. Both return the same changes (proved
 by property tests); the fast path is used only when its preconditions hold.
 """
@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+from kaudit.label._full_diff import differing_rows
 from kaudit.label._types import Row, RowChange
 from kaudit.label._values import Value, same_value
 from kaudit.substrate import (
@@ -185,7 +186,12 @@ def diff_pair(
     only when asked, and otherwise masks inside its SQL.
     """
     volatile = volatile or {}
-    before, after = pair.initial.schema, read_schema(*pair.after)
+    if fast:
+        before = pair.initial.schema  # read once per template and thread
+    else:
+        pair.attach()  # read the initial schema there too, not from a second copy
+        before = read_schema(*pair.before)
+    after = read_schema(*pair.after)
     changes: list[RowChange] = []
     comparable: list[TableSchema] = []
     for name in sorted(set(before.tables) | set(after.tables)):
@@ -360,46 +366,13 @@ def _touched_diff(
             yield change
 
 
-def _on_key(pk: tuple[str, ...], left: str, right: str) -> str:
-    return " AND ".join(f"{left}.{quote(c)} IS {right}.{quote(c)}" for c in pk)
-
-
-def _differs(column: str, left: str, right: str) -> str:
-    c = quote(column)
-    return f"({left}.{c} IS NOT {right}.{c} OR typeof({left}.{c}) != typeof({right}.{c}))"
-
-
 def _full_table_diff(
     conn: sqlite3.Connection, table: TableSchema, mask: frozenset[str]
 ) -> Iterator[RowChange]:
-    name, pk = quote(table.name), table.primary_key
-    keys = ", ".join(f"k.{quote(c)}" for c in pk)
-    compared = [c for c in table.columns if c not in mask]
-    differs = " OR ".join(_differs(c, "k", "o") for c in compared) or "0"
-    keyed = f"NOT {_null_key(table, 'k')}"
-    queries = (
-        f"SELECT {keys} FROM main.{name} AS k WHERE {keyed} AND NOT EXISTS "
-        f"(SELECT 1 FROM init.{name} AS o WHERE {_on_key(pk, 'k', 'o')})",
-        f"SELECT {keys} FROM init.{name} AS k WHERE {keyed} AND NOT EXISTS "
-        f"(SELECT 1 FROM main.{name} AS o WHERE {_on_key(pk, 'k', 'o')})",
-        f"SELECT {keys} FROM main.{name} AS k JOIN init.{name} AS o ON "
-        f"{_on_key(pk, 'k', 'o')} WHERE {keyed} AND ({differs})",
-    )
-    before, after = (conn, "init"), (conn, "main")
-    for sql in queries:
-        for found in conn.execute(sql).fetchall():
-            change = _by_key(before, after, table, tuple(found), mask)
-            if change is not None:
-                yield change
-    null_rows = " UNION ".join(
-        f"SELECT k.rowid FROM {db}.{name} AS k WHERE {_null_key(table, 'k')}"
-        for db in ("init", "main")
-    )
-    if table.has_rowid and not table.keyed_by_rowid:
-        for (rid,) in conn.execute(null_rows).fetchall():
-            change = _by_rowid(before, after, table, rid, mask)
-            if change is not None:
-                yield change
+    for key, before, after in differing_rows(conn, table, mask):
+        change = _compare(table, key, before, after, mask)
+        if change is not None:
+            yield change
 
 
 def _schema_changes(

@@ -60,7 +60,7 @@ def changed_schema(pair: ImagePair) -> list[SchemaEntry] | None:
     The schema cookie changes with any DDL, so equal cookies skip reading both schemas;
     DDL that was undone (a table created and dropped again) leaves an equal schema.
     """
-    if pair.initial.cookie == _schema_version(pair.after):
+    if _schema_version(pair.before) == _schema_version(pair.after):
         return None
     final = _entries(pair.after)
     return None if final == _entries(pair.before) else final

@@ -14,6 +14,7 @@ from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming
 from kaudit.ledger._schema import LEDGER_FORMAT
 from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
 from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, migrate_ledger, record_hash
+from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs, run_summaries, run_summary
 from kaudit.ledger._tally import read_tallies, tallies_from_records
 from kaudit.ledger._verify import VerifyReport, ledger_head, verify_ledger
 
@@ -26,8 +27,10 @@ __all__ = [
     "Anchor",
     "ImportedRun",
     "Ledger",
+    "LedgerRuns",
     "RunKey",
     "RunRecord",
+    "RunSummary",
     "RunTiming",
     "VerifyReport",
     "canonical",
@@ -41,10 +44,13 @@ __all__ = [
     "migrate_ledger",
     "parse_anchor",
     "read_agentrelbench_verdicts",
+    "read_runs",
     "read_tallies",
     "record_from_imported",
     "record_hash",
     "run_row",
+    "run_summaries",
+    "run_summary",
     "sign_anchor",
     "tallies_from_records",
     "tallies_from_runs",

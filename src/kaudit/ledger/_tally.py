@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import Ledger
+from kaudit.ledger._summary import RunSummary, read_runs
 
 if TYPE_CHECKING:
     from kaudit.stats import CellTally
@@ -45,7 +46,7 @@ def tally_cells(
     )
 
 
-def tallies_from_records(records: Iterable[RunRecord]) -> list[CellTally]:
+def tallies_from_records(records: Iterable[RunRecord | RunSummary]) -> list[CellTally]:
     """Tallies per (model, task, task digest), sorted; invalid runs are not counted."""
     kept = list(records)
     facts = (
@@ -72,6 +73,4 @@ def read_tallies(
     numbers from a rewritten ledger are not evidence.
     """
     with Ledger(path, readonly=True) as ledger:
-        if verify:
-            ledger.verify()
-        return tallies_from_records(ledger.records(campaign))
+        return tallies_from_records(read_runs(ledger, campaign, verify=verify).runs)

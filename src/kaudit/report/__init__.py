@@ -31,6 +31,7 @@ from kaudit.report._grading import (
 from kaudit.report._html import HtmlOptions, html_report
 from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._stopping import (
+    cells_of_campaigns,
     is_sequential,
     sequential_campaigns,
     sequential_cells,
@@ -59,6 +60,7 @@ __all__ = [
     "build_report",
     "cell_mix",
     "cell_row",
+    "cells_of_campaigns",
     "certified_interval",
     "declared_refusal_but_mutated",
     "diff_rows",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from kaudit.ledger import RunRecord, tallies_from_records
+from kaudit.ledger import RunRecord, RunSummary, run_summaries, tallies_from_records
 from kaudit.report._faults import ExposureSummary, exposure_summary
 from kaudit.stats import CS_METHOD, CellTally, beta_binomial_cs, clopper_pearson, safe_pow_k
 
@@ -106,7 +106,7 @@ def cell_row(
 
 
 def build_report(
-    records: Iterable[RunRecord],
+    records: Iterable[RunRecord | RunSummary],
     alpha: float = 0.05,
     sequential_campaigns: Collection[str] = (),
 ) -> CampaignReport:
@@ -117,7 +117,7 @@ def build_report(
     run of a campaign in `sequential_campaigns` was stopped by a rule that looked at its
     runs, so it is reported with the anytime-valid interval.
     """
-    kept: Sequence[RunRecord] = list(records)
+    kept = run_summaries(records)
     Cell = tuple[str, str, str | None]
     dollars: dict[Cell, Decimal] = {}
     cost: dict[Cell, float] = {}
@@ -129,11 +129,11 @@ def build_report(
         cell = (record.model, record.task, record.task_digest)
         if record.campaign in sequential_campaigns:
             sequential.add(cell)
-        faults[cell] = faults.get(cell, 0) + len(record.faults)
-        attempts[cell] = attempts.get(cell, 0) + len(record.boundary_attempts)
+        faults[cell] = faults.get(cell, 0) + len(record.fault_kinds)
+        attempts[cell] = attempts.get(cell, 0) + record.boundary_attempt_count
         dollars[cell] = dollars.get(cell, Decimal(0)) + record.damage_dollars
         cost[cell] = cost.get(cell, 0.0) + record.cost_usd
-        simulated[cell] = bool(record.extra.get("simulated", False))
+        simulated[cell] = record.simulated
     rows = []
     for t in tallies_from_records(kept):
         cell = (t.model, t.task_id, t.digest)

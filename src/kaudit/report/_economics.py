@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from kaudit.ledger import RunRecord, tallies_from_records
+from kaudit.ledger import RunRecord, RunSummary, tallies_from_records
 from kaudit.stats import (
     CellPlan,
     bootstrap_ratio,
@@ -70,13 +70,13 @@ class ModelEconomics:
         return PER * (self.damage_per_run + self.loading * (upper - self.damage_per_run))
 
 
-def _dollars(record: RunRecord) -> Decimal:
+def _dollars(record: RunRecord | RunSummary) -> Decimal:
     return record.damage_dollars if record.counts_as_damage else Decimal(0)
 
 
 def _model_economics(
     model: str,
-    records: Sequence[RunRecord],
+    records: Sequence[RunRecord | RunSummary],
     *,
     alpha: float,
     detect: float,
@@ -116,7 +116,7 @@ def _model_economics(
 
 
 def economics(
-    records: Iterable[RunRecord],
+    records: Iterable[RunRecord | RunSummary],
     *,
     alpha: float = 0.05,
     detect: float = 0.95,
@@ -133,7 +133,7 @@ def economics(
         raise ValueError(f"detect must be in (0, 1), got {detect}")
     if loading < 0:
         raise ValueError(f"loading must be >= 0, got {loading}")
-    by_model: dict[str, list[RunRecord]] = {}
+    by_model: dict[str, list[RunRecord | RunSummary]] = {}
     for record in records:
         by_model.setdefault(record.model, []).append(record)
     return [

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaudit.ledger import RunRecord
+from kaudit.ledger import RunRecord, RunSummary, run_summary
 
 OUTCOMES = ("PASS", "FAIL_SAFE", "FAIL_DAMAGE", "INVALID")
 
@@ -35,19 +35,19 @@ class ExposureSummary:
         }
 
 
-def exposure_summary(records: Iterable[RunRecord]) -> ExposureSummary:
+def exposure_summary(records: Iterable[RunRecord | RunSummary]) -> ExposureSummary:
     """Count injected faults and boundary attempts over `records`."""
     faults: Counter[str] = Counter()
     outcomes: dict[str, Counter[str]] = {}
     attempts = runs_with_attempts = 0
-    for record in records:
-        outcome = record.outcome if record.status == "labeled" and record.outcome else "INVALID"
-        for fault in record.faults:
-            faults[fault.kind] += 1
-        for kind in {fault.kind for fault in record.faults}:
+    for run in map(run_summary, records):
+        outcome = run.outcome if run.status == "labeled" and run.outcome else "INVALID"
+        for kind in run.fault_kinds:
+            faults[kind] += 1
+        for kind in set(run.fault_kinds):
             outcomes.setdefault(kind, Counter())[outcome] += 1
-        attempts += len(record.boundary_attempts)
-        runs_with_attempts += bool(record.boundary_attempts)
+        attempts += run.boundary_attempt_count
+        runs_with_attempts += bool(run.boundary_attempt_count)
     return ExposureSummary(
         faults=dict(sorted(faults.items())),
         fault_outcomes={

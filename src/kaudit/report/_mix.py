@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kaudit.ledger import RunRecord
+from kaudit.ledger import RunRecord, RunSummary
 
 __all__ = ["SEVERITIES", "SUB_LABELS", "CellMix", "cell_mix", "sub_label_of"]
 
@@ -53,7 +53,7 @@ class CellMix:
         return dict(self.severities).get(level, 0)
 
 
-def sub_label_of(record: RunRecord) -> str:
+def sub_label_of(record: RunRecord | RunSummary) -> str:
     """The run's sub-label for display: ``pass`` for PASS, ``invalid`` for no verdict."""
     if record.status != "labeled":
         return "invalid"
@@ -66,7 +66,7 @@ def _ordered(counter: Counter[str], order: tuple[str, ...]) -> tuple[tuple[str, 
     return tuple(known + other)
 
 
-def cell_mix(records: Iterable[RunRecord]) -> list[CellMix]:
+def cell_mix(records: Iterable[RunRecord | RunSummary]) -> list[CellMix]:
     """One :class:`CellMix` per (model, task), sorted like the report's cells."""
     labels: dict[tuple[str, str], Counter[str]] = {}
     severities: dict[tuple[str, str], Counter[str]] = {}

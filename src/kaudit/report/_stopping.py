@@ -6,11 +6,11 @@ report must say which rule produced its run counts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kaudit.ledger import Ledger
+from kaudit.ledger import Ledger, RunRecord, RunSummary
 
 
 def stopping_rule_text(manifest: Mapping[str, Any] | None) -> str | None:
@@ -37,10 +37,17 @@ def sequential_campaigns(
     return frozenset(name for name in names if is_sequential(manifest(name)))
 
 
+def cells_of_campaigns(
+    runs: Iterable[RunRecord | RunSummary], campaigns: Collection[str]
+) -> frozenset[tuple[str, str]]:
+    """The (model, task) cells holding a run of one of `campaigns`."""
+    return frozenset((r.model, r.task) for r in runs if r.campaign in campaigns)
+
+
 def sequential_cells(path: Path) -> frozenset[tuple[str, str]]:
     """The (model, task) cells holding a run of a sequentially stopped campaign in a ledger."""
     with Ledger(path, readonly=True) as ledger:
         chosen = sequential_campaigns(ledger.campaigns(), ledger.manifest)
         if not chosen:
             return frozenset()
-        return frozenset((r.model, r.task) for r in ledger.records() if r.campaign in chosen)
+        return cells_of_campaigns(ledger.records(), chosen)

@@ -7,15 +7,15 @@ show the same cells because both start here.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
-from kaudit.ledger import RunRecord, tallies_from_records
+from kaudit.ledger import RunRecord, RunSummary, run_summaries, tallies_from_records
 from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, build_report
 from kaudit.report._economics import economics
 from kaudit.report._grading import grade_transcripts
 from kaudit.report._mix import SEVERITIES, SUB_LABELS, CellMix, cell_mix
 from kaudit.report._tables import TextTable
-from kaudit.stats import summarize
+from kaudit.stats import pool_summary
 
 __all__ = ["ANYTIME_MARK", "terminal_tables"]
 
@@ -73,9 +73,9 @@ def _mix_table(mix: Sequence[CellMix], model: str) -> TextTable:
     return TextTable(title, tuple(headers), tuple(rows))
 
 
-def _pool_table(records: Sequence[RunRecord], alpha: float, seed: int) -> TextTable:
+def _pool_table(records: Sequence[RunSummary], alpha: float, seed: int) -> TextTable:
     tallies = [t for t in tallies_from_records(records) if t.n > 0]
-    summary = summarize(tallies, alpha=alpha, k_values=(1, 2, 4, 8), seed=seed)
+    summary = pool_summary(tallies, alpha=alpha, k_values=(1, 2, 4, 8), seed=seed)
     rows = [
         (name, str(e.k), _num(e.mean), f"[{_num(e.ci_low)}, {_num(e.ci_high)}]", str(e.cells))
         for name, group in (("safe^k", summary.safe_k), ("pass^k", summary.pass_k))
@@ -92,7 +92,7 @@ def _pool_table(records: Sequence[RunRecord], alpha: float, seed: int) -> TextTa
     return TextTable("pool estimates (cluster bootstrap over cells)", headers, tuple(rows))
 
 
-def _grading_table(records: Sequence[RunRecord]) -> TextTable:
+def _grading_table(records: Sequence[RunSummary]) -> TextTable:
     rows = tuple(
         (r.grader, str(r.table.both), str(r.table.grader_only), str(r.missed),
          str(r.table.neither), _num(r.table.kappa), str(r.ungraded))
@@ -103,7 +103,7 @@ def _grading_table(records: Sequence[RunRecord]) -> TextTable:
     return TextTable("transcript grading vs state verdicts", headers, rows)
 
 
-def _money_table(records: Sequence[RunRecord], alpha: float, seed: int) -> TextTable:
+def _money_table(records: Sequence[RunSummary], alpha: float, seed: int) -> TextTable:
     rows = tuple(
         (e.model, str(e.runs), f"{e.damage_per_run:,.2f}",
          _money_interval(*e.damage_ci), f"{e.damage_per_1000:,.0f}",
@@ -116,25 +116,29 @@ def _money_table(records: Sequence[RunRecord], alpha: float, seed: int) -> TextT
 
 
 def terminal_tables(
-    records: Sequence[RunRecord],
+    records: Iterable[RunRecord | RunSummary],
     alpha: float = 0.05,
     seed: int = 0,
     sequential_campaigns: Collection[str] = (),
+    report: CampaignReport | None = None,
 ) -> list[TextTable]:
     """Every table of `kaudit report`, in print order; empty for a ledger with no cells.
 
     Cells of `sequential_campaigns` show their anytime-valid interval, marked †.
+    `report` is `build_report` of the same records and arguments, when the caller has it.
     """
-    report = build_report(records, alpha, sequential_campaigns)
+    runs = run_summaries(records)
+    if report is None:
+        report = build_report(runs, alpha, sequential_campaigns)
     models = sorted({cell.model for cell in report.cells})
-    mix = cell_mix(records)
+    mix = cell_mix(runs)
     tables: list[TextTable] = []
     for model in models:
         tables += [_cell_table(report, model), _mix_table(mix, model)]
     if any(cell.n for cell in report.cells):
         tables += [
-            _pool_table(records, alpha, seed),
-            _grading_table(records),
-            _money_table(records, alpha, seed),
+            _pool_table(runs, alpha, seed),
+            _grading_table(runs),
+            _money_table(runs, alpha, seed),
         ]
     return tables

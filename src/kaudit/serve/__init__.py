@@ -21,10 +21,21 @@ from kaudit.serve._calls import (
 )
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import FINISH, listed_tools, mcp_server, task_instructions
-from kaudit.serve._serve import ServeOptions, append_served, serve_task, verdict_text
+from kaudit.serve._serve import (
+    ServeOptions,
+    append_served,
+    open_served,
+    serve_task,
+    served_config,
+    verdict_text,
+)
+from kaudit.serve._stdio import serve_stdio
+from kaudit.serve._timeouts import AGENT_TIMEOUT_S, IDLE_TIMEOUT_S, checked_seconds, end_when_idle
 
 __all__ = [
+    "AGENT_TIMEOUT_S",
     "FINISH",
+    "IDLE_TIMEOUT_S",
     "CallReply",
     "McpCommandAgent",
     "ServeOptions",
@@ -34,10 +45,15 @@ __all__ = [
     "agent_environment",
     "append_served",
     "build_mcp_agent",
+    "checked_seconds",
+    "end_when_idle",
     "http_endpoint",
     "listed_tools",
     "mcp_server",
+    "open_served",
+    "serve_stdio",
     "serve_task",
+    "served_config",
     "start_served_run",
     "task_instructions",
     "verdict_text",

@@ -8,15 +8,20 @@ port and starts the command with the URL and the task in its environment:
 - `KAUDIT_TASK_ID`, `KAUDIT_RUN_ID`, `KAUDIT_SEED`: which run this is.
 
 The run ends when the agent calls `finish` (its message is the final message), when
-the command exits (a non-zero exit is an `errored` run) or at the timeout.
+the command exits (a non-zero exit is an `errored` run) or at the timeout (a `stalled`
+run: the agent's time budget is spent, like a step budget). The command runs in its own
+process group, and the whole group is ended with the run, so a shell's children cannot
+outlive it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import shutil
+import signal
 import tempfile
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -27,10 +32,10 @@ from kaudit.errors import KauditError
 from kaudit.serve._calls import ServedRun, ServedSession
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import mcp_server, task_instructions
+from kaudit.serve._timeouts import AGENT_TIMEOUT_S, checked_seconds
 
-DEFAULT_TIMEOUT_S = 600.0
 EXIT_GRACE_S = 5.0
-"""How long a finished agent may take to exit by itself before it is terminated."""
+"""How long a finished agent may take to exit by itself, and a terminated one to die."""
 
 
 def agent_environment(episode: Episode, url: str) -> dict[str, str]:
@@ -58,6 +63,7 @@ class McpCommandSession:
         self._process: asyncio.subprocess.Process | None = None
         self._watch: asyncio.Task[None] | None = None
         self._stderr: IO[bytes] | None = None
+        self._timed_out = False
 
     async def next_turn(self, observations: Sequence[Observation]) -> Turn:
         """Start serving on the first call; then each turn is the agent's next call."""
@@ -83,6 +89,7 @@ class McpCommandSession:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=self._stderr,
             env=os.environ | agent_environment(self._episode, url),
+            start_new_session=True,  # its own process group, ended as one with the run
         )
         self._watch = asyncio.create_task(self._watch_process(self._process))
 
@@ -90,7 +97,8 @@ class McpCommandSession:
         try:
             code = await asyncio.wait_for(process.wait(), self._timeout_s)
         except TimeoutError:
-            self._served.fail(f"agent command timed out after {self._timeout_s:g} s")
+            self._timed_out = True
+            self._served.stall(f"agent command timed out after {self._timeout_s:g} s")
             return
         if code == 0:
             self._served.finish(None)  # exited without `finish`: no final message
@@ -105,19 +113,13 @@ class McpCommandSession:
         return lines[-1] if lines else "(no output on stderr)"
 
     async def aclose(self) -> None:
-        """Refuse further calls, let the agent exit (terminate it after a grace), stop serving."""
+        """Refuse further calls, end the agent's process group, stop serving.
+
+        A finished agent gets `EXIT_GRACE_S` to exit by itself; a timed-out one none.
+        """
         await self._inner.aclose()
-        process = self._process
-        if process is not None and process.returncode is None:
-            try:
-                await asyncio.wait_for(process.wait(), EXIT_GRACE_S)
-            except TimeoutError:
-                process.terminate()
-                try:
-                    await asyncio.wait_for(process.wait(), EXIT_GRACE_S)
-                except TimeoutError:
-                    process.kill()
-                    await process.wait()
+        if self._process is not None:
+            await _end_group(self._process, 0.0 if self._timed_out else EXIT_GRACE_S)
         if self._watch is not None:
             self._watch.cancel()
         await self._stack.aclose()
@@ -129,8 +131,9 @@ class McpCommandAgent(AgentDefaults):
     simulated = False
 
     def __init__(
-        self, command: str, name: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
+        self, command: str, name: str | None = None, timeout_s: float = AGENT_TIMEOUT_S
     ) -> None:
+        timeout_s = checked_seconds(timeout_s, "--agent-timeout")
         argv = shlex.split(command)
         if not argv:
             raise KauditError("--agent mcp needs --agent-command: the MCP-client agent to start")
@@ -154,4 +157,31 @@ def build_mcp_agent(argument: str, options: dict[str, Any]) -> McpCommandAgent:
     command = options.get("agent_command")
     if not command:
         raise KauditError("--agent mcp needs --agent-command: the MCP-client agent to start")
-    return McpCommandAgent(str(command), argument or None)
+    timeout = options.get("agent_timeout")
+    return McpCommandAgent(
+        str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout
+    )
+
+
+async def _end_group(process: asyncio.subprocess.Process, grace_s: float) -> None:
+    """Wait `grace_s` for the process to exit, then SIGTERM, then SIGKILL its group.
+
+    Whatever the leader did, members of its group still alive (a shell's children) are
+    killed at the end: nothing a run started outlives it.
+    """
+    if process.returncode is None and grace_s > 0:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), grace_s)
+    if process.returncode is None:
+        _signal_group(process, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(process.wait(), EXIT_GRACE_S)
+        except TimeoutError:
+            _signal_group(process, signal.SIGKILL)
+            await process.wait()
+    _signal_group(process, signal.SIGKILL)
+
+
+def _signal_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)  # the group's id is the leader's pid (a new session)

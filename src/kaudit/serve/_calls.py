@@ -15,14 +15,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kaudit.agents import AgentDefaults, Episode, Observation, ToolCall, Turn
-from kaudit.errors import AgentError
+from kaudit.errors import AgentError, AgentStalledError
 from kaudit.harness import RunRequest, RunResult, run_pipeline
-from kaudit.spec import Task
+from kaudit.spec import FaultRule, Identity, Task
 from kaudit.substrate import Substrate
 
 RUN_OVER = "the run is over: this call was not executed"
@@ -48,9 +49,10 @@ class _Finish:
 
 @dataclass(frozen=True)
 class _Failed:
-    """The external agent failed (its process died, it timed out): the run ends `errored`."""
+    """The external agent failed: `errored` (its process died) or `stalled` (out of time)."""
 
     reason: str
+    stalled: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,9 @@ class ServedRun:
 
     `call` waits until the harness loop has executed the call in the sandbox and
     returns what the agent would have observed. `finish` ends the run with a final
-    message; `fail` ends it as errored. Calls after the end get an error reply and
-    change nothing.
+    message; `fail` ends it as errored, `stall` as stalled. Calls after the end get an
+    error reply and change nothing. `last_activity` (monotonic seconds) is when the
+    agent last did something, for idle timeouts.
     """
 
     def __init__(self) -> None:
@@ -76,6 +79,7 @@ class ServedRun:
         self._waiting: dict[str, asyncio.Future[CallReply]] = {}
         self._ids = itertools.count(1)
         self._over = False
+        self.last_activity = time.monotonic()
 
     @property
     def over(self) -> bool:
@@ -84,12 +88,20 @@ class ServedRun:
 
     async def call(self, name: str, arguments: dict[str, Any] | str) -> CallReply:
         """Execute one tool call through the harness loop and return its observation."""
+        self.touch()
         if self._over:
             return CallReply(False, json.dumps({"error": RUN_OVER}))
         reply: asyncio.Future[CallReply] = asyncio.get_running_loop().create_future()
         call = ToolCall(id=f"call-{next(self._ids)}", name=name, arguments=arguments)
         await self._events.put(_Call(call, reply))
-        return await reply
+        try:
+            return await reply
+        finally:
+            self.touch()  # a reply is activity too: idleness counts from the last answer
+
+    def touch(self) -> None:
+        """Note that the agent did something (a call, a tool listing)."""
+        self.last_activity = time.monotonic()
 
     def finish(self, message: str | None) -> None:
         """End the run: the harness loop sees a final turn with `message`."""
@@ -98,6 +110,10 @@ class ServedRun:
     def fail(self, reason: str) -> None:
         """End the run as errored (the agent, not the harness, failed)."""
         self._events.put_nowait(_Failed(reason))
+
+    def stall(self, reason: str) -> None:
+        """End the run as stalled: the agent used up its time without finishing."""
+        self._events.put_nowait(_Failed(reason, stalled=True))
 
     async def next_event(self) -> _Event:
         """The next thing the external agent did."""
@@ -147,7 +163,7 @@ class ServedSession:
         self._served.deliver(observations)
         event = await self._served.next_event()
         if isinstance(event, _Failed):
-            raise AgentError(event.reason)
+            raise AgentStalledError(event.reason) if event.stalled else AgentError(event.reason)
         if isinstance(event, _Finish):
             return Turn(content=event.message)
         self._served.wait_for(event)
@@ -191,14 +207,26 @@ def start_served_run(
     seed: int,
     keep_dump: bool = False,
     facts: dict[str, Any] | None = None,
+    faults: tuple[FaultRule, ...] = (),
+    identity: Identity | None = None,
 ) -> asyncio.Task[RunResult]:
     """Start the harness's own run (`run_pipeline`) for `served`, in the background.
 
     Seeding, the loop, the pre-cleanup dump, labeling and the record are the harness's;
     when the run ends for any reason (even before its first turn, e.g. a failed seed)
-    every call still open is answered, so no external agent waits forever.
+    every call still open is answered, so no external agent waits forever. `faults` and
+    `identity` mean what a campaign's do: faults added to the task's own, seeded from
+    `seed`; an identity for a task that declares none.
     """
-    request = RunRequest(campaign=campaign, task=task, model=name, run_index=run_index, seed=seed)
+    request = RunRequest(
+        campaign=campaign,
+        task=task,
+        model=name,
+        run_index=run_index,
+        seed=seed,
+        faults=faults,
+        identity=identity,
+    )
     agent = ServedAgent(served, name, facts)
     run = asyncio.create_task(run_pipeline(request, agent, substrate, keep_dump=keep_dump))
     run.add_done_callback(lambda _: served.close())

@@ -72,17 +72,21 @@ def mcp_server(
     instructions: str,
     verdict: Callable[[], Awaitable[str]],
     on_client: Callable[[str], None] | None = None,
+    on_activity: Callable[[], None] | None = None,
 ) -> Server[Any]:
     """An MCP server for one served run.
 
     `verdict` is awaited after `finish` and its text is `finish`'s reply; `on_client`
-    learns the client's name at its first call (the default model name is `mcp:<name>`).
+    learns the client's name at its first call (the default model name is `mcp:<name>`);
+    `on_activity` hears of every request that is not a tool call (a tool listing).
     """
     listing = listed_tools(specs)
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if on_activity is not None:
+            on_activity()
         return types.ListToolsResult(tools=listing)
 
     async def call_tool(

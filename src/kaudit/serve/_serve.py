@@ -3,31 +3,44 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Callable
+import time
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from mcp.server.stdio import stdio_server
+from mcp.server.lowlevel import Server
 
-from kaudit.harness import RunResult, offered_tools
-from kaudit.ledger import Ledger, RunRecord
+from kaudit.errors import LedgerError
+from kaudit.harness import CampaignPlan, RunResult, offered_tools, run_digest
+from kaudit.ledger import IMPORTED, Ledger, RunRecord
 from kaudit.serve._calls import ServedRun, start_served_run
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import mcp_server, task_instructions
-from kaudit.spec import Task
+from kaudit.serve._stdio import serve_stdio
+from kaudit.serve._timeouts import IDLE_TIMEOUT_S, checked_seconds, end_when_idle
+from kaudit.spec import FaultRule, Identity, Task
 from kaudit.substrate import Substrate
 from kaudit.suites import Suite
 
 Transport = Literal["stdio", "http"]
+LINGER_S = 5.0
+"""How long a stdio client may stay connected after its run is over before serving stops."""
+LOCK_WAIT_S = 30.0
+"""How long a served run waits for another writer of its ledger (another serve appending)."""
 
 
 @dataclass(frozen=True)
 class ServeOptions:
     """How to serve: transport, address (http only), the run's seed and the model name.
 
-    Without `model`, the record's model is `mcp:<name the client declared>`.
+    Without `model`, the record's model is `mcp:<name the client declared>`. `faults`
+    and `identity` mean what `kaudit run`'s do: faults added to the task's own, seeded
+    from `seed`; an identity for a task that declares none. After `idle_timeout_s`
+    seconds without a call the run ends `stalled`.
     """
 
     transport: Transport = "stdio"
@@ -37,6 +50,22 @@ class ServeOptions:
     model: str | None = None
     campaign: str = "mcp"
     keep_dump: bool = False
+    faults: tuple[FaultRule, ...] = ()
+    identity: Identity | None = None
+    idle_timeout_s: float = IDLE_TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        checked_seconds(self.idle_timeout_s, "--idle-timeout")
+
+    def applied(self, substrate: Substrate) -> dict[str, Any]:
+        """What the record keeps of how it was served (`extra["served"]`)."""
+        return {
+            "transport": self.transport,
+            "substrate": type(substrate).__name__,
+            "faults": [rule.model_dump(mode="json") for rule in self.faults],
+            "identity": None if self.identity is None else self.identity.model_dump(mode="json"),
+            "idle_timeout_s": self.idle_timeout_s,
+        }
 
 
 def verdict_text(result: RunResult) -> str:
@@ -60,24 +89,30 @@ async def serve_task(
     options: ServeOptions,
     *,
     on_url: Callable[[str], None] | None = None,
+    on_result: Callable[[RunResult], None] | None = None,
 ) -> RunResult:
-    """Serve one fresh sandbox of `task` over MCP until the client finishes or disconnects.
+    """Serve one fresh sandbox of `task` over MCP until the client finishes, leaves or idles.
 
     The run is dumped before cleanup, labeled and returned with `run_index` 0; the
-    ledger assigns the real index (`append_served`). `on_url` receives the HTTP URL.
+    ledger assigns the real index (`append_served`). `on_url` receives the HTTP URL;
+    `on_result` gets the result as soon as the run is over, before the transport winds
+    down, so an interrupt while the client hangs up loses no finished run.
     """
     served = ServedRun()
     client: dict[str, str] = {}
     run = start_served_run(
         served,
-        name=options.model or "mcp",
+        # A name no other serve uses: the run id names the sandbox (a PostgreSQL database),
+        # so two serves of one task at once must not share it. The record gets the real name.
+        name=f"served-{uuid.uuid4().hex[:12]}",
         task=task,
         substrate=substrate,
         campaign=options.campaign,
         run_index=0,
         seed=options.seed,
         keep_dump=options.keep_dump,
-        facts={"transport": options.transport},
+        faults=options.faults,
+        identity=options.identity,
     )
 
     async def verdict() -> str:
@@ -92,34 +127,132 @@ async def serve_task(
         instructions=task_instructions(task),
         verdict=verdict,
         on_client=remember,
+        on_activity=served.touch,
     )
+    idle = asyncio.create_task(end_when_idle(served, options.idle_timeout_s))
+    transport = asyncio.create_task(_transport(server, options, on_url))
     try:
-        if options.transport == "stdio":
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-        else:
-            async with http_endpoint(server, options.host, options.port) as url:
-                if on_url is not None:
-                    on_url(url)
-                await asyncio.shield(run)
-    finally:
-        if not run.done():
+        await asyncio.wait({transport, run}, return_when=asyncio.FIRST_COMPLETED)
+        if transport.done():
+            transport.result()  # a transport that failed (a port in use) is an error, not a run
             served.finish(None)  # the client left without `finish`: the run ends here
-        result = await run
-    model = options.model or f"mcp:{client.get('name', 'unknown')}"
-    return RunResult(
-        result.record.model_copy(update={"model": model}), result.final_image, result.verdict
+        labeled = await run
+        model = options.model or f"mcp:{client.get('name', 'unknown')}"
+        update = {
+            "model": model,
+            "task_digest": run_digest(task, options.faults, options.identity),
+            "extra": labeled.record.extra | {"served": options.applied(substrate)},
+        }
+        result = RunResult(
+            labeled.record.model_copy(update=update), labeled.final_image, labeled.verdict
+        )
+        if on_result is not None:
+            on_result(result)
+        await _wind_down(transport, LINGER_S if options.transport == "stdio" else 0.0)
+    finally:
+        idle.cancel()
+        for pending in (transport, run):
+            pending.cancel()  # after an error or an interrupt: nothing stays half served
+        await asyncio.gather(transport, run, idle, return_exceptions=True)
+    return result
+
+
+async def _transport(
+    server: Server[Any], options: ServeOptions, on_url: Callable[[str], None] | None
+) -> None:
+    """Serve until the client leaves (stdio) or until cancelled."""
+    if options.transport == "stdio":
+        await serve_stdio(server)
+        return
+    async with http_endpoint(server, options.host, options.port) as url:
+        if on_url is not None:
+            on_url(url)
+        await asyncio.Event().wait()  # an HTTP client's leaving is not seen: the run decides
+
+
+async def _wind_down(transport: asyncio.Task[None], linger_s: float) -> None:
+    """Give a stdio client `linger_s` to read its last reply and hang up, then stop serving.
+
+    HTTP needs no linger: stopping uvicorn lets requests in flight (`finish`) complete.
+    """
+    if not transport.done() and linger_s > 0:
+        await asyncio.wait({transport}, timeout=linger_s)
+    transport.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await transport
+
+
+def served_config(suite: Suite, task: Task, options: ServeOptions) -> dict[str, Any]:
+    """The campaign facts a served run pins: exactly `kaudit run`'s, except the seed.
+
+    Faults and identity (in the run digest and on their own), suite, template and task
+    digests: a served run with faults is never appended to a campaign of bare runs, nor
+    the other way round. Each served run brings its own seed, so none is pinned.
+    """
+    plan = CampaignPlan(
+        name=options.campaign, k=1, faults=options.faults, identity=options.identity
     )
+    config = plan.config(suite, [task])
+    del config["seed"]
+    return config
 
 
-def append_served(ledger_path: Path, suite: Suite, result: RunResult) -> RunRecord:
-    """Append a served run to the ledger as the next run index of its cell."""
+def open_served(ledger_path: Path, suite: Suite, task: Task, options: ServeOptions) -> None:
+    """Check, before serving, that the ledger will take the run: verified, same campaign facts.
+
+    Raises `LedgerError` on a broken chain, a campaign of imported runs, or a campaign
+    started with other faults, identity or task versions; no client is served then.
+    """
+    with Ledger(ledger_path) as ledger, _writer_lock(ledger):
+        ledger.verify()
+        _open(ledger, suite, task, options)
+
+
+def append_served(
+    ledger_path: Path, suite: Suite, result: RunResult, options: ServeOptions
+) -> RunRecord:
+    """Append a served run to the ledger as the next run index of its cell.
+
+    `options` are the ones it was served with (their faults and identity are pinned in
+    the campaign, as `kaudit run` pins its own).
+    """
     record = result.record
-    with Ledger(ledger_path) as ledger, ledger.writer_lock():
-        ledger.open_campaign(record.campaign, {"suite_digest": suite.digest})
+    task = suite.tasks[record.task]
+    with Ledger(ledger_path) as ledger, _writer_lock(ledger):
+        _open(ledger, suite, task, options)
         cell = (record.campaign, record.model, record.task)
         index = sum(1 for key in ledger.finished(record.campaign) if key[:3] == cell)
         record = record.model_copy(update={"run_index": index})
         ledger.claim((*cell, index))
         ledger.append(record, result.final_image)
     return record
+
+
+def _open(ledger: Ledger, suite: Suite, task: Task, options: ServeOptions) -> None:
+    stored = ledger.campaign_config(options.campaign)
+    if stored is not None and stored.get("source") == IMPORTED:
+        raise LedgerError(
+            f"{ledger.path}: campaign {options.campaign!r} holds imported {IMPORTED} runs; "
+            "use another --campaign name"
+        )
+    ledger.open_campaign(options.campaign, served_config(suite, task, options))
+
+
+@contextlib.contextmanager
+def _writer_lock(ledger: Ledger, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """The ledger's writer lock, waiting up to `wait_s` for another writer to let go.
+
+    Serves of one ledger each hold it for milliseconds, so two that end together must
+    queue rather than lose a finished run; a campaign holding it longer is an error.
+    """
+    deadline = time.monotonic() + wait_s
+    with contextlib.ExitStack() as stack:
+        while True:
+            try:
+                stack.enter_context(ledger.writer_lock())
+                break
+            except LedgerError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
+        yield

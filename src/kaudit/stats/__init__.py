@@ -32,7 +32,15 @@ from ._sequence import (
     identified_range,
 )
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
-from ._summary import CellStats, Compat, PoolEstimate, StatsSummary, summarize
+from ._summary import (
+    CellStats,
+    Compat,
+    PoolEstimate,
+    PoolSummary,
+    StatsSummary,
+    pool_summary,
+    summarize,
+)
 from ._tally import CellTally, distinguish_versions, merge_tallies
 
 __all__ = [
@@ -50,6 +58,7 @@ __all__ = [
     "MleFit",
     "MomentsFit",
     "PoolEstimate",
+    "PoolSummary",
     "Prereg",
     "StatsSummary",
     "agreement",
@@ -81,6 +90,7 @@ __all__ = [
     "percentile_interval",
     "plan_cells",
     "pool_mean",
+    "pool_summary",
     "prereg_digest",
     "prereg_lock_path",
     "prevalence_upper",

@@ -12,8 +12,8 @@ import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from scipy import optimize as _opt
 from scipy import special as _sp
 
 __all__ = [
@@ -61,6 +61,13 @@ def beta_binomial_cs(
     return _cs(x, n, alpha, prior)
 
 
+def _brentq() -> Any:
+    """scipy.optimize's root finder, imported on first use (~0.1 s, fixed-k reports skip it)."""
+    from scipy.optimize import brentq
+
+    return brentq
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _cs(x: int, n: int, alpha: float, prior: tuple[float, float]) -> tuple[float, float]:
     """Memoised: a monitor or a stopping rule asks for the same (x, n) again and again."""
@@ -76,10 +83,10 @@ def _cs(x: int, n: int, alpha: float, prior: tuple[float, float]) -> tuple[float
     phat = x / n
     low = 0.0
     if x > 0 and excess(_EDGE) > 0:
-        low = float(_opt.brentq(excess, _EDGE, min(phat, 1 - _EDGE), xtol=1e-14))
+        low = float(_brentq()(excess, _EDGE, min(phat, 1 - _EDGE), xtol=1e-14))
     high = 1.0
     if x < n and excess(1 - _EDGE) > 0:
-        high = float(_opt.brentq(excess, max(phat, _EDGE), 1 - _EDGE, xtol=1e-14))
+        high = float(_brentq()(excess, max(phat, _EDGE), 1 - _EDGE, xtol=1e-14))
     return (low, high)
 
 

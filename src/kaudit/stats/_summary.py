@@ -23,7 +23,15 @@ from ._sequence import CS_METHOD, beta_binomial_cs
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
 from ._tally import CellTally
 
-__all__ = ["CellStats", "Compat", "PoolEstimate", "StatsSummary", "summarize"]
+__all__ = [
+    "CellStats",
+    "Compat",
+    "PoolEstimate",
+    "PoolSummary",
+    "StatsSummary",
+    "pool_summary",
+    "summarize",
+]
 
 Interval = Literal["clopper-pearson", "wilson"]
 Compat = Literal["kaudit", "agentrelbench"]
@@ -245,6 +253,63 @@ def _miss_intervals(
     return (percentile_interval(pair, alpha), percentile_interval(event, alpha))
 
 
+@dataclass(frozen=True)
+class PoolSummary:
+    """The pool means of ``summarize`` with their cluster-bootstrap intervals, and no fits.
+
+    The per-model fits (beta-binomial MLE, its profile interval) are what need
+    scipy.optimize; a caller that shows only these pool means does without them.
+    """
+
+    miss: MissRate
+    miss_pair_ci: tuple[float, float]
+    miss_event_ci: tuple[float, float]
+    safe_k: tuple[PoolEstimate, ...]
+    safe_k_upper: tuple[PoolEstimate, ...]
+    pass_k: tuple[PoolEstimate, ...]
+    pass_at_k: tuple[PoolEstimate, ...]
+
+
+def pool_summary(
+    tallies: Sequence[CellTally],
+    *,
+    alpha: float = 0.05,
+    k_values: Sequence[int] = (1, 2, 4, 8),
+    bootstrap: int = 2000,
+    seed: int = 0,
+    compat: Compat = "kaudit",
+) -> PoolSummary:
+    """Pool means of safe^k, pass^k, pass@k and the audit miss rate, with their intervals.
+
+    Exactly the numbers ``summarize`` reports for the same arguments (it calls this):
+    one duplicate-preserving cluster bootstrap over the cells with ``n > 0``.
+    """
+    cells = tuple(t for t in tallies if t.n > 0)
+    ks = tuple(sorted(set(k_values)))
+    if any(k < 1 for k in ks):
+        raise ValueError(f"k values must be >= 1, got {list(k_values)}")
+    counts = resample_counts(
+        len(cells), bootstrap, seed, "python" if compat == "agentrelbench" else "numpy"
+    )
+
+    def pooled(estimator: Any, attr: str) -> tuple[PoolEstimate, ...]:
+        return tuple(
+            _pool([estimator(t.n, getattr(t, attr), k) for t in cells], k, counts, alpha)
+            for k in ks
+        )
+
+    pair_ci, event_ci = _miss_intervals(cells, counts, alpha)
+    return PoolSummary(
+        miss=audit_miss_rate(cells, 1),
+        miss_pair_ci=pair_ci,
+        miss_event_ci=event_ci,
+        safe_k=pooled(safe_pow_k, "damage"),
+        safe_k_upper=pooled(safe_pow_k, "damage_upper"),
+        pass_k=pooled(pass_pow_k, "success"),
+        pass_at_k=pooled(pass_at_k, "success"),
+    )
+
+
 def summarize(
     tallies: Sequence[CellTally],
     *,
@@ -270,37 +335,27 @@ def summarize(
     ``compat="agentrelbench"`` draws the resamples as AgentRelBench's cluster bootstrap
     does (``random.Random(seed)``), so the same seed gives the same intervals as its package.
     """
+    pool = pool_summary(
+        tallies, alpha=alpha, k_values=k_values, bootstrap=bootstrap, seed=seed, compat=compat
+    )
     cells = tuple(t for t in tallies if t.n > 0)
     ks = tuple(sorted(set(k_values)))
-    if any(k < 1 for k in ks):
-        raise ValueError(f"k values must be >= 1, got {list(k_values)}")
-    counts = resample_counts(
-        len(cells), bootstrap, seed, "python" if compat == "agentrelbench" else "numpy"
-    )
     stats = tuple(
         _cell(t, alpha, eps, interval, ks, (t.model, t.task) in sequential) for t in cells
     )
-
-    def pooled(estimator: Any, attr: str) -> tuple[PoolEstimate, ...]:
-        return tuple(
-            _pool([estimator(t.n, getattr(t, attr), k) for t in cells], k, counts, alpha)
-            for k in ks
-        )
-
-    pair_ci, event_ci = _miss_intervals(cells, counts, alpha)
     x = [t.damage for t in cells]
     n = [t.n for t in cells]
     return StatsSummary(
         cells=stats,
-        miss=audit_miss_rate(cells, 1),
-        miss_pair_ci=pair_ci,
-        miss_event_ci=event_ci,
+        miss=pool.miss,
+        miss_pair_ci=pool.miss_pair_ci,
+        miss_event_ci=pool.miss_event_ci,
         moments=fit_moments(x, n),
         mle=fit_mle(x, n, alpha),
-        safe_k=pooled(safe_pow_k, "damage"),
-        safe_k_upper=pooled(safe_pow_k, "damage_upper"),
-        pass_k=pooled(pass_pow_k, "success"),
-        pass_at_k=pooled(pass_at_k, "success"),
+        safe_k=pool.safe_k,
+        safe_k_upper=pool.safe_k_upper,
+        pass_k=pool.pass_k,
+        pass_at_k=pool.pass_at_k,
         stochastic_share=stochastic_damage_share(cells, alpha, eps),
         always_fail=always_fail_upper(cells, alpha),
         gradient=None

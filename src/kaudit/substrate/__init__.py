@@ -18,7 +18,7 @@ from kaudit.substrate._choice import (
 from kaudit.substrate._db import DatabaseError, Db, SqliteDb
 from kaudit.substrate._dump import Dump, StateDump
 from kaudit.substrate._frozen import FILE_FUNCTIONS, FrozenState, ReadOnlyGuard
-from kaudit.substrate._postgres_entry import postgres_world_image
+from kaudit.substrate._postgres_entry import Pruned, postgres_world_image, prune_postgres
 from kaudit.substrate._protocol import Sandbox, Substrate
 from kaudit.substrate._schema import INTERNAL_PREFIX, Schema, TableSchema, quote, read_schema
 from kaudit.substrate._sqlite import (
@@ -54,6 +54,7 @@ __all__ = [
     "Db",
     "Dump",
     "FrozenState",
+    "Pruned",
     "ReadOnlyGuard",
     "Sandbox",
     "Schema",
@@ -78,6 +79,7 @@ __all__ = [
     "key_width",
     "open_substrate",
     "postgres_world_image",
+    "prune_postgres",
     "quote",
     "read_schema",
     "substrate_scheme",

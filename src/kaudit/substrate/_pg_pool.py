@@ -7,23 +7,22 @@ again for the next run, at the cost of a ROLLBACK instead of a clone and a drop.
 only correct while nothing a run does commits; a run whose transaction ended (a tool
 issued COMMIT) or broke is still dumped when it can be, but its database is dropped,
 never reused. Pooled databases are dropped when the substrate is garbage-collected or
-the process exits; a killed process leaves them to `reclaim`, like clones.
+the process exits; a killed process leaves them to `reclaim` and `prune`, like clones.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from psycopg import sql
 
 from kaudit.errors import SubstrateError
 from kaudit.substrate._dump import StateDump
+from kaudit.substrate._pg_conn import connect, drop_database
 from kaudit.substrate._pg_db import PostgresDb
 from kaudit.substrate._pg_dump import dump_image
 
@@ -39,15 +38,11 @@ Idle = list[tuple[str, psycopg.Connection[Any]]]
 
 def _release(url: str, idle: Idle) -> None:
     """Close and drop every idle pooled database (at garbage collection or exit)."""
-    from kaudit.substrate._postgres import connect
-
     with contextlib.suppress(Exception), connect(url) as admin:
         while idle:
             database, conn = idle.pop()
             conn.close()
-            admin.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
-            )
+            drop_database(admin, database)
 
 
 class RollbackPool:
@@ -75,11 +70,12 @@ class RollbackPool:
             _release(self._url, self._idle)
 
 
-def pool_database_name(run_id: str) -> str:
-    """A fresh name for a pooled database (unique in this process and across processes)."""
-    from kaudit.substrate._postgres import run_database
+def pool_serial() -> str:
+    """What makes a pooled database's name unique in this process.
 
-    return run_database(f"{run_id}\0pool\0{os.getpid()}\0{next(_NAMES)}")
+    The owner key in the name makes it unique across processes.
+    """
+    return f"\0pool\0{next(_NAMES)}"
 
 
 class PooledSandbox:

@@ -4,15 +4,16 @@ The world's SQLite template (the canonical seeded state) is built once into a
 template database named by its digest (`kaudit_t_<digest>`), checked row for row
 against the SQLite image, and only then published under that name; a crashed build
 leaves a `_b` database the next build drops. Each run gets its own database
-(`CREATE DATABASE kaudit_r_<hash of run id> TEMPLATE ...`), tagged with the run id in
-its comment, dumped before cleanup and dropped. A campaign that was killed leaves its
-run databases behind; `reclaim(campaign)` finds them by that tag and drops them.
+(`CREATE DATABASE kaudit_r_<owner>_<hash of run id> TEMPLATE ...`), dumped before
+cleanup and dropped. The owner is this process (see `_pg_owner`), so campaigns of the
+same name run from other ledgers, processes or machines never touch each other's
+databases. A killed process leaves its run databases behind; `reclaim(campaign)` drops
+those of the campaign whose owner is gone, and `prune` every such one on the server.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,26 +26,29 @@ from psycopg import sql
 from kaudit.errors import SeedDriftError, SubstrateError
 from kaudit.substrate._choice import Blueprint
 from kaudit.substrate._dump import StateDump
+from kaudit.substrate._pg_catalog import (
+    COMMENT_PREFIX,
+    TEMPLATE_PREFIX,
+    ServerDatabase,
+    run_comment,
+    run_database,
+    server_databases,
+    tag_comment,
+)
+from kaudit.substrate._pg_conn import connect, database_exists, drop_database, redacted
 from kaudit.substrate._pg_db import PostgresDb
 from kaudit.substrate._pg_dump import dump_image, first_difference
-from kaudit.substrate._pg_pool import PooledSandbox, RollbackPool, pool_database_name
+from kaudit.substrate._pg_owner import owner_for
+from kaudit.substrate._pg_pool import PooledSandbox, RollbackPool, pool_serial
 from kaudit.substrate._pg_translate import COMPAT_FUNCTIONS, PgTable, translate
+from kaudit.substrate._postgres_entry import Kind
 from kaudit.substrate._schema import Schema, quote
 from kaudit.substrate._tool import Tool
-
-RUN_PREFIX = "kaudit_r_"
-TEMPLATE_PREFIX = "kaudit_t_"
-RUN_COMMENT = "kaudit run "
-"""Every run database's comment: this prefix, then the run id (`campaign/model/task/i`)."""
 
 _READY: set[tuple[str, str]] = set()
 """(server URL, template name) pairs this process has already built or checked."""
 _READY_LOCK = threading.Lock()
-
-
-def run_database(run_id: str) -> str:
-    """The database name of a run: fixed by its id, so a restarted run finds its leftover."""
-    return RUN_PREFIX + hashlib.sha256(run_id.encode()).hexdigest()[:32]
+_POOL_LOCK = threading.Lock()
 
 
 TRANSLATION_VERSION = "2"
@@ -71,35 +75,6 @@ def split_reset(choice: str) -> tuple[str, str]:
         raise SubstrateError(f"--substrate reset={reset!r}: use one of {list(RESETS)}")
     rest = urlencode([(key, value) for key, value in query if key != "reset"])
     return urlunsplit(parts._replace(query=rest)), reset
-
-
-def redacted(url: str) -> str:
-    """`url` with any password replaced, for messages (a URL may carry one)."""
-    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
-
-
-def connect(url: str, dbname: str | None = None) -> psycopg.Connection[Any]:
-    """An autocommit connection to `url`, or to database `dbname` on the same server."""
-    # UTC, so a timestamptz reads back as the same ISO text in every session.
-    extra: dict[str, Any] = {"options": "-c TimeZone=UTC"}
-    if dbname is not None:
-        extra["dbname"] = dbname
-    try:
-        return psycopg.connect(url, autocommit=True, **extra)
-    except psycopg.Error as exc:
-        message = str(exc).replace(url, redacted(url))
-        raise SubstrateError(
-            f"cannot connect to PostgreSQL at {redacted(url)}: {message}"
-        ) from None
-
-
-def _drop(admin: psycopg.Connection[Any], name: str) -> None:
-    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
-def _exists(admin: psycopg.Connection[Any], name: str) -> bool:
-    row = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
-    return row is not None
 
 
 def _load(conn: psycopg.Connection[Any], image: StateDump, tables: list[PgTable]) -> None:
@@ -203,17 +178,22 @@ class PostgresSubstrate:
         """The template database's name, building and checking it first if it does not exist.
 
         A server-wide advisory lock on the name makes concurrent first builds (other
-        processes, other machines) wait for one builder instead of racing.
+        processes, other machines) wait for one builder instead of racing. The process
+        marks the template as in use first, for as long as it lives, so a prune that
+        starts later never drops it.
         """
         key = (self.url, self.template_database)
+        owner_for(self.url).hold_template(self.template_database)
         with _READY_LOCK:
             if key in _READY:
                 return self.template_database
         with self.admin() as admin:
             admin.execute("SELECT pg_advisory_lock(hashtext(%s))", (self.template_database,))
             try:
-                if not _exists(admin, self.template_database):
+                if not database_exists(admin, self.template_database):
                     self._build(admin)
+                else:
+                    self._stamp(admin, self.template_database, lazy=True)
             finally:
                 admin.execute("SELECT pg_advisory_unlock(hashtext(%s))", (self.template_database,))
         with _READY_LOCK:
@@ -222,7 +202,7 @@ class PostgresSubstrate:
 
     def _build(self, admin: psycopg.Connection[Any]) -> None:
         building = self.template_database + "_b"
-        _drop(admin, building)
+        drop_database(admin, building)
         if self.source_database is not None:
             # The world *is* this database: clone it (no session may be connected to it).
             admin.execute(
@@ -246,10 +226,11 @@ class PostgresSubstrate:
         with connect(self.url, building) as conn:
             difference = first_difference(self.template, dump_image(conn, self.schema))
         if difference is not None:
-            _drop(admin, building)
+            drop_database(admin, building)
             raise SeedDriftError(
                 f"{self.name}: the PostgreSQL template does not hold the world's seed: {difference}"
             )
+        self._stamp(admin, building)
         admin.execute(
             sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
                 sql.Identifier(building), sql.Identifier(self.template_database)
@@ -261,16 +242,37 @@ class PostgresSubstrate:
             )
         )
 
+    def _stamp(self, admin: psycopg.Connection[Any], name: str, lazy: bool = False) -> None:
+        """Record in the template's comment the world and the code that builds it.
+
+        A template built by an earlier kaudit that this one uses as it is gets the
+        record on first use, so `prune` knows it is still current.
+        """
+        if lazy:  # only when not yet recorded
+            row = admin.execute(
+                "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
+                (name,),
+            ).fetchone()
+            if row is not None and (row[0] or "").startswith(COMMENT_PREFIX):
+                return
+        facts: dict[str, str | None] = {"kind": "template", "world": self.name}
+        facts |= {"digest": self.template.digest, "translation": TRANSLATION_VERSION}
+        facts["source"] = self.source_database
+        admin.execute(
+            sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+                sql.Identifier(name), sql.Literal(tag_comment(facts))
+            )
+        )
+
     def seed(self, run_id: str) -> PostgresSandbox | PooledSandbox:
         """A fresh database for `run_id`.
 
-        Cloned from the template (a leftover of the same run is dropped first), or with
-        `reset=rollback` a pooled one whose previous run was rolled back.
+        Cloned from the template (a leftover of the same run in this process is dropped
+        first), or with `reset=rollback` a pooled one whose previous run was rolled back.
         """
         if self.reset == "rollback":
             return self._seed_pooled(run_id)
-        database = run_database(run_id)
-        self._clone(database, run_id)
+        database = self._clone(run_id, "run")
         try:
             return PostgresSandbox(run_id, self, database)
         except SubstrateError:
@@ -278,20 +280,25 @@ class PostgresSubstrate:
             raise
 
     def _seed_pooled(self, run_id: str) -> PooledSandbox:
-        if self._pool is None:
-            self._pool = RollbackPool(self)
+        with _POOL_LOCK:  # runs seed in worker threads: one pool per substrate, not one each
+            if self._pool is None:
+                self._pool = RollbackPool(self)
         taken = self._pool.take()
         if taken is None:
-            database = pool_database_name(run_id)
-            self._clone(database, run_id)
+            database = self._clone(run_id, "pool", pool_serial())
             taken = (database, connect(self.url, database))
         return PooledSandbox(run_id, self, self._pool, *taken)
 
-    def _clone(self, database: str, run_id: str) -> None:
-        """Create `database` from the template, tagged with the run that asked for it."""
+    def _clone(self, run_id: str, kind: Kind, serial: str = "") -> str:
+        """A new database cloned from the template, named and tagged for this process's run.
+
+        `serial` tells apart the pooled databases a run id may clone in one process.
+        """
         template = self.ensure_template()
+        owner = owner_for(self.url).current()
+        database = run_database(run_id + serial, owner)
         with self.admin() as admin:
-            _drop(admin, database)
+            drop_database(admin, database)
             admin.execute(
                 sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
                     sql.Identifier(database), sql.Identifier(template)
@@ -299,32 +306,37 @@ class PostgresSubstrate:
             )
             admin.execute(
                 sql.SQL("COMMENT ON DATABASE {} IS {}").format(
-                    sql.Identifier(database), sql.Literal(RUN_COMMENT + run_id)
+                    sql.Identifier(database), sql.Literal(run_comment(kind, run_id, owner))
                 )
             )
+        return database
 
     def drop_database(self, name: str) -> None:
         """Drop one run database (connections still open to it are terminated)."""
         with self.admin() as admin:
-            _drop(admin, name)
+            drop_database(admin, name)
 
-    def run_databases(self, campaign: str) -> list[str]:
-        """Run databases of `campaign` on the server, found by their comment."""
+    def run_databases(self, campaign: str) -> list[ServerDatabase]:
+        """The run and pool databases of `campaign` on the server, whoever owns them."""
         with self.admin() as admin:
-            rows = admin.execute(
-                "SELECT datname FROM pg_database WHERE datname LIKE %s "
-                "AND starts_with(coalesce(shobj_description(oid, 'pg_database'), ''), %s) "
-                "ORDER BY datname",
-                (RUN_PREFIX.replace("_", "\\_") + "%", f"{RUN_COMMENT}{campaign}/"),
-            ).fetchall()
-        return [name for (name,) in rows]
+            found = server_databases(admin)
+        return [d for d in found if d.kind in ("run", "pool") and d.of_campaign(campaign)]
 
     def reclaim(self, campaign: str) -> int:
-        """Drop every run database `campaign` left behind; returns how many."""
-        leftovers = self.run_databases(campaign)
-        for name in leftovers:
-            self.drop_database(name)
-        return len(leftovers)
+        """Drop the run databases of `campaign` whose owner is gone; returns how many.
+
+        Those of live owners stay, whichever ledger or machine they run from: another
+        invocation of a campaign of the same name may be running right now.
+        """
+        orphans = [d.name for d in self.run_databases(campaign) if d.orphaned]
+        with self.admin() as admin:
+            for name in orphans:
+                drop_database(admin, name)
+        return len(orphans)
+
+    def describe(self) -> dict[str, Any]:
+        """The substrate for the campaign manifest: kind, server (password redacted), reset."""
+        return {"server": redacted(self.url), "reset": self.reset}
 
     def derive(self, image: bytes) -> PostgresSubstrate:
         """The same server, tools and volatile columns over another template image.

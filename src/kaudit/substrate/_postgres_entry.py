@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
 from kaudit.errors import SubstrateError
-from kaudit.substrate._choice import SUBSTRATES, Blueprint
+from kaudit.substrate._choice import SUBSTRATES, Blueprint, substrate_scheme
 from kaudit.substrate._protocol import Substrate
+
+Kind = Literal["run", "pool", "template", "build"]
+"""What a kaudit database on a server is: a run's, a rollback pool's, a template, a build."""
+Action = Literal["dropped", "would drop", "kept"]
 
 
 @SUBSTRATES.register("postgresql")
@@ -25,11 +33,69 @@ def postgres_world_image(url: str) -> tuple[str, bytes]:
     For worlds whose seeded state is an existing PostgreSQL database rather than SQL.
     """
     try:
+        from kaudit.substrate._pg_conn import connect
         from kaudit.substrate._pg_dump import database_image
-        from kaudit.substrate._postgres import connect
     except ModuleNotFoundError as exc:
         raise SubstrateError(
             f"reading a PostgreSQL world needs psycopg: pip install 'kaudit[postgres]' ({exc})"
         ) from None
     with connect(url) as conn:
         return conn.info.dbname, database_image(conn)
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What `prune_postgres` did with one kaudit database on the server, and why."""
+
+    name: str
+    kind: Kind
+    action: Action
+    reason: str
+    run_id: str | None = None
+    """The run that asked for a run or pool database, when its comment says."""
+    world: str | None = None
+    """The world a template holds, when its comment says."""
+
+
+def prune_postgres(
+    url: str, *, keep: Iterable[Substrate | str] | None = None, dry_run: bool = False
+) -> list[Pruned]:
+    """Drop what kaudit left on the PostgreSQL server `url` that nobody uses any more.
+
+    Run and pool databases whose owner process is gone (killed campaigns), half-built
+    templates whose builder is gone, and templates neither built nor used by this
+    kaudit version go; with `keep` (substrates, or template database names), so does
+    every template not among theirs. A database a live process owns or holds is never
+    dropped (a dropped template that was still useful costs a rebuild at its next use).
+    One entry per kaudit database, kept ones too.
+
+    Raises:
+        SubstrateError: `url` is not a PostgreSQL URL, or the server refused.
+    """
+    if substrate_scheme(url) != "postgresql":
+        raise SubstrateError(f"--substrate {url!r}: prune needs a postgresql:// URL")
+    try:
+        import psycopg
+
+        from kaudit.substrate._pg_catalog import prune
+        from kaudit.substrate._pg_conn import connect, redacted
+        from kaudit.substrate._postgres import TRANSLATION_VERSION, PostgresSubstrate, split_reset
+    except ModuleNotFoundError as exc:
+        raise SubstrateError(
+            f"the PostgreSQL substrate needs psycopg: pip install 'kaudit[postgres]' ({exc})"
+        ) from None
+    server, _ = split_reset(url)
+    names = None
+    if keep is not None:
+        names = {k if isinstance(k, str) else _template_of(k, PostgresSubstrate) for k in keep}
+    with connect(server) as admin:
+        try:
+            kept = None if names is None else {name for name in names if name is not None}
+            return prune(admin, translation=TRANSLATION_VERSION, keep=kept, dry_run=dry_run)
+        except psycopg.Error as exc:
+            raise SubstrateError(f"PostgreSQL at {redacted(server)}: {exc}") from None
+
+
+def _template_of(substrate: Substrate, postgres: type[Any]) -> str | None:
+    """The template database a PostgreSQL substrate clones from (None for other kinds)."""
+    return substrate.template_database if isinstance(substrate, postgres) else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from kaudit.substrate._db import Db
 from kaudit.substrate._dump import Dump, StateDump
@@ -82,9 +82,18 @@ class Substrate(Protocol):
         """
         ...
 
+    def describe(self) -> dict[str, Any]:
+        """How runs get their world, for the campaign manifest.
+
+        At least `reset`: `copy` (SQLite's in-memory copy), `clone` or `rollback` (PostgreSQL).
+        """
+        ...
+
     def reclaim(self, campaign: str) -> int:
         """Remove what runs of `campaign` left behind when killed; returns how many were removed.
 
-        Called when a campaign starts or resumes; nothing else of the campaign runs then.
+        Called when a campaign starts or resumes. Another process (another ledger, another
+        machine) may be running a campaign of the same name right now: remove only what
+        no live process owns.
         """
         ...

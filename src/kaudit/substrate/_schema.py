@@ -78,8 +78,9 @@ def _read_tables(
         columns = tuple(row[1] for row in info)
         keyed = sorted((row[5], row[1]) for row in info if row[5] > 0)
         primary_key = tuple(column for _, column in keyed) or ("rowid",)
+        # Filtered on the schema: pragma_table_list lists every attached database.
         without = conn.execute(
-            f"SELECT wr FROM {quote(database)}.pragma_table_list WHERE name = ?", (name,)
+            "SELECT wr FROM pragma_table_list WHERE schema = ? AND name = ?", (database, name)
         ).fetchone()
         tables[name] = TableSchema(
             name, columns, primary_key, sql or "", not (without and without[0])

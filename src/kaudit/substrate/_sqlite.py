@@ -7,6 +7,7 @@ import sqlite3
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from kaudit.errors import SeedDriftError, SubstrateError
 from kaudit.substrate._capture import CAPTURE_VERSION, install_change_capture
@@ -208,6 +209,10 @@ class SqliteSubstrate:
     def derive(self, image: bytes) -> SqliteSubstrate:
         """The same tools and volatile columns over another template image."""
         return SqliteSubstrate(self.name, image, self.tools, self.volatile)
+
+    def describe(self) -> dict[str, Any]:
+        """The substrate for the campaign manifest: each run a fresh in-memory copy."""
+        return {"reset": "copy"}
 
     def reclaim(self, campaign: str) -> int:
         """Nothing to reclaim: an in-memory sandbox dies with the process that held it."""

@@ -56,6 +56,23 @@ class Suite:
         )
         return moved.check_schema()
 
+    def substrates_on(self, choice: str) -> list[Substrate]:
+        """The substrates every task and distractor variant would run on at `choice`.
+
+        Made without seeding: nothing is created on a server and no template is built,
+        so a cleanup can ask which template databases the suite still needs.
+        """
+        moved = dataclasses.replace(
+            self, substrate_choice=choice, _substrates={}, _images={}, schema_checked=False
+        )
+        tasks = list(moved.tasks.values())
+        tasks += [distractor_variant(t, moved._base_substrate(t)) for t in tasks if t.distractors]
+        found: dict[int, Substrate] = {}
+        for task in tasks:
+            substrate = moved.substrate(task)
+            found.setdefault(id(substrate), substrate)
+        return list(found.values())
+
     def reclaim(self, campaign: str, tasks: Iterable[Task] | None = None) -> int:
         """Remove what killed runs of `campaign` left on each substrate; returns how many."""
         chosen = self.tasks.values() if tasks is None else tasks
@@ -190,12 +207,16 @@ def load_yaml_suite(
     return suite.check_schema() if check else suite
 
 
-def load_suite(ref: str = "builtin", substrate: str = DEFAULT_SUBSTRATE) -> Suite:
+def load_suite(
+    ref: str = "builtin", substrate: str = DEFAULT_SUBSTRATE, *, check: bool = True
+) -> Suite:
     """Resolve `builtin`, a directory of task YAML files, or `PREFIX:ARGUMENT`, on `substrate`.
 
-    Every task of the result is proved against its world's schema on that substrate.
+    Every task of the result is proved against its world's schema on that substrate;
+    with `check=False` the suite is returned as loaded, nothing seeded (its tasks are
+    then only read, e.g. for `substrates_on`).
     """
-    return _load(ref).on_substrate(substrate)
+    return _load(ref).on_substrate(substrate) if check else _load(ref)
 
 
 def _load(ref: str) -> Suite:

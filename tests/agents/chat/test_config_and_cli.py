@@ -168,3 +168,14 @@ def test_a_chat_agent_pickles_without_its_clients() -> None:
     agent = model_agent("openai:m", base_url="http://127.0.0.1:9/v1")
     clone = pickle.loads(pickle.dumps(agent))
     assert isinstance(clone, ChatAgent) and clone.config == agent.config
+
+
+def test_extra_body_may_not_replace_the_runs_history(tmp_path: Path) -> None:
+    """Fails if `extra_body: {messages: ...}` is accepted (tried: without the validator):
+    every request would then carry a second, fixed history beside the run's own."""
+    path = tmp_path / "model.yaml"
+    path.write_text("provider: openai\nname: x\nextra_body: {messages: []}\n")
+    with pytest.raises(SpecError, match=r"model\.yaml: extra_body: .*'messages'"):
+        load_model_config(path)
+    path.write_text("provider: openai\nname: x\nhttp_backend: httpx\n")
+    assert load_model_config(path).http_backend == "httpx"

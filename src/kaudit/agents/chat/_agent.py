@@ -11,6 +11,7 @@ from kaudit.agents._protocol import Episode, RunFacts
 from kaudit.agents.chat._config import ModelConfig
 from kaudit.agents.chat._retry import RateLimiter
 from kaudit.agents.chat._session import ChatSession, Conversation, RunTotals
+from kaudit.agents.chat._transport import resolve_backend
 from kaudit.errors import KauditError
 
 
@@ -29,6 +30,8 @@ class ChatAgent:
         self.config = config
         self.name = config.key
         self._provider = _provider_module(config.provider)
+        # a transport asked for but missing is a setup error now, not an INVALID run later
+        self.http_backend = resolve_backend(self._provider.SDK, config.http_backend)
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )

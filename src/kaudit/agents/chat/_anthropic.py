@@ -6,12 +6,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import anthropic
-from anthropic.types import Message
 
 from kaudit.agents._protocol import Episode, Observation, ToolCall
+from kaudit.agents.chat._body import MessageBody, post
 from kaudit.agents.chat._config import ModelConfig
 from kaudit.agents.chat._retry import Disposition, SdkErrors
-from kaudit.agents.chat._session import Reply, run_headers
+from kaudit.agents.chat._session import Reply, json_object, run_headers
+from kaudit.agents.chat._transport import http_client
 
 
 def make_client(config: ModelConfig) -> anthropic.AsyncAnthropic:
@@ -21,8 +22,12 @@ def make_client(config: ModelConfig) -> anthropic.AsyncAnthropic:
         base_url=config.base_url,
         timeout=config.timeout_s,
         max_retries=0,
+        http_client=http_client(anthropic, config.http_backend),
     )
 
+
+SDK = anthropic
+"""The SDK module, for its transport options."""
 
 _ERRORS = SdkErrors(
     connection=anthropic.APIConnectionError,
@@ -40,11 +45,28 @@ class AnthropicConversation:
         self._client = client
         self._config = config
         self._episode = episode
-        self.messages: list[dict[str, Any]] = [{"role": "user", "content": episode.task.prompt}]
-        self._tools = [
+        fields: dict[str, Any] = {
+            "model": config.name,
+            "system": episode.task.system_prompt,
+            "max_tokens": config.max_tokens,
+        }
+        tools = [
             {"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
             for s in episode.tool_specs
         ]
+        if tools:
+            fields["tools"] = tools
+        if config.temperature is not None:
+            fields["temperature"] = config.temperature
+        if config.top_p is not None:
+            fields["top_p"] = config.top_p
+        opening = [{"role": "user", "content": episode.task.prompt}]
+        self.body = MessageBody(fields | config.extra_body, opening)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation so far, as sent."""
+        return self.body.messages
 
     def add_observations(self, observations: Sequence[Observation]) -> None:
         """All results of one turn go back in a single user message, as the API requires."""
@@ -59,7 +81,7 @@ class AnthropicConversation:
             }
             for obs in observations
         ]
-        self.messages.append({"role": "user", "content": blocks})
+        self.body.append({"role": "user", "content": blocks})
 
     async def create(self) -> Any:
         """One POST to `/v1/messages` through the client (its auth, errors, parsing).
@@ -67,58 +89,51 @@ class AnthropicConversation:
         `client.post` sends the body as built: no per-call typed-dict transform, and the
         sampling fields recent SDKs dropped from `create()` still reach models that take them.
         """
-        config = self._config
-        body: dict[str, Any] = {
-            "model": config.name,
-            "system": self._episode.task.system_prompt,
-            "messages": self.messages,
-            "max_tokens": config.max_tokens,
-        }
-        if self._tools:
-            body["tools"] = self._tools
-        if config.temperature is not None:
-            body["temperature"] = config.temperature
-        if config.top_p is not None:
-            body["top_p"] = config.top_p
-        return await self._client.post(
-            "/v1/messages",
-            cast_to=Message,
-            body=body | config.extra_body,
-            options={"headers": run_headers(self._episode)},
-        )
+        return await post(self._client, "/v1/messages", self.body, run_headers(self._episode))
 
     def accept(self, response: Any) -> Reply:
-        """Text blocks joined as the content; tool_use blocks become calls."""
+        """Text blocks joined as the content; tool_use blocks become calls.
+
+        Raises `ValueError` or `TypeError` for a reply that is not a message.
+        """
+        reply = json_object(response, "reply")
+        blocks = reply.get("content")
+        if not isinstance(blocks, list):
+            raise ValueError("the reply has no content blocks")
         texts: list[str] = []
         calls: list[ToolCall] = []
         echoed: list[dict[str, Any]] = []
-        for block in response.content:
-            if block.type == "text":
-                texts.append(block.text)
-                echoed.append({"type": "text", "text": block.text})
-            elif block.type == "tool_use":
-                arguments = block.input if isinstance(block.input, dict) else str(block.input)
-                calls.append(ToolCall(block.id, block.name, arguments))
+        for block in blocks:
+            kind = json_object(block, "content block").get("type")
+            if kind == "text":
+                text = str(block.get("text") or "")
+                texts.append(text)
+                echoed.append({"type": "text", "text": text})
+            elif kind == "tool_use":
+                given = block.get("input")
+                arguments = given if isinstance(given, dict) else str(given)
+                call_id, name = str(block["id"]), str(block["name"])
+                calls.append(ToolCall(call_id, name, arguments))
                 echoed.append(
                     {
                         "type": "tool_use",
-                        "id": block.id,
-                        "name": block.name,
+                        "id": call_id,
+                        "name": name,
                         # the API only accepts objects; the tool error tells the model why
                         "input": arguments if isinstance(arguments, dict) else {},
                     }
                 )
-        self.messages.append({"role": "assistant", "content": echoed or ""})
-        usage = response.usage
-        input_tokens = int(usage.input_tokens or 0) + sum(
-            int(getattr(usage, name, 0) or 0)
-            for name in ("cache_creation_input_tokens", "cache_read_input_tokens")
+        self.body.append({"role": "assistant", "content": echoed or ""})
+        usage = json_object(reply.get("usage") or {}, "usage")
+        input_tokens = sum(
+            int(usage.get(name) or 0)
+            for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         )
         return Reply(
             content="".join(texts) or None,
             tool_calls=tuple(calls),
             input_tokens=input_tokens,
-            output_tokens=int(usage.output_tokens or 0),
+            output_tokens=int(usage.get("output_tokens") or 0),
         )
 
     def disposition(self, exc: Exception) -> Disposition:

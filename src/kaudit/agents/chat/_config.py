@@ -14,8 +14,9 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kaudit.agents.chat._transport import HttpBackend
 from kaudit.errors import KauditError, SpecError
 
 Provider = Literal["openai", "anthropic"]
@@ -76,10 +77,23 @@ class ModelConfig(BaseModel):
     max_concurrent_runs: int | None = Field(
         None, ge=1, description="Cap on this model's runs in flight (local executor)."
     )
+    http_backend: HttpBackend = Field(
+        "auto",
+        description="HTTP transport under the SDK: 'aiohttp' (about half the CPU per "
+        "request at high concurrency), 'httpx' (the SDK default), or 'auto' (aiohttp "
+        "when installed).",
+    )
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Extra request fields for the serving stack."
     )
     notes: str | None = Field(None, description="Serving-stack notes for the manifest.")
+
+    @field_validator("extra_body")
+    @classmethod
+    def _keeps_the_history(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if "messages" in value:
+            raise ValueError("extra_body must not set 'messages': the run's history is sent")
+        return value
 
     @property
     def key(self) -> str:

@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletion
 
 from kaudit.agents._protocol import Episode, Observation, ToolCall
+from kaudit.agents.chat._body import MessageBody, encode, post
 from kaudit.agents.chat._config import ModelConfig
 from kaudit.agents.chat._retry import Disposition, SdkErrors
-from kaudit.agents.chat._session import Reply, parse_arguments, run_headers
+from kaudit.agents.chat._session import Reply, json_object, parse_arguments, run_headers
+from kaudit.agents.chat._transport import http_client
 
 _SEED_RANGE = 2**31 - 1  # some compatible servers reject seeds beyond int32
 
@@ -27,8 +28,12 @@ def make_client(config: ModelConfig) -> openai.AsyncOpenAI:
         base_url=config.base_url,
         timeout=config.timeout_s,
         max_retries=0,
+        http_client=http_client(openai, config.http_backend),
     )
 
+
+SDK = openai
+"""The SDK module, for its transport options."""
 
 _ERRORS = SdkErrors(
     connection=openai.APIConnectionError, status=openai.APIStatusError, base=openai.OpenAIError
@@ -42,78 +47,77 @@ class OpenAIConversation:
         self._client = client
         self._config = config
         self._episode = episode
-        self.messages: list[dict[str, Any]] = [
+        fields: dict[str, Any] = {"model": config.name, config.max_tokens_param: config.max_tokens}
+        if episode.tool_specs:
+            fields["tools"] = [{"type": "function", "function": s} for s in episode.tool_specs]
+        if config.temperature is not None:
+            fields["temperature"] = config.temperature
+        if config.top_p is not None:
+            fields["top_p"] = config.top_p
+        if config.send_seed:
+            fields["seed"] = episode.seed % _SEED_RANGE
+        opening = [
             {"role": "system", "content": episode.task.system_prompt},
             {"role": "user", "content": episode.task.prompt},
         ]
-        self._tools = [{"type": "function", "function": spec} for spec in episode.tool_specs]
+        self.body = MessageBody(fields | config.extra_body, opening)
         self._turn = 0
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation so far, as sent."""
+        return self.body.messages
 
     def add_observations(self, observations: Sequence[Observation]) -> None:
         """One `tool` message per result, in call order."""
         for obs in observations:
-            self.messages.append({"role": "tool", "tool_call_id": obs.call.id, "content": obs.text})
+            self.body.append({"role": "tool", "tool_call_id": obs.call.id, "content": obs.text})
 
     async def create(self) -> Any:
-        """One POST to `/chat/completions` through the client (its auth, errors, parsing).
+        """One POST to `/chat/completions` through the client (its auth, errors, retries).
 
         `client.post` is the SDK's documented way to send a raw body; `create()` would walk
         the whole history through its typed-dict transform first (~5 ms of CPU per call),
         which at hundreds of calls a second is most of the harness's budget.
         """
-        config = self._config
-        body: dict[str, Any] = {
-            "model": config.name,
-            "messages": self.messages,
-            config.max_tokens_param: config.max_tokens,
-        }
-        if self._tools:
-            body["tools"] = self._tools
-        if config.temperature is not None:
-            body["temperature"] = config.temperature
-        if config.top_p is not None:
-            body["top_p"] = config.top_p
-        if config.send_seed:
-            body["seed"] = self._episode.seed % _SEED_RANGE
-        return await self._client.post(
-            "/chat/completions",
-            cast_to=ChatCompletion,
-            body=body | config.extra_body,
-            options={"headers": run_headers(self._episode)},
-        )
+        return await post(self._client, "/chat/completions", self.body, run_headers(self._episode))
 
     def accept(self, response: Any) -> Reply:
-        """Parse the first choice; the raw argument string is echoed back unchanged."""
-        if not response.choices:
+        """Parse the first choice; the raw argument string is echoed back unchanged.
+
+        Raises `ValueError` or `TypeError` for a reply that is not a completion.
+        """
+        choices = json_object(response, "reply").get("choices")
+        if not choices or not isinstance(choices, list):
             raise ValueError("the reply has no choices")
-        message = response.choices[0].message
+        message = json_object(json_object(choices[0], "choice").get("message"), "message")
+        content = message.get("content")
         calls: list[ToolCall] = []
         echoed: list[dict[str, Any]] = []
-        for i, item in enumerate(message.tool_calls or []):
-            function = getattr(item, "function", None)
+        for i, item in enumerate(message.get("tool_calls") or []):
+            function = json_object(item, "tool call").get("function")
             if function is None:
                 continue  # custom (non-function) tool calls are never offered
-            call_id = item.id or f"call_{self._turn}_{i}"
-            raw = function.arguments or ""
-            calls.append(ToolCall(call_id, function.name, parse_arguments(raw)))
+            function = json_object(function, "tool call function")
+            call_id = str(item.get("id") or f"call_{self._turn}_{i}")
+            name, raw = str(function.get("name") or ""), function.get("arguments") or ""
+            if isinstance(raw, dict):  # some compatible servers send the object itself
+                raw = encode(raw).decode()
+            calls.append(ToolCall(call_id, name, parse_arguments(str(raw))))
             echoed.append(
-                {
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": function.name, "arguments": raw},
-                }
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
             )
-        assistant: dict[str, Any] = {"role": "assistant", "content": message.content}
+        assistant: dict[str, Any] = {"role": "assistant", "content": content}
         if echoed:
             assistant["tool_calls"] = echoed
-        self.messages.append(assistant)
+        self.body.append(assistant)
         self._turn += 1
-        usage = response.usage
+        usage = response.get("usage") or {}
         return Reply(
-            content=message.content,
+            content=None if content is None else str(content),
             tool_calls=tuple(calls),
-            input_tokens=int(usage.prompt_tokens) if usage else 0,
-            output_tokens=int(usage.completion_tokens) if usage else 0,
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
         )
 
     def disposition(self, exc: Exception) -> Disposition:

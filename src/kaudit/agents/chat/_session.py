@@ -76,6 +76,13 @@ def parse_arguments(raw: str | None) -> dict[str, Any] | str:
     return value if isinstance(value, dict) else text
 
 
+def json_object(value: Any, what: str) -> dict[str, Any]:
+    """`value` when it is a JSON object; `TypeError` naming `what` otherwise."""
+    if not isinstance(value, dict):
+        raise TypeError(f"the {what} is not a JSON object: {str(value)[:80]!r}")
+    return value
+
+
 class ChatSession:
     """Drives one run: observations in, one retried API call, a `Turn` out."""
 
@@ -119,7 +126,7 @@ class ChatSession:
                 raise AgentError(f"{message} (after {retries} retries)", usage=spent) from exc
         try:
             reply = self._conversation.accept(response)
-        except (AttributeError, IndexError, TypeError, ValueError) as exc:
+        except (AttributeError, LookupError, TypeError, ValueError) as exc:
             raise AgentError(f"{self._config.key}: unreadable reply: {exc}") from exc
         cost = self._config.price.cost(reply.input_tokens, reply.output_tokens)
         self.totals.input_tokens += reply.input_tokens

@@ -99,12 +99,17 @@ class ServerStats:
     """Requests that carried an API key (`Authorization: Bearer` or `x-api-key`)."""
     faults: Counter[str] = field(default_factory=Counter)
     scripts: Counter[str] = field(default_factory=Counter)
+    bodies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Each request body by run id, in arrival order, when the server keeps bodies."""
 
 
 class _State:
-    def __init__(self, personas: Mapping[str, Persona], timeout_sleep_s: float) -> None:
+    def __init__(
+        self, personas: Mapping[str, Persona], timeout_sleep_s: float, keep_bodies: bool
+    ) -> None:
         self.personas = dict(personas)
         self.timeout_sleep_s = timeout_sleep_s
+        self.keep_bodies = keep_bodies
         self.stats = ServerStats()
         self.attempts: Counter[tuple[str, int]] = Counter()
         self.lock = threading.Lock()
@@ -219,6 +224,9 @@ class _Handler(BaseHTTPRequestHandler):
         run = self.headers.get("X-Kaudit-Run-Id") or str(seed)
         turn = sum(m.get("role") == "assistant" for m in body.get("messages", []))
         outcome = persona.fault(seed, turn, state.attempt(run, turn))
+        if state.keep_bodies:
+            with state.lock:
+                state.stats.bodies.setdefault(run, []).append(body)
         if self.headers.get("Authorization", "").startswith("Bearer ") or self.headers.get(
             "x-api-key"
         ):
@@ -273,7 +281,11 @@ class _Server(ThreadingHTTPServer):
 
 
 class ChatTestServer:
-    """The server on a background thread; use as a context manager. Port 0 picks a free one."""
+    """The server on a background thread; use as a context manager. Port 0 picks a free one.
+
+    With `keep_bodies`, every request body is kept in `stats.bodies` by run id, so a test
+    can check what each run sent.
+    """
 
     def __init__(
         self,
@@ -282,8 +294,9 @@ class ChatTestServer:
         host: str = "127.0.0.1",
         port: int = 0,
         timeout_sleep_s: float = 2.0,
+        keep_bodies: bool = False,
     ) -> None:
-        self._state = _State(personas, timeout_sleep_s)
+        self._state = _State(personas, timeout_sleep_s, keep_bodies)
         self._server = _Server((host, port), self._state)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

@@ -1,0 +1,173 @@
+"""What the report and the statistics read of a run, and the one pass that reads it.
+
+A 10,000-run ledger holds about 50 MB of records, mostly transcripts, tool calls and
+verdict deltas. Reports and statistics read a few dozen facts of each run; keeping every
+full `RunRecord` alive at once costs hundreds of MB and most of the time (the garbage
+collector walking millions of nested dicts). `read_runs` walks the chain once: it
+checks each row as `kaudit ledger verify` does, validates it as a `RunRecord`, keeps
+its `RunSummary` and lets the record go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Literal
+
+from kaudit.errors import LedgerError
+from kaudit.ledger._record import RunRecord
+from kaudit.ledger._store import GENESIS, Ledger
+from kaudit.spec import Outcome, Severity, SubLabel
+
+__all__ = ["LedgerRuns", "RunSummary", "read_runs", "run_summaries", "run_summary"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """The facts of one run that counting, the report's tables and its graders use.
+
+    Every field is taken from the validated `RunRecord` by `run_summary`, the only place
+    that builds one, so a report from summaries and one from full records agree.
+
+    Attributes:
+        campaign: Campaign name.
+        model: Model under audit.
+        task: Task id.
+        run_index: 0-based index of the run within its cell.
+        attempt: The record's attempt (the newest one counts).
+        task_digest: sha256 of the parsed task; cells of different digests never pool.
+        status: ``labeled`` or ``invalid`` (never counted).
+        outcome: PASS, FAIL_SAFE or FAIL_DAMAGE.
+        sub_label: How the run ended.
+        severity: Worst severity among damage deltas.
+        counts_as_damage: Headline damage indicator.
+        counts_as_damage_upper: Damage or errored-clean.
+        success: All success checks passed.
+        dollars: Priced damage as an exact decimal string.
+        cost_usd: Model cost of the run.
+        simulated: The agent was a simulated double (``extra["simulated"]``).
+        fault_kinds: Kind of each fault injected, in call order.
+        boundary_attempt_count: Calls the permission boundary refused.
+        final_message: The agent's last message.
+        agent_text: Each turn's content and the final message, one per line.
+        has_words: Whether the record kept anything the agent wrote.
+        refusal_declared: The verdict's recorded ``refusal_declared`` (None if absent).
+    """
+
+    campaign: str
+    model: str
+    task: str
+    run_index: int
+    attempt: int
+    task_digest: str | None
+    status: Literal["labeled", "invalid"]
+    outcome: Outcome | None
+    sub_label: SubLabel | None
+    severity: Severity | None
+    counts_as_damage: bool
+    counts_as_damage_upper: bool
+    success: bool
+    dollars: str | None
+    cost_usd: float
+    simulated: bool
+    fault_kinds: tuple[str, ...]
+    boundary_attempt_count: int
+    final_message: str | None
+    agent_text: str
+    has_words: bool
+    refusal_declared: bool | None
+
+    @property
+    def damage_dollars(self) -> Decimal:
+        """Priced damage as a Decimal (0 when unpriced)."""
+        return Decimal(self.dollars) if self.dollars is not None else Decimal(0)
+
+
+def run_summary(record: RunRecord | RunSummary) -> RunSummary:
+    """The summary of a record (a summary is returned as it is)."""
+    if isinstance(record, RunSummary):
+        return record
+    turns = [str(turn.get("content") or "") for turn in record.transcript]
+    declared = (record.verdict or {}).get("refusal_declared")
+    return RunSummary(
+        campaign=record.campaign,
+        model=record.model,
+        task=record.task,
+        run_index=record.run_index,
+        attempt=record.attempt,
+        task_digest=record.task_digest,
+        status=record.status,
+        outcome=record.outcome,
+        sub_label=record.sub_label,
+        severity=record.severity,
+        counts_as_damage=record.counts_as_damage,
+        counts_as_damage_upper=record.counts_as_damage_upper,
+        success=record.success,
+        dollars=record.dollars,
+        cost_usd=record.cost_usd,
+        simulated=bool(record.extra.get("simulated", False)),
+        fault_kinds=tuple(fault.kind for fault in record.faults),
+        boundary_attempt_count=len(record.boundary_attempts),
+        final_message=record.final_message,
+        agent_text="\n".join([*turns, record.final_message or ""]),
+        has_words=bool(record.final_message)
+        or any(turn.get("content") for turn in record.transcript),
+        refusal_declared=None if declared is None else bool(declared),
+    )
+
+
+def run_summaries(records: Iterable[RunRecord | RunSummary]) -> list[RunSummary]:
+    """Summaries of `records`, in their order."""
+    return [run_summary(record) for record in records]
+
+
+@dataclass(frozen=True)
+class LedgerRuns:
+    """The runs that count in a ledger (each run once, at its newest attempt), in append order.
+
+    Attributes:
+        runs: One summary per run of the chosen campaign (all campaigns when None).
+        records: Rows in the whole chain, superseded attempts included.
+        head: Hash of the last row (GENESIS when empty).
+        verified: Whether every row's hash, link and indexed columns were checked.
+    """
+
+    runs: tuple[RunSummary, ...]
+    records: int
+    head: str
+    verified: bool
+
+
+def read_runs(ledger: Ledger, campaign: str | None = None, *, verify: bool = True) -> LedgerRuns:
+    """One pass over the chain: verify every row, keep each run's newest attempt.
+
+    With `verify` every row is checked exactly as `Ledger.verify` checks it (hash, link,
+    indexed columns) before any number is taken from it, and a broken chain raises
+    LedgerError naming the first bad record. Every row, superseded attempts included, is
+    validated as a `RunRecord`; a row that is not one raises LedgerError naming it. The
+    newest attempt is chosen from the key and attempt columns, as `Ledger.records` does.
+    """
+    from pydantic import ValidationError
+
+    from kaudit.ledger._verify import chain_rows
+
+    newest: dict[tuple[str, str, str, int], tuple[int, int, RunSummary]] = {}
+    count, head = 0, GENESIS
+    for row in chain_rows(ledger, verify=verify):
+        count, head = count + 1, row.record_hash
+        try:
+            record = RunRecord.model_validate(row.data)
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"])
+            raise LedgerError(
+                f"{ledger.path}: record {row.seq} is not a run record ({where}: {problem['msg']})"
+            ) from None
+        if campaign is not None and row.key[0] != campaign:
+            continue
+        kept = newest.get(row.key)
+        if kept is None or row.attempt > kept[0]:
+            newest[row.key] = (row.attempt, row.seq, run_summary(record))
+    runs = tuple(summary for _, _, summary in sorted(newest.values(), key=lambda kept: kept[1]))
+    return LedgerRuns(runs=runs, records=count, head=head, verified=verify)
