@@ -23,6 +23,7 @@ schema can roll back or defer (`ON CONFLICT ROLLBACK`, `RAISE(ROLLBACK, ...)`,
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 import threading
@@ -67,8 +68,12 @@ def _rolls_back_or_defers(first: str, text: str) -> bool:
     return _CONFLICT_ROLLBACK.search(text) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def pooled_effect(sql: str, depth: int) -> Effect:
-    """How `sql` behaves in a pooled run at `atomic()` depth `depth` (0 = top level)."""
+    """How `sql` behaves in a pooled run at `atomic()` depth `depth` (0 = top level).
+
+    Memoized: tools send the same parameterized statements run after run.
+    """
     text = _QUOTED.sub("''", sql)
     text = text[_LEADING.match(text).end() :]  # type: ignore[union-attr]
     found = _FIRST_WORD.match(text)
