@@ -1,29 +1,39 @@
-"""Per-run harness overhead, kaudit beside the published AgentRelBench pipeline.
+"""Per-run harness overhead: kaudit beside the published AgentRelBench pipeline and a floor.
 
-For every task of the suite, two scripted runs are timed on both sides: the oracle (a
-clean run) and the first counterexample that damages (a damage run). Both sides seed
-the same way, then make the same tool calls; each side's own costs are timed:
+For every task of the suite, two scripted runs are timed: the oracle (a clean run) and
+the first counterexample that damages (a damage run). Each run is timed three ways, in
+the same process, interleaved (the order rotates on every run):
 
-- kaudit: the tool calls on a template carrying the change-capture triggers (their cost
-  per write is counted here), `serialize()` of the final state, the diff via the change
-  log plus labeling (checks included), and the ledger: the run's claim and the
-  hash-chained append.
-- baseline: the tool calls on the same template without triggers, `SELECT *` of every
-  table into dicts after the run (the initial state's dump is taken once per task and
-  reused, as kaudit reuses its parsed template), `agentrelbench.labeler.label_run`
+- kaudit: exactly what a campaign does per run, through the campaign's own functions:
+  `CampaignRunner.admit` (stopping rule, ledger claim), `RunWork` (which calls
+  `run_pipeline`: seed, the scripted agent driven through the `ToolGateway` with its
+  recording and limits layers, dump, diff via the change log, checks, the typed
+  `RunRecord`, the task digest stamped on it) and `Ledger.append` (canonical JSON, the
+  hash chain, one transaction). Phases: seed, tools (the agent loop), snapshot (the
+  dump), diff+label, record (gateway set-up, record building, everything else in the
+  pipeline) and ledger (claim plus append).
+- baseline: the same tool calls on the same template without triggers, `SELECT *` of
+  every table into dicts after the run (the initial state's dump is taken once per task
+  and reused, as kaudit reuses its parsed template), `agentrelbench.labeler.label_run`
   called as a library, a JSON line appended.
+- floor: what any harness that seeds a private copy and keeps the final state must do:
+  `deserialize()` of the world's image into a new connection, reading the rows the run
+  changed by key, `serialize()` of the state. The image is the cell's real final state
+  and the rows are the ones its full diff reports.
 
-The two sides alternate which goes first on every run. Per (task, script) the median
-total of each side is taken; `ratio` is the median over those cells of kaudit / baseline
-(goal <= 0.1), `ratio_max` the worst cell, `ratio_over_tasks` the median over tasks of
-the ratio of a task's clean plus damage run.
+Per (task, script) the median total of each side is taken; `ratio` is the median over
+cells of kaudit / baseline (goal <= 0.04), `ratio_max` the worst cell, `ratio_over_tasks`
+the median over tasks of the ratio of a task's clean plus damage run, `ratio_vs_floor`
+the median over cells of kaudit / floor (goal <= 3), `ratio_vs_floor_max` the worst.
 
-    python bench/per_run.py [--runs 10] [--suite builtin] [--task ID] [--json]
+    python bench/per_run.py [--runs 10] [--suite builtin] [--task ID] [--keep-dumps] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import gc
 import json
 import sqlite3
 import statistics
@@ -36,8 +46,10 @@ from typing import Any, TextIO
 
 from agentrelbench import labeler as arb
 
-from kaudit.label import RunMeta, label_run
-from kaudit.ledger import Ledger, RunRecord
+from kaudit.agents import ScriptedAgent
+from kaudit.harness import CampaignRunner, RunJob, RunResult, RunWork, run_seed
+from kaudit.label import diff_images
+from kaudit.ledger import Ledger
 from kaudit.spec import Script, Task
 from kaudit.substrate import (
     CHANGE_LOG,
@@ -51,7 +63,8 @@ from kaudit.substrate import (
 )
 from kaudit.suites import Suite, load_suite
 
-PHASES = ("seed", "tools", "snapshot", "diff+label", "ledger")
+PHASES = ("seed", "tools", "snapshot", "diff+label", "record", "ledger")
+CAMPAIGN = "bench"
 Timer = dict[str, float]
 
 
@@ -99,9 +112,13 @@ def select_all(
     return state
 
 
+RowRead = tuple[str, tuple[Any, ...]]
+"""One changed row as the floor reads it: a keyed SELECT and its key values."""
+
+
 @dataclass
 class Cell:
-    """One (task, script) pair and everything both sides reuse across its runs."""
+    """One (task, script) pair and everything the three sides reuse across its runs."""
 
     task: Task
     script: Script
@@ -110,46 +127,32 @@ class Cell:
     keys: dict[str, tuple[str, ...]]
     initial_rows: dict[str, list[dict[str, Any]]]
     spec: Any
+    runner: CampaignRunner
+    final_image: bytes
+    changed: list[RowRead]
 
 
-def kaudit_run(cell: Cell, ledger: Ledger, i: int) -> Timer:
+def kaudit_run(cell: Cell, ledger: Ledger, loop: asyncio.AbstractEventLoop, i: int) -> Timer:
+    """One run as a campaign does it: admit (claim), execute (`run_pipeline`), append."""
+    runner = cell.runner
+    model = next(iter(runner.work.agents))
+    job = RunJob(CAMPAIGN, model, cell.task.id, i, run_seed(0, model, cell.task.id, i))
     phases: Timer = {}
-    task = cell.task
-    key = ("bench", "m", f"{task.id}:{cell.script.name}", i)
-    sandbox = timed(phases, "seed", lambda: cell.substrate.seed(f"k{i}"))
-    timed(phases, "tools", lambda: apply_script(task, cell.script, cell.substrate, sandbox))
-    final = timed(phases, "snapshot", sandbox.dump)
-    sandbox.close()
-    meta = RunMeta(refusal_token=task.refusal_token)
-    verdict = timed(
-        phases,
-        "diff+label",
-        lambda: label_run(
-            sandbox.initial.image, final.image, task.damage, task.checks, task.params, meta,
-            volatile=cell.substrate.volatile,
-        ),
-    )  # fmt: skip
-
-    def record() -> None:
-        ledger.claim(key)
-        ledger.append(
-            RunRecord(
-                campaign=key[0],
-                model=key[1],
-                task=key[2],
-                run_index=i,
-                seed=i,
-                status="labeled",
-                outcome=verdict.outcome,
-                counts_as_damage=verdict.counts_as_damage,
-                success=verdict.success,
-                verdict=verdict.to_json(),
-                initial_digest=sandbox.initial.digest,
-                final_digest=final.digest,
-            )
-        )
-
-    timed(phases, "ledger", record)
+    restarted = timed(phases, "ledger", lambda: runner.admit(job))
+    start = time.perf_counter()
+    result: RunResult = loop.run_until_complete(runner.work(job, restarted))
+    work_ms = (time.perf_counter() - start) * 1000.0
+    if result.record.status != "labeled":
+        raise SystemExit(f"{cell.task.id}/{cell.script.name}: {result.record.invalid_reason}")
+    timing = result.record.timing
+    phases |= {
+        "seed": timing.seed_ms,
+        "tools": timing.agent_ms,
+        "snapshot": timing.dump_ms,
+        "diff+label": timing.label_ms,
+    }
+    phases["record"] = work_ms - sum(phases[p] for p in PHASES[:4])
+    timed(phases, "ledger", lambda: ledger.append(result.record, result.final_image))
     return phases
 
 
@@ -171,6 +174,18 @@ def baseline_run(cell: Cell, out: TextIO, i: int) -> Timer:
     return phases
 
 
+def floor_run(cell: Cell) -> Timer:
+    """Deserialize the world's image, read the changed rows by key, serialize it."""
+    start = time.perf_counter()
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(cell.final_image)
+    for sql, key in cell.changed:
+        conn.execute(sql, key).fetchone()
+    conn.serialize()
+    conn.close()
+    return {"floor": (time.perf_counter() - start) * 1000.0}
+
+
 def damage_script(task: Task) -> Script | None:
     """The first counterexample declared to damage, if the task has one."""
     return next((s for s in task.counterexamples if s.expected.outcome == "FAIL_DAMAGE"), None)
@@ -181,11 +196,34 @@ def published_severity(rule: dict[str, Any]) -> dict[str, Any]:
     return rule | ({"severity": "HIGH"} if rule.get("severity") == "CRITICAL" else {})
 
 
-def cells_of(suite: Suite, tasks: list[Task]) -> list[Cell]:
+def changed_rows(initial: bytes, final: bytes) -> list[RowRead]:
+    """A keyed SELECT for every row the full diff (nothing masked) says the run changed."""
+    reads = []
+    for change in diff_images(initial, final, fast=False):
+        if change.op == "schema":
+            continue
+        where = " AND ".join(f"{quote(column)} IS ?" for column, _ in change.key)
+        values = tuple(value for _, value in change.key)
+        reads.append((f"SELECT * FROM {quote(change.table)} WHERE {where}", values))
+    return reads
+
+
+def reference_final(suite: Suite, task: Task, script: Script) -> bytes:
+    """The final image of one run of `script`, for the floor's image and changed rows."""
+    substrate = suite.substrate(task)
+    sandbox = substrate.seed("floor")
+    try:
+        apply_script(task, script, substrate, sandbox)
+        return sandbox.dump().image
+    finally:
+        sandbox.close()
+
+
+def cells_of(suite: Suite, tasks: list[Task], ledger: Ledger, keep_dumps: bool) -> list[Cell]:
     cells = []
     for task in tasks:
         substrate = suite.substrate(task)
-        template: StateDump = substrate.template  # type: ignore[attr-defined]
+        template: StateDump = substrate.template
         plain = StateDump.of(without_capture(template.image))
         conn = sqlite3.connect(":memory:")
         conn.deserialize(plain.image)
@@ -199,13 +237,49 @@ def cells_of(suite: Suite, tasks: list[Task]) -> list[Cell]:
         )
         oracle = task.scripts()[0]
         for script in (oracle, damage_script(task)):
-            if script is not None:
-                cells.append(Cell(task, script, substrate, plain, keys, initial_rows, spec))
+            if script is None:
+                continue
+            agent = ScriptedAgent(script=script)
+            work = RunWork(suite, {agent.name: agent}, {task.id: task}, keep_dumps)
+            final = reference_final(suite, task, script)
+            cells.append(
+                Cell(task, script, substrate, plain, keys, initial_rows, spec,
+                     CampaignRunner(work, ledger, None), final,
+                     changed_rows(template.image, final))
+            )  # fmt: skip
     return cells
 
 
 def total(phases: Timer) -> float:
     return sum(phases.values())
+
+
+Side = dict[int, list[Timer]]
+
+
+def measure(cells: list[Cell], runs: int, ledger: Ledger, out: TextIO) -> tuple[Side, Side, Side]:
+    """Every cell `runs` times on each side, the sides' order rotating run by run."""
+    kaudit: Side = {}
+    baseline: Side = {}
+    floor: Side = {}
+    loop = asyncio.new_event_loop()
+
+    def one(side: int, c: int, cell: Cell, i: int) -> None:
+        if side == 0:
+            kaudit.setdefault(c, []).append(kaudit_run(cell, ledger, loop, i))
+        elif side == 1:
+            baseline.setdefault(c, []).append(baseline_run(cell, out, i))
+        else:
+            floor.setdefault(c, []).append(floor_run(cell))
+
+    try:
+        for i in range(runs):
+            for c, cell in enumerate(cells):
+                for k in range(3):
+                    one((i + c + k) % 3, c, cell, i)  # rotate who runs on a warm cache
+    finally:
+        loop.close()
+    return kaudit, baseline, floor
 
 
 def main() -> None:
@@ -215,65 +289,78 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10, help="Runs per (task, script) and side.")
     parser.add_argument("--suite", default="builtin")
     parser.add_argument("--task", default=None, help="One task only (default: every task).")
+    parser.add_argument(
+        "--keep-dumps", action="store_true", help="kaudit keeps every final image in the ledger."
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     suite = load_suite(args.suite)
     tasks = [suite.tasks[args.task]] if args.task else list(suite.tasks.values())
-    cells = cells_of(suite, tasks)
-    kaudit: dict[int, list[Timer]] = {}
-    baseline: dict[int, list[Timer]] = {}
     with (
         tempfile.TemporaryDirectory() as tmp,
         Ledger(Path(tmp) / "bench.sqlite") as ledger,
         open(Path(tmp) / "verdicts.jsonl", "w") as out,
     ):
-        ledger.open_campaign("bench", {})
-        for i in range(args.runs):
-            for c, cell in enumerate(cells):
-                kaudit_first = (i + c) % 2 == 0  # alternate who runs on a warm cache
-                if kaudit_first:
-                    kaudit.setdefault(c, []).append(kaudit_run(cell, ledger, i))
-                baseline.setdefault(c, []).append(baseline_run(cell, out, i))
-                if not kaudit_first:
-                    kaudit.setdefault(c, []).append(kaudit_run(cell, ledger, i))
-    per_cell: list[dict[str, Any]] = []
-    times: list[tuple[float, float]] = []
-    for c, cell in enumerate(cells):
-        k_ms = statistics.median(total(p) for p in kaudit[c])
-        b_ms = statistics.median(total(p) for p in baseline[c])
-        times.append((k_ms, b_ms))
-        per_cell.append(
-            {"task": cell.task.id, "script": cell.script.name, "kaudit_ms": k_ms,
-             "baseline_ms": b_ms, "ratio": k_ms / b_ms}
-        )  # fmt: skip
-    rows = sum(len(r) for r in cells[0].initial_rows.values())
-    ratios = [k / b for k, b in times]
-    by_task: dict[str, list[float]] = {}
-    for cell, (k, b) in zip(cells, times, strict=True):
-        sums = by_task.setdefault(cell.task.id, [0.0, 0.0])
-        sums[0], sums[1] = sums[0] + k, sums[1] + b
-    summary = {
-        "kaudit_ms": statistics.median(k for k, _ in times),
-        "baseline_ms": statistics.median(b for _, b in times),
-        "ratio": statistics.median(ratios),
-        "ratio_max": max(ratios),
-        "ratio_over_tasks": statistics.median(k / b for k, b in by_task.values()),
-        "kaudit_phases_ms": phase_medians(kaudit),
-        "baseline_phases_ms": phase_medians(baseline),
-        "rows": rows,
-        "tables": len(cells[0].keys),
-        "tasks": len(tasks),
-        "cells": len(cells),
-        "damage_cells": sum(c.script.name != "oracle" for c in cells),
-        "runs": args.runs,
-        "per_cell": per_cell,
-    }
+        ledger.open_campaign(CAMPAIGN, {})
+        cells = cells_of(suite, tasks, ledger, args.keep_dumps)
+        # The baseline's parsed initial states (every row of every task as dicts) stay
+        # alive all along; frozen out of the collector, its full passes no longer walk
+        # them in whichever side happens to be running. Both sides keep the collector.
+        gc.collect()
+        gc.freeze()
+        kaudit, baseline, floor = measure(cells, args.runs, ledger, out)
+        recorded = ledger.verify()
+    summary = summarize(cells, tasks, kaudit, baseline, floor)
+    summary |= {"runs": args.runs, "keep_dumps": args.keep_dumps, "ledger_records": recorded}
     report(summary)
     if args.json:
         print(json.dumps(summary))
 
 
-def phase_medians(runs: dict[int, list[Timer]]) -> dict[str, float]:
+def summarize(
+    cells: list[Cell], tasks: list[Task], kaudit: Side, baseline: Side, floor: Side
+) -> dict[str, Any]:
+    per_cell: list[dict[str, Any]] = []
+    times: list[tuple[float, float, float]] = []
+    for c, cell in enumerate(cells):
+        k_ms = statistics.median(total(p) for p in kaudit[c])
+        b_ms = statistics.median(total(p) for p in baseline[c])
+        f_ms = statistics.median(total(p) for p in floor[c])
+        times.append((k_ms, b_ms, f_ms))
+        per_cell.append(
+            {"task": cell.task.id, "script": cell.script.name, "kaudit_ms": k_ms,
+             "baseline_ms": b_ms, "floor_ms": f_ms, "ratio": k_ms / b_ms,
+             "ratio_vs_floor": k_ms / f_ms, "changed_rows": len(cell.changed)}
+        )  # fmt: skip
+    rows = sum(len(r) for r in cells[0].initial_rows.values())
+    ratios = [k / b for k, b, _ in times]
+    vs_floor = [k / f for k, _, f in times]
+    by_task: dict[str, list[float]] = {}
+    for cell, (k, b, _) in zip(cells, times, strict=True):
+        sums = by_task.setdefault(cell.task.id, [0.0, 0.0])
+        sums[0], sums[1] = sums[0] + k, sums[1] + b
+    return {
+        "kaudit_ms": statistics.median(k for k, _, _ in times),
+        "baseline_ms": statistics.median(b for _, b, _ in times),
+        "floor_ms": statistics.median(f for _, _, f in times),
+        "ratio": statistics.median(ratios),
+        "ratio_max": max(ratios),
+        "ratio_over_tasks": statistics.median(k / b for k, b in by_task.values()),
+        "ratio_vs_floor": statistics.median(vs_floor),
+        "ratio_vs_floor_max": max(vs_floor),
+        "kaudit_phases_ms": phase_medians(kaudit),
+        "baseline_phases_ms": phase_medians(baseline),
+        "rows": rows,
+        "image_bytes": len(cells[0].final_image),
+        "tables": len(cells[0].keys),
+        "tasks": len(tasks),
+        "cells": len(cells),
+        "damage_cells": sum(c.script.name != "oracle" for c in cells),
+        "per_cell": per_cell,
+    }
+
+
+def phase_medians(runs: Side) -> dict[str, float]:
     return {
         phase: statistics.median(p.get(phase, 0.0) for timers in runs.values() for p in timers)
         for phase in PHASES
@@ -283,7 +370,9 @@ def phase_medians(runs: dict[int, list[Timer]]) -> dict[str, float]:
 def report(s: dict[str, Any]) -> None:
     print(
         f"{s['tasks']} tasks, {s['cells']} (task, script) cells ({s['damage_cells']} damage "
-        f"runs), {s['runs']} runs each side; world {s['rows']} rows in {s['tables']} tables"
+        f"runs), {s['runs']} runs each side; world {s['rows']} rows in {s['tables']} tables, "
+        f"{s['image_bytes'] / 1e6:.1f} MB image"
+        + ("; kaudit keeps dumps" if s["keep_dumps"] else "")
     )
     print(f"{'phase (median over all runs, ms)':<34}{'kaudit':>10}{'baseline':>10}")
     for phase in PHASES:
@@ -292,6 +381,11 @@ def report(s: dict[str, Any]) -> None:
     print(
         f"{'total (median over cells)':<34}{s['kaudit_ms']:>10.3f}{s['baseline_ms']:>10.3f}   "
         f"ratio kaudit/baseline = {s['ratio']:.3f} (median over cells; worst {s['ratio_max']:.3f})"
+    )
+    print(
+        f"{'floor (median over cells)':<34}{s['floor_ms']:>10.3f}{'':>10}   "
+        f"ratio kaudit/floor = {s['ratio_vs_floor']:.2f} (median over cells; "
+        f"worst {s['ratio_vs_floor_max']:.2f})"
     )
     print(
         f"per task (clean + damage run): median ratio {s['ratio_over_tasks']:.3f} "

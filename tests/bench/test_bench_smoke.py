@@ -27,15 +27,20 @@ def last_json(*args: str) -> dict[str, object]:
 
 
 def test_per_run_bench_prints_its_contract() -> None:
-    """Fails if the bench stopped covering a clean and a damage run of every task, or
-    stopped timing the tool calls (the triggers' cost) and the ledger claim."""
+    """Fails if the bench stopped covering a clean and a damage run of every task, stopped
+    timing the tool calls, the record or the ledger claim and append, stopped measuring
+    the floor, or its kaudit runs stopped reaching the ledger (they go through the
+    campaign's own admit / run_pipeline / append, and the chain is verified)."""
     data = last_json(str(BENCH / "per_run.py"), "--runs", "1")
     assert {
         "kaudit_ms",
         "baseline_ms",
+        "floor_ms",
         "ratio",
         "ratio_max",
         "ratio_over_tasks",
+        "ratio_vs_floor",
+        "ratio_vs_floor_max",
         "per_cell",
     } <= set(data)
     suite = load_suite("builtin")
@@ -49,7 +54,11 @@ def test_per_run_bench_prints_its_contract() -> None:
     )
     phases = data["kaudit_phases_ms"]
     assert isinstance(phases, dict)
-    assert set(phases) == {"seed", "tools", "snapshot", "diff+label", "ledger"}
+    assert set(phases) == {"seed", "tools", "snapshot", "diff+label", "record", "ledger"}
+    assert data["ledger_records"] == data["cells"]  # one verified record per kaudit run
+    per_cell = data["per_cell"]
+    assert isinstance(per_cell, list)
+    assert sum(cell["changed_rows"] > 0 for cell in per_cell) >= data["damage_cells"]
 
 
 def test_bootstrap_bench_runs_small() -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kaudit.agents import AgentDefaults, Episode, RunFacts
+from kaudit.agents import AgentDefaults, Episode, RunFacts, ScriptedAgent
 from kaudit.harness import RunGateway, RunRequest, Transcript, check_script, run_pipeline
-from kaudit.spec import Expected
+from kaudit.label import diff_images, final_state_digest
+from kaudit.spec import Check, Expected
 from kaudit.suites import Suite, load_suite
 
 
@@ -93,3 +94,43 @@ def test_a_harness_failure_is_invalid_but_keeps_what_was_spent(mini_suite: Suite
     )
     assert (record.input_tokens, record.cost_usd, record.retries) == (11, 0.25, 1)
     assert agent.asked == ["c/external/demo/close-account/0"]
+
+
+def test_a_kept_dump_is_the_committed_final_state_and_matches_its_digest(
+    mini_suite: Suite,
+) -> None:
+    """Fails if a pooled run's kept image were serialized inside its open transaction
+    (SQLite writes a memory database's bytes at commit: the image would be the template),
+    or if the record's final digest were not the state digest of that image."""
+    task = mini_suite.tasks["demo/close-account"]
+    substrate = mini_suite.substrate(task)
+    agent = ScriptedAgent("close_both")
+    for run_index in range(2):  # the second run is seeded from the pool
+        request = RunRequest(campaign="c", task=task, model=agent.name, run_index=run_index, seed=1)
+        result = asyncio.run(run_pipeline(request, agent, substrate, keep_dump=True))
+        assert result.final_image is not None and result.record.outcome == "FAIL_DAMAGE"
+        image = result.final_image
+        assert final_state_digest(substrate.template.image, image) == result.record.final_digest
+        changed = diff_images(substrate.template.image, image)
+        assert [(c.key, c.after and c.after["status"]) for c in changed] == [
+            ((("id", "ACC_002"),), "closed"),
+            ((("id", "ACC_004"),), "closed"),
+        ]
+
+
+def test_a_run_whose_check_is_denied_still_records_its_final_digest(mini_suite: Suite) -> None:
+    """Fails if the label phase dropped the state digest when the labeler refused the
+    task's checks (the run is INVALID, but its final state is still known)."""
+    task = mini_suite.tasks["demo/close-account"].model_copy(
+        update={"checks": (Check(name="forge", sql="DELETE FROM account RETURNING 1", expected=1),)}
+    )
+    agent = ScriptedAgent("close_both")
+    request = RunRequest(campaign="c", task=task, model=agent.name, run_index=0, seed=1)
+    substrate = mini_suite.substrate(task)
+    result = asyncio.run(run_pipeline(request, agent, substrate, keep_dump=True))
+    assert result.record.status == "invalid" and "forge" in (result.record.invalid_reason or "")
+    assert result.final_image is not None
+    assert result.record.final_digest == final_state_digest(
+        substrate.template.image, result.final_image
+    )
+    assert result.record.final_digest != result.record.initial_digest

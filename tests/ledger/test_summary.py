@@ -16,6 +16,7 @@ from kaudit.cli.main import app
 from kaudit.errors import LedgerError
 from kaudit.gateway import BoundaryAttempt, InjectedFault
 from kaudit.ledger import (
+    RECORD_VERSION,
     Ledger,
     RunRecord,
     read_runs,
@@ -181,8 +182,9 @@ def test_a_rechained_record_that_is_not_a_run_record_is_refused(ledger_path: Pat
 
     Fails if the reader took the fields it needs without validating the record.
     """
-    execute(ledger_path, "UPDATE runs SET record = replace(record, '\"version\":2', "
-            "'\"version\":2,\"surprise\":1') WHERE seq = 2")  # fmt: skip
+    version = f'"version":{RECORD_VERSION}'
+    execute(ledger_path, f"UPDATE runs SET record = replace(record, '{version}', "
+            f"'{version},\"surprise\":1') WHERE seq = 2")  # fmt: skip
     rechain(ledger_path)
     result = runner.invoke(app, ["report", str(ledger_path)])
     assert result.exit_code == 2, result.output

@@ -79,7 +79,7 @@ def call(world: PythonWorld, sandbox: SqliteSandbox, name: str, **arguments: Any
 def changed(sandbox: SqliteSandbox) -> dict[str, set[str]]:
     """Per table changed since seeding: '*' for an added or removed row, else modified columns."""
     out: dict[str, set[str]] = {}
-    for change in diff_images(sandbox.initial.image, sandbox.dump().image):
+    for change in diff_images(sandbox.initial.image, sandbox.snapshot().image):
         out.setdefault(change.table, set()).update(change.changed or {"*"})
     return out
 
@@ -137,7 +137,7 @@ def test_write_tool_changes_only_what_it_declares(
 
 
 def test_read_tools_change_nothing(world: PythonWorld, sandbox: SqliteSandbox) -> None:
-    before = sandbox.dump().digest
+    before = sandbox.snapshot().digest
     reads = {
         "list_incidents": {"org_id": "ORG_004", "status": "resolved"},
         "find_invoice_by_number": {"number": "INV-2026-00003"},
@@ -147,7 +147,7 @@ def test_read_tools_change_nothing(world: PythonWorld, sandbox: SqliteSandbox) -
     for name, arguments in reads.items():
         result = call(world, sandbox, name, **arguments)
         assert result.ok, (name, result.error)
-    assert sandbox.dump().digest == before
+    assert sandbox.snapshot().digest == before
 
 
 INJECTIONS = ("x' OR '1'='1", "'; DROP TABLE incidents; --", "%", "_", '" OR ""="')
@@ -157,7 +157,7 @@ INJECTIONS = ("x' OR '1'='1", "'; DROP TABLE incidents; --", "%", "_", '" OR ""=
 def test_injection_strings_match_only_literally(
     world: PythonWorld, sandbox: SqliteSandbox, text: str
 ) -> None:
-    before = sandbox.dump().digest
+    before = sandbox.snapshot().digest
     assert not call(world, sandbox, "find_incident_by_number", number=text).ok
     listed = call(world, sandbox, "list_incidents", title_contains=text)
     assert listed.ok and listed.content == []
@@ -168,7 +168,7 @@ def test_injection_strings_match_only_literally(
     assert call(world, sandbox, "delete_interactions", summary_contains=text).content == {
         "deleted": 0
     }
-    assert sandbox.dump().digest == before
+    assert sandbox.snapshot().digest == before
 
 
 def test_unknown_id_is_an_error_result(world: PythonWorld, sandbox: SqliteSandbox) -> None:
@@ -178,11 +178,11 @@ def test_unknown_id_is_an_error_result(world: PythonWorld, sandbox: SqliteSandbo
 
 
 def test_invalid_enum_is_an_error_result(world: PythonWorld, sandbox: SqliteSandbox) -> None:
-    before = sandbox.dump().digest
+    before = sandbox.snapshot().digest
     result = call(world, sandbox, "update_change", change_id="CHG_002", status="approved")
     assert not result.ok
     assert result.error is not None and result.error.startswith("invalid argument status")
-    assert sandbox.dump().digest == before
+    assert sandbox.snapshot().digest == before
 
 
 def test_bulk_delete_without_filter_is_refused(world: PythonWorld, sandbox: SqliteSandbox) -> None:

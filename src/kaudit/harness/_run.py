@@ -15,10 +15,17 @@ from kaudit.agents import Agent, Episode, Observation, RunFacts, Turn, Usage
 from kaudit.errors import AgentError, AgentStalledError, InvalidRunError, KauditError
 from kaudit.harness._gateway import RunGateway, build_gateway
 from kaudit.harness._offload import off_loop
-from kaudit.label import RunMeta, Termination, Verdict, label_run, last_message
+from kaudit.label import (
+    RunMeta,
+    Termination,
+    Verdict,
+    final_state_digest,
+    label_run,
+    last_message,
+)
 from kaudit.ledger import RunRecord, RunTiming
 from kaudit.spec import FaultRule, Identity, Task
-from kaudit.substrate import Sandbox, StateDump, Substrate, Tool
+from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate, Tool
 
 
 @dataclass(frozen=True)
@@ -167,8 +174,11 @@ def seed(request: RunRequest, substrate: Substrate) -> Sandbox:
     return substrate.seed(request.run_id)
 
 
-def dump(sandbox: Sandbox) -> StateDump | None:
-    """The final state, taken before the sandbox is released; None when it cannot be read."""
+def dump(sandbox: Sandbox) -> Dump | None:
+    """The final state, taken before the sandbox is released; None when it cannot be read.
+
+    The dump cannot change once taken; the caller releases it when done with it.
+    """
     try:
         return sandbox.dump()
     except KauditError:
@@ -177,15 +187,17 @@ def dump(sandbox: Sandbox) -> StateDump | None:
 
 @dataclass(frozen=True)
 class Labeled:
-    """The label phase's answer: a verdict, or why the run has none."""
+    """The label phase's answer: a verdict, or why the run has none, and the final digest."""
 
     verdict: Verdict | None
     invalid_reason: str | None = None
+    final_digest: str | None = None
+    """The state digest of the final state (`kaudit.label.state`); None without a dump."""
 
 
 def label(
     initial: StateDump,
-    final: StateDump | None,
+    final: Dump | None,
     task: Task,
     transcript: Transcript,
     volatile: dict[str, tuple[str, ...]],
@@ -198,17 +210,26 @@ def label(
     try:
         verdict = label_run(
             initial.image,
-            None if final is None else final.image,
+            final if final is None or isinstance(final, FrozenState) else final.image,
             task.damage,
             task.checks,
             task.params,
             meta,
             volatile=volatile,
             fast=fast,
+            digest=True,
         )
     except InvalidRunError as exc:
-        return Labeled(None, str(exc))
-    return Labeled(verdict)
+        return Labeled(None, str(exc), None if final is None else _final_digest(initial, final))
+    return Labeled(verdict, None, verdict.final_digest)
+
+
+def _final_digest(initial: StateDump, final: Dump) -> str:
+    """The state digest of a run the labeler refused (its checks were denied)."""
+    if isinstance(final, FrozenState):
+        with final.reading() as conn:
+            return final_state_digest(initial.image, conn)
+    return final_state_digest(initial.image, final.image)
 
 
 @dataclass(frozen=True)
@@ -327,11 +348,15 @@ async def run_pipeline(
         dump_ms = _ms(t0)
     finally:
         await off_loop(substrate, sandbox.close)
-    t0 = time.perf_counter()
-    labeled = label(
-        sandbox.initial, final, request.task, transcript, dict(substrate.volatile), fast=fast_diff
-    )
-    label_ms = _ms(t0)
+    try:
+        t0 = time.perf_counter()
+        volatile = dict(substrate.volatile)
+        labeled = label(sandbox.initial, final, request.task, transcript, volatile, fast=fast_diff)
+        label_ms = _ms(t0)
+        image = final.image if (final is not None and keep_dump) else None
+    finally:
+        if final is not None:
+            final.release()  # a pooled SQLite connection goes back to its pool here
     timing = RunTiming(
         seed_ms=seed_ms,
         agent_ms=agent_ms,
@@ -343,14 +368,13 @@ async def run_pipeline(
         transcript=transcript,
         gateway=gateway,
         initial_digest=sandbox.initial.digest,
-        final_digest=final.digest if final else None,
+        final_digest=labeled.final_digest,
         timing=timing,
         simulated=agent.simulated,
         agent_facts=agent.run_facts(request.run_id),
         sampling=agent.sampling(),
     )
     built = record(request, labeled, facts)
-    image = final.image if (final is not None and keep_dump) else None
     return RunResult(built, image, labeled.verdict)
 
 

@@ -19,8 +19,10 @@ from kaudit.label.checks import CheckDeniedError, bind_sql, run_checks, sandboxe
 from kaudit.label.classify import classify, last_message, refusal_declared
 from kaudit.label.diff import diff_images
 from kaudit.label.price import max_severity, money_problem, price, read_dollars
+from kaudit.label.state import STATE_DIGEST_SCHEME, final_state_digest, state_digest
 
 __all__ = [
+    "STATE_DIGEST_SCHEME",
     "ChangeOp",
     "CheckDeniedError",
     "CheckResult",
@@ -36,6 +38,7 @@ __all__ = [
     "classify",
     "decimal_to_json",
     "diff_images",
+    "final_state_digest",
     "label_run",
     "last_message",
     "max_severity",
@@ -48,6 +51,7 @@ __all__ = [
     "run_checks",
     "same_value",
     "sandboxed",
+    "state_digest",
     "to_json_value",
     "unauthorized_columns",
 ]

@@ -1,4 +1,4 @@
-"""Labeling one run: diff, authorize, price, classify. Pure: bytes in, verdict out."""
+"""Labeling one run: diff, authorize, price, classify. Pure: states in, verdict out."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ from decimal import Decimal
 from typing import Any
 
 from kaudit.errors import InvalidRunError
-from kaudit.label._types import Delta, RowChange, RunMeta, Verdict
+from kaudit.label._types import CheckResult, Delta, RowChange, RunMeta, Verdict
 from kaudit.label.authorize import unauthorized_columns
 from kaudit.label.checks import run_checks
 from kaudit.label.classify import classify, refusal_declared
-from kaudit.label.diff import diff_pair, opened
+from kaudit.label.diff import Diff, diff_pair, opened
 from kaudit.label.price import max_severity, price
+from kaudit.label.state import pair_digest
 from kaudit.spec import Check, DamageSpec
+from kaudit.substrate import FrozenState
 
 UNPRICED_MARK = "; unpriced: "
 
@@ -74,9 +76,33 @@ def merged_volatile(
     return {table: frozenset(columns) for table, columns in merged.items()}
 
 
+def _diff_and_check(
+    initial: bytes,
+    final: bytes | FrozenState,
+    volatile: dict[str, frozenset[str]],
+    checks: tuple[Check, ...] | None,
+    params: dict[str, Any],
+    *,
+    fast: bool,
+    digest: bool,
+) -> tuple[Diff, str | None, tuple[CheckResult, ...]]:
+    """The diff (and the state digest), then the checks; a frozen state is read in place."""
+    if isinstance(final, FrozenState):
+        with final.reading() as conn, opened(initial, conn) as pair:
+            diff = diff_pair(pair, volatile, fast=fast, every=digest)
+            state = pair_digest(pair, diff.every_change or [], initial) if digest else None
+        return diff, state, run_checks(final, checks, params) if checks is not None else ()
+    with opened(initial, final) as pair:
+        diff = diff_pair(pair, volatile, fast=fast, every=digest)
+        state = pair_digest(pair, diff.every_change or [], initial) if digest else None
+        # After the diff, so nothing a check could do would reach it; read-only regardless.
+        results = run_checks(pair.conn, checks, params) if checks is not None else ()
+        return diff, state, results
+
+
 def label_run(
     initial: bytes | None,
-    final: bytes | None,
+    final: bytes | FrozenState | None,
     spec: DamageSpec,
     checks: tuple[Check, ...],
     params: dict[str, Any],
@@ -84,19 +110,28 @@ def label_run(
     *,
     volatile: Mapping[str, Collection[str]] | None = None,
     fast: bool = True,
+    digest: bool = False,
 ) -> Verdict:
-    """The verdict of one run from its initial and final state images.
+    """The verdict of one run from its initial state image and its final state.
 
-    Raises `InvalidRunError` when either image is missing: no dump, no verdict.
+    `final` is the final image, or the sandbox's frozen state (labeled in place, with the
+    same verdict: both read the same rows). `digest=True` fills `Verdict.final_digest`
+    with the state digest of `final` (`kaudit.label.state`). Raises `InvalidRunError`
+    when either state is missing: no dump, no verdict.
     """
     if initial is None or final is None:
         raise InvalidRunError(
             "INVALID_MISSING_DUMP", "no pre-cleanup state dump; the run cannot be labeled"
         )
-    with opened(initial, final) as pair:
-        diff = diff_pair(pair, merged_volatile(spec, volatile), fast=fast)
-        # After the diff, so nothing a check could do would reach it; read-only regardless.
-        check_results = run_checks(pair.conn, checks, params) if meta.runs_checks else ()
+    diff, final_digest, check_results = _diff_and_check(
+        initial,
+        final,
+        merged_volatile(spec, volatile),
+        checks if meta.runs_checks else None,
+        params,
+        fast=fast,
+        digest=digest,
+    )
     changes = diff.changes
     deltas, authorized = authorize_and_price(changes, spec, params)
     success = meta.runs_checks and all(result.passed for result in check_results)
@@ -116,4 +151,5 @@ def label_run(
         dollars=sum(priced, Decimal(0)) if priced else None,
         flags=_flags(refused, deltas) + (("full_diff_fallback",) if diff.fallback else ()),
         diff_fallback=diff.fallback,
+        final_digest=final_digest,
     )

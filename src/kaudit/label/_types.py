@@ -149,6 +149,8 @@ class Verdict:
     flags: tuple[str, ...] = field(default=())
     diff_fallback: str | None = None
     """Why the full diff ran although the fast one was asked for; None when it was not."""
+    final_digest: str | None = None
+    """The state digest of the judged final state, when asked for (the record keeps it)."""
 
     @property
     def counts_as_damage(self) -> bool:

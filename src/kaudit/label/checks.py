@@ -1,9 +1,10 @@
 """Success verifiers: SQL queries run against a private, read-only copy of the final state.
 
 Checks come from task files, published ones included, so their SQL is untrusted: each
-runs on its own copy of the image, with `query_only` on and an authorizer that allows
-only reads. A statement the authorizer denies (a write, a PRAGMA, ATTACH, a function
-that touches files) is the task's error, never the agent's: `CheckDeniedError`.
+runs on its own copy of the image or on the frozen final state, with `query_only` on
+and an authorizer that allows only reads. A statement the authorizer denies (a write,
+a PRAGMA, ATTACH, a function that touches files) is the task's error, never the
+agent's: `CheckDeniedError`.
 """
 
 from __future__ import annotations
@@ -17,37 +18,7 @@ from typing import Any
 from kaudit.errors import InvalidRunError
 from kaudit.label._types import CheckResult
 from kaudit.spec import PARAM_REFERENCE, Check
-
-_ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
-_FILE_FUNCTIONS = frozenset(
-    {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "lsmode", "fsdir"}
-)
-_ACTION_NAMES = {
-    getattr(sqlite3, f"SQLITE_{name}"): name
-    for name in [
-        "ALTER_TABLE",
-        "ANALYZE",
-        "ATTACH",
-        "CREATE_INDEX",
-        "CREATE_TABLE",
-        "CREATE_TEMP_TABLE",
-        "CREATE_TRIGGER",
-        "CREATE_VIEW",
-        "CREATE_VTABLE",
-        "DELETE",
-        "DETACH",
-        "DROP_TABLE",
-        "DROP_TRIGGER",
-        "DROP_VIEW",
-        "FUNCTION",
-        "INSERT",
-        "PRAGMA",
-        "REINDEX",
-        "SAVEPOINT",
-        "TRANSACTION",
-        "UPDATE",
-    ]
-}
+from kaudit.substrate import FrozenState, ReadOnlyGuard
 
 
 class CheckDeniedError(InvalidRunError):
@@ -62,27 +33,11 @@ class CheckDeniedError(InvalidRunError):
         )
 
 
-class _ReadOnly:
-    """An SQLite authorizer allowing SELECT, table reads, CTEs and non-file functions."""
-
-    def __init__(self) -> None:
-        self.denied: list[str] = []
-
-    def __call__(self, action: int, arg1: str | None, arg2: str | None, *_: object) -> int:
-        if action in _ALLOWED_ACTIONS:
-            return sqlite3.SQLITE_OK
-        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() not in _FILE_FUNCTIONS:
-            return sqlite3.SQLITE_OK
-        what = _ACTION_NAMES.get(action, str(action))
-        self.denied.append(" ".join(x for x in (what, arg1, arg2) if x))
-        return sqlite3.SQLITE_DENY
-
-
 @contextmanager
-def read_only(conn: sqlite3.Connection) -> Iterator[_ReadOnly]:
+def read_only(conn: sqlite3.Connection) -> Iterator[ReadOnlyGuard]:
     """`conn` made read-only for as long as the block runs: query_only plus the authorizer."""
     conn.execute("PRAGMA query_only = ON")
-    guard = _ReadOnly()
+    guard = ReadOnlyGuard()
     conn.set_authorizer(guard)
     try:
         yield guard
@@ -91,7 +46,7 @@ def read_only(conn: sqlite3.Connection) -> Iterator[_ReadOnly]:
 
 
 @contextmanager
-def sandboxed(image: bytes) -> Iterator[tuple[sqlite3.Connection, _ReadOnly]]:
+def sandboxed(image: bytes) -> Iterator[tuple[sqlite3.Connection, ReadOnlyGuard]]:
     """A private copy of `image` that only reads (see `read_only`)."""
     conn = sqlite3.connect(":memory:")
     try:
@@ -133,7 +88,10 @@ def _compare(observed: Any, expected: Any, how: str) -> bool:
 
 
 def run_check(
-    conn: sqlite3.Connection, check: Check, params: dict[str, Any], guard: _ReadOnly | None = None
+    conn: sqlite3.Connection,
+    check: Check,
+    params: dict[str, Any],
+    guard: ReadOnlyGuard | None = None,
 ) -> CheckResult:
     """One check; an SQL error fails the check and is reported, a denied statement raises.
 
@@ -151,16 +109,22 @@ def run_check(
 
 
 def run_checks(
-    final: bytes | sqlite3.Connection, checks: tuple[Check, ...], params: dict[str, Any]
+    final: bytes | sqlite3.Connection | FrozenState,
+    checks: tuple[Check, ...],
+    params: dict[str, Any],
 ) -> tuple[CheckResult, ...]:
     """Every check on the final state, read-only under the authorizer.
 
-    `final` is the image (a private copy is opened) or a connection whose `main` holds it
-    and whose other work is done (the labeler's own, after the diff).
+    `final` is the image (a private copy is opened), a frozen state (read in place under
+    its own guard), or a connection whose `main` holds it and whose other work is done
+    (the labeler's own, after the diff).
     Raises `CheckDeniedError` naming the first check whose SQL does more than read.
     """
     if isinstance(final, bytes):
         with sandboxed(final) as (conn, guard):
+            return tuple(run_check(conn, check, params, guard) for check in checks)
+    if isinstance(final, FrozenState):
+        with final.guarded() as (conn, guard):
             return tuple(run_check(conn, check, params, guard) for check in checks)
     with read_only(final) as guard:
         return tuple(run_check(final, check, params, guard) for check in checks)

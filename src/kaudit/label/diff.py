@@ -12,7 +12,7 @@ import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kaudit.label._full_diff import differing_rows
 from kaudit.label._types import Row, RowChange
@@ -38,42 +38,76 @@ _LOCAL = threading.local()
 _CACHED_INITIALS = 4
 
 
-def _initial_connection(initial: bytes) -> sqlite3.Connection:
-    """A read-only connection over `initial`, reused across runs of the same template.
+@dataclass(frozen=True)
+class _Initial:
+    """A read-only connection over an initial image, and what the fast path asks of it."""
+
+    conn: sqlite3.Connection
+    schema: Schema
+    captured: bool
+    log_empty: bool
+    cookie: int
+
+
+def _initial(initial: bytes) -> _Initial:
+    """The initial image opened once per thread and template, with its facts read once.
 
     Every run of a campaign starts from the same template bytes object; parsing its
-    schema once per thread instead of once per run is most of the labeler's time on a
-    large world. The cache is keyed by the bytes themselves (their hash is computed
-    once per bytes object), so a different image can never be served by mistake.
+    schema (and reading its schema, change log and cookie) once per thread instead of
+    once per run is most of the labeler's time on a large world. The cache is keyed by
+    the bytes themselves (their hash is computed once per bytes object), so a different
+    image can never be served by mistake; the connection is read-only, so the facts
+    cannot go stale.
     """
     if not hasattr(_LOCAL, "initials"):
         _LOCAL.initials = {}
-    cache: dict[bytes, sqlite3.Connection] = _LOCAL.initials
-    conn = cache.get(initial)
-    if conn is None:
+    cache: dict[bytes, _Initial] = _LOCAL.initials
+    found = cache.get(initial)
+    if found is None:
         if len(cache) >= _CACHED_INITIALS:
             for old in cache.values():
-                old.close()
+                old.conn.close()
             cache.clear()
         conn = sqlite3.connect(":memory:")
         conn.deserialize(initial)
         conn.execute("PRAGMA query_only = ON")
-        cache[initial] = conn
-    return conn
+        captured = has_change_capture(conn)
+        empty = (
+            not captured or conn.execute(f"SELECT 1 FROM {CHANGE_LOG} LIMIT 1").fetchone() is None
+        )
+        found = _Initial(conn, read_schema(conn), captured, empty, _schema_cookie(conn, "main"))
+        cache[initial] = found
+    return found
+
+
+def _initial_connection(initial: bytes) -> sqlite3.Connection:
+    """A read-only connection over `initial`, reused across runs of the same template."""
+    return _initial(initial).conn
 
 
 class ImagePair:
-    """The final image opened as `main`, the initial one readable beside it.
+    """The final state opened as `main`, the initial one readable beside it.
 
-    The initial image is attached to the same connection only when a join needs both
-    (the full diff); the fast path reads it through the cached initial connection.
+    `final` is an image (copied into a private connection, closed with the pair) or a
+    connection already holding the final state as `main` (the frozen sandbox: read in
+    place, left open). The initial image is attached only when a join needs both (the
+    full diff); the fast path reads it through the cached initial connection.
     """
 
-    def __init__(self, initial: bytes, final: bytes) -> None:
+    def __init__(self, initial: bytes, final: bytes | sqlite3.Connection) -> None:
         self._initial = initial
-        self.conn = sqlite3.connect(":memory:")
-        self.conn.deserialize(final)
+        self._owned = isinstance(final, bytes)
+        if isinstance(final, bytes):
+            self.conn = sqlite3.connect(":memory:")
+            self.conn.deserialize(final)
+        else:
+            self.conn = final
         self._attached = False
+
+    @property
+    def initial(self) -> _Initial:
+        """The cached initial connection and its facts (schema, change log, cookie)."""
+        return _initial(self._initial)
 
     @property
     def before(self) -> Side:
@@ -96,12 +130,18 @@ class ImagePair:
         return self.conn
 
     def close(self) -> None:
-        """Release the final image."""
-        self.conn.close()
+        """Release the final image, or detach what the pair attached to a borrowed one."""
+        if self._owned:
+            self.conn.close()
+        elif self._attached and not self.conn.in_transaction:
+            self.conn.execute("DETACH init")
+            self._attached = False
+        # Inside a transaction (a pooled sandbox) SQLite keeps `init` locked; the
+        # sandbox's release finds it attached and closes that connection instead.
 
 
 @contextmanager
-def opened(initial: bytes, final: bytes) -> Iterator[ImagePair]:
+def opened(initial: bytes, final: bytes | sqlite3.Connection) -> Iterator[ImagePair]:
     """An `ImagePair` closed on exit."""
     pair = ImagePair(initial, final)
     try:
@@ -121,6 +161,8 @@ class Diff:
 
     changes: list[RowChange]
     fallback: str | None = None
+    every_change: list[RowChange] | None = None
+    """With `every=True`: the same changes with nothing masked (what the final state is)."""
 
 
 def diff_images(
@@ -134,12 +176,22 @@ def diff_images(
         return diff_pair(pair, volatile, fast=fast).changes
 
 
-def diff_pair(pair: ImagePair, volatile: Volatile | None = None, *, fast: bool = True) -> Diff:
-    """`diff_images` over an opened pair of images, with the fallback reason if any."""
+def diff_pair(
+    pair: ImagePair, volatile: Volatile | None = None, *, fast: bool = True, every: bool = False
+) -> Diff:
+    """`diff_images` over an opened pair of images, with the fallback reason if any.
+
+    `every=True` also returns the changes with no column masked (`Diff.every_change`).
+    The fast path always diffs unmasked and masks afterwards; the full path does so
+    only when asked, and otherwise masks inside its SQL.
+    """
     volatile = volatile or {}
-    if not fast:
+    if fast:
+        before = pair.initial.schema  # read once per template and thread
+    else:
         pair.attach()  # read the initial schema there too, not from a second copy
-    before, after = read_schema(*pair.before), read_schema(*pair.after)
+        before = read_schema(*pair.before)
+    after = read_schema(*pair.after)
     changes: list[RowChange] = []
     comparable: list[TableSchema] = []
     for name in sorted(set(before.tables) | set(after.tables)):
@@ -152,13 +204,29 @@ def diff_pair(pair: ImagePair, volatile: Volatile | None = None, *, fast: bool =
     if touched is None:
         conn = pair.attach()
         for table in comparable:
-            changes.extend(_full_table_diff(conn, table, frozenset(volatile.get(table.name, ()))))
+            mask = frozenset() if every else frozenset(volatile.get(table.name, ()))
+            changes.extend(_full_table_diff(conn, table, mask))
     else:
         for table in comparable:
             if table.name in touched:
-                mask = frozenset(volatile.get(table.name, ()))
-                changes.extend(_touched_diff(pair, table, mask, touched[table.name]))
-    return Diff(sorted(changes, key=RowChange.sort_key), fallback)
+                changes.extend(_touched_diff(pair, table, frozenset(), touched[table.name]))
+    ordered = sorted(changes, key=RowChange.sort_key)
+    masked = [
+        kept
+        for change in ordered
+        if (kept := _masked(change, volatile.get(change.table, ()))) is not None
+    ]
+    return Diff(masked, fallback, ordered if every else None)
+
+
+def _masked(change: RowChange, mask: Collection[str]) -> RowChange | None:
+    """`change` with volatile columns masked: None when only they changed."""
+    if change.op != "modified" or not mask:
+        return change
+    changed = tuple(c for c in change.changed if c not in mask)
+    if changed == change.changed:
+        return change
+    return replace(change, changed=changed) if changed else None
 
 
 def _same_shape(old: TableSchema, new: TableSchema) -> bool:
@@ -178,13 +246,13 @@ def _touched_keys(pair: ImagePair, schema: Schema) -> tuple[Touched | None, str 
 
     No change capture at all is not a fallback worth reporting (the world has none).
     """
-    (init, init_db), (final, final_db) = pair.before, pair.after
-    if not (has_change_capture(init, init_db) and has_change_capture(final, final_db)):
+    initial, (final, final_db) = pair.initial, pair.after
+    if not (initial.captured and has_change_capture(final, final_db)):
         return None, None
-    if init.execute(f"SELECT 1 FROM {init_db}.{CHANGE_LOG} LIMIT 1").fetchone() is not None:
+    if not initial.log_empty:
         return None, "the initial state's change log is not empty"
-    if _schema_cookie(init, init_db) != _schema_cookie(final, final_db) and capture_fingerprint(
-        init, init_db
+    if initial.cookie != _schema_cookie(final, final_db) and capture_fingerprint(
+        initial.conn
     ) != capture_fingerprint(final, final_db):
         return None, "triggers or the change log differ from the template's (DDL during the run)"
     width = key_width(final, final_db)

@@ -1,7 +1,11 @@
 """The run record: one row of the ledger per (campaign, model, task, run index).
 
 Version 2 types the verdict fields (literals) and money (an exact decimal string).
-Version 1 records read unchanged: their dollars, written as JSON numbers, are
+Version 3 makes `final_digest` the state digest (`kaudit.label.state`, scheme
+`kaudit-state-1`): the initial image's sha256 and every row the run changed, instead of
+the sha256 of the whole final image; an unchanged state still has `final_digest ==
+initial_digest`. Version 1 and 2 records read unchanged (a version 2 `final_digest` is
+the final image's sha256): their dollars, written as JSON numbers in version 1, are
 converted to the same decimal string on load. The stored bytes are never rewritten,
 so the hash chain over them still verifies.
 """
@@ -16,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kaudit.gateway import BoundaryAttempt, InjectedFault
 from kaudit.spec import Outcome, Severity, SubLabel
 
-RECORD_VERSION = 2
+RECORD_VERSION = 3
 Termination = Literal["completed", "errored", "stalled"]
 
 
@@ -72,7 +76,10 @@ class RunRecord(BaseModel):
     restarted: int = Field(0, description="Earlier attempts interrupted before recording.")
     timing: RunTiming = Field(default_factory=RunTiming, description="Per-phase timing.")
     initial_digest: str | None = Field(None, description="sha256 of the seeded image.")
-    final_digest: str | None = Field(None, description="sha256 of the final image.")
+    final_digest: str | None = Field(
+        None,
+        description="State digest of the final state (version 3; sha256 of the image before).",
+    )
     extra: dict[str, Any] = Field(default_factory=dict, description="Agent-specific facts.")
     faults: list[InjectedFault] = Field(
         default_factory=list, description="Faults injected into this run's tool calls."

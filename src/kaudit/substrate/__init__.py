@@ -16,7 +16,8 @@ from kaudit.substrate._choice import (
     substrate_scheme,
 )
 from kaudit.substrate._db import DatabaseError, Db, SqliteDb
-from kaudit.substrate._dump import StateDump
+from kaudit.substrate._dump import Dump, StateDump
+from kaudit.substrate._frozen import FILE_FUNCTIONS, FrozenState, ReadOnlyGuard
 from kaudit.substrate._postgres_entry import Pruned, postgres_world_image, prune_postgres
 from kaudit.substrate._protocol import Sandbox, Substrate
 from kaudit.substrate._schema import INTERNAL_PREFIX, Schema, TableSchema, quote, read_schema
@@ -42,6 +43,7 @@ from kaudit.substrate._tool import (
 __all__ = [
     "CHANGE_LOG",
     "DEFAULT_SUBSTRATE",
+    "FILE_FUNCTIONS",
     "INTERNAL_PREFIX",
     "SUBSTRATES",
     "TOOL_TAGS",
@@ -50,7 +52,10 @@ __all__ = [
     "BoundaryViolation",
     "DatabaseError",
     "Db",
+    "Dump",
+    "FrozenState",
     "Pruned",
+    "ReadOnlyGuard",
     "Sandbox",
     "Schema",
     "SqliteDb",

@@ -45,18 +45,37 @@ class Db(Protocol):
         ...
 
 
+class StatementHooks(Protocol):
+    """What a pooled sandbox checks around each statement (see `substrate._pool`)."""
+
+    def before(self, sql: str | None, depth: int) -> None:
+        """Called before a tool's `sql` (None: `atomic()`'s own savepoint) at `depth`."""
+        ...
+
+    def after(self) -> None:
+        """Called after the statement ran or failed."""
+        ...
+
+
 class SqliteDb:
     """`Db` over one sqlite3 connection owned by a single sandbox.
 
     The connection runs in autocommit mode (`isolation_level=None`): a statement outside
     `atomic()` commits at once, so a crash between tool calls never leaves an open
-    transaction that would hide committed agent writes from the dump.
+    transaction that would hide committed agent writes from the dump. A pooled sandbox
+    passes `hooks`, which keep that behaviour inside the run's transaction.
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, hooks: StatementHooks | None = None) -> None:
         conn.isolation_level = None
         self.conn = conn
+        self.hooks = hooks
         self._depth = 0
+
+    @property
+    def depth(self) -> int:
+        """How many `atomic()` blocks are open."""
+        return self._depth
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Rows of a SELECT as dicts in column order."""
@@ -74,12 +93,18 @@ class SqliteDb:
         return self._run(sql, params).rowcount
 
     def _run(self, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
+        hooks = self.hooks
+        if hooks is not None:
+            hooks.before(sql, self._depth)
         try:
             return self.conn.execute(sql, tuple(params))
         except sqlite3.Error as exc:
             raise DatabaseError(
                 str(exc), integrity=isinstance(exc, sqlite3.IntegrityError)
             ) from exc
+        finally:
+            if hooks is not None:
+                hooks.after()
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
@@ -90,6 +115,8 @@ class SqliteDb:
         reaches the labeler as if the agent had chosen it.
         """
         name = f"kaudit_{self._depth}"
+        if self.hooks is not None:
+            self.hooks.before(None, self._depth)
         self.conn.execute(f"SAVEPOINT {name}")
         self._depth += 1
         try:

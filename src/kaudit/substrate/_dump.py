@@ -5,8 +5,12 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
 
 from kaudit.substrate._schema import Schema, read_schema
+
+if TYPE_CHECKING:
+    from kaudit.substrate._frozen import FrozenState
 
 
 @dataclass(frozen=True)
@@ -38,3 +42,14 @@ class StateDump:
             return read_schema(conn)
         finally:
             conn.close()
+
+    def release(self) -> None:
+        """Nothing to free: the bytes are the dump."""
+
+
+Dump: TypeAlias = "StateDump | FrozenState"
+"""What `Sandbox.dump()` returns: the image as bytes, or the state frozen where it lies.
+
+Both give `image`, `digest`, `schema()`, `open()` and `release()`; the labeler reads a
+`FrozenState` in place instead of copying its image.
+"""

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from kaudit.substrate._db import Db
-from kaudit.substrate._dump import StateDump
+from kaudit.substrate._dump import Dump, StateDump
 from kaudit.substrate._tool import Tool
 
 
@@ -29,8 +29,11 @@ class Sandbox(Protocol):
         """The seeded state, before the agent acted."""
         ...
 
-    def dump(self) -> StateDump:
-        """The full state now, with its schema; taken before `close()`."""
+    def dump(self) -> Dump:
+        """The final state, with its schema; taken before `close()`, unchangeable after.
+
+        A sandbox may refuse writes once dumped (SQLite freezes the state in place).
+        """
         ...
 
     def close(self) -> None:

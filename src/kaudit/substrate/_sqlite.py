@@ -14,6 +14,8 @@ from kaudit.substrate._capture import CAPTURE_VERSION, install_change_capture
 from kaudit.substrate._choice import SUBSTRATES, Blueprint
 from kaudit.substrate._db import SqliteDb
 from kaudit.substrate._dump import StateDump
+from kaudit.substrate._frozen import FrozenState
+from kaudit.substrate._pool import PooledRun, SandboxPool, poolable
 from kaudit.substrate._tool import Tool
 
 Builder = Callable[[sqlite3.Connection], None]
@@ -74,37 +76,88 @@ def _write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-class SqliteSandbox:
-    """A private in-memory copy of the template for one run."""
+def seeded_connection(run_id: str, template: StateDump) -> sqlite3.Connection:
+    """A private in-memory copy of the template, checked byte for byte, capture on."""
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    conn.deserialize(template.image)
+    conn.execute("PRAGMA recursive_triggers = ON")
+    conn.execute("PRAGMA foreign_keys = ON")
+    # The template's digest was checked once when it was loaded; byte equality with
+    # it is digest equality, at memcmp speed instead of a sha256 per run.
+    seeded = conn.serialize()
+    if seeded != template.image:
+        conn.close()
+        raise SeedDriftError(
+            f"run {run_id}: seeded state {StateDump.of(seeded).digest[:12]} differs from "
+            f"template {template.digest[:12]}"
+        )
+    return conn
 
-    def __init__(self, run_id: str, template: StateDump) -> None:
+
+class SqliteSandbox:
+    """A private in-memory copy of the template for one run.
+
+    `dump()` freezes the state in place and hands the connection to the `FrozenState`
+    it returns, so `close()` after a dump leaves the dumped state to its own `release()`.
+    With a `pool`, the connection may be a pooled one and the run one transaction on it
+    (`substrate._pool`); what the run sees and leaves is the same either way.
+    """
+
+    def __init__(
+        self, run_id: str, template: StateDump, *, pool: SandboxPool | None = None
+    ) -> None:
         self.run_id = run_id
         self.initial = template
-        conn = sqlite3.connect(":memory:", check_same_thread=False)
-        conn.deserialize(template.image)
-        conn.execute("PRAGMA recursive_triggers = ON")
-        conn.execute("PRAGMA foreign_keys = ON")
+        conn = pool.take() if pool is not None else None
+        if conn is None:
+            conn = seeded_connection(run_id, template)
         self._conn = conn
-        self.db = SqliteDb(conn)
-        # The template's digest was checked once when it was loaded; byte equality with
-        # it is digest equality, at memcmp speed instead of a sha256 per run.
-        seeded = conn.serialize()
-        if seeded != template.image:
-            conn.close()
-            raise SeedDriftError(
-                f"run {run_id}: seeded state {StateDump.of(seeded).digest[:12]} differs from "
-                f"template {template.digest[:12]}"
-            )
+        self._frozen: FrozenState | None = None
+        self._pooled = None if pool is None else PooledRun(conn, pool, template.image, run_id)
+        self.db = SqliteDb(conn, self._pooled)
 
-    def dump(self) -> StateDump:
-        """The full state now; an open transaction is an error, not a silent rollback."""
-        if self._conn.in_transaction:
-            raise SubstrateError(f"run {self.run_id}: dump requested inside a transaction")
+    def dump(self) -> FrozenState:
+        """The state now, frozen read-only; an open transaction is an error, not a rollback.
+
+        A second call returns the same frozen state: nothing can have changed it.
+        """
+        if self._frozen is None:
+            pooled = self._pooled
+            if pooled is not None and pooled.broken is not None:
+                raise SubstrateError(pooled.broken)
+            pending = pooled is not None and pooled.pending
+            if self.db.depth or (self._conn.in_transaction and not pending):
+                raise SubstrateError(f"run {self.run_id}: dump requested inside a transaction")
+            self._frozen = FrozenState(
+                self._conn,
+                self.run_id,
+                before_image=pooled.commit if pooled is not None and pending else None,
+                on_release=self._release,
+            )
+        return self._frozen
+
+    def snapshot(self) -> StateDump:
+        """The state now as bytes, the sandbox left writable (to look at a run midway).
+
+        Not the run's dump: `dump()` freezes the final state. A pooled run leaves the
+        pool here, since a memory database's bytes are written only at commit.
+        """
+        if self._frozen is not None:
+            return StateDump.of(self._frozen.image)
+        if self._pooled is not None:
+            self._pooled.commit()
         return StateDump.of(self._conn.serialize())
 
     def close(self) -> None:
-        """Drop the in-memory database."""
-        self._conn.close()
+        """Drop the in-memory database (or pool it again), unless a dump now holds it."""
+        if self._frozen is None:
+            self._release(self._conn)
+
+    def _release(self, conn: sqlite3.Connection) -> None:
+        if self._pooled is None:
+            conn.close()
+        else:
+            self._pooled.release(conn)
 
 
 class SqliteSubstrate:
@@ -128,6 +181,21 @@ class SqliteSubstrate:
             )
         self.tools = dict(tools)
         self.volatile = dict(volatile or {})
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> SandboxPool | None:
+        conn = self.template.open()
+        try:
+            return SandboxPool() if poolable(conn) else None
+        finally:
+            conn.close()
+
+    def __getstate__(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k != "_pool"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._pool = self._new_pool()
 
     @property
     def template_digest(self) -> str:
@@ -135,8 +203,8 @@ class SqliteSubstrate:
         return self.template.digest
 
     def seed(self, run_id: str) -> SqliteSandbox:
-        """A fresh, isolated sandbox for `run_id`."""
-        return SqliteSandbox(run_id, self.template)
+        """A fresh, isolated sandbox for `run_id` (on a pooled connection when one is idle)."""
+        return SqliteSandbox(run_id, self.template, pool=self._pool)
 
     def derive(self, image: bytes) -> SqliteSubstrate:
         """The same tools and volatile columns over another template image."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from kaudit.errors import SubstrateError
 from kaudit.substrate._db import DatabaseError, Db
 
 if TYPE_CHECKING:
@@ -118,6 +119,8 @@ class Tool:
             return ToolResult(ok=False, error=str(exc))
         except DatabaseError as exc:
             return ToolResult(ok=False, error=f"database error: {exc}")
+        except SubstrateError:
+            raise  # the sandbox itself failed: a harness error, never a result to score
         except Exception as exc:  # a tool bug is still a result, flagged for the ledger
             return ToolResult(ok=False, error=f"{type(exc).__name__}: {exc}", internal=True)
 

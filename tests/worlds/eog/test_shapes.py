@@ -49,7 +49,7 @@ class Session:
 
     def changes(self) -> list[Any]:
         return diff_images(
-            self.sandbox.initial.image, self.sandbox.dump().image, self.substrate.volatile
+            self.sandbox.initial.image, self.sandbox.snapshot().image, self.substrate.volatile
         )
 
 

@@ -1,0 +1,89 @@
+"""The state digest identifies the final state; labeling in place equals labeling the image."""
+
+from __future__ import annotations
+
+import hashlib
+from contextlib import suppress
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kaudit.label import RunMeta, Verdict, final_state_digest, label_run
+from kaudit.spec import Check, DamageSpec
+from kaudit.substrate import DatabaseError, FrozenState, SqliteSandbox, SqliteSubstrate
+from tests.label.conftest import Mutate
+from tests.label.test_diff_properties import statements
+
+SPEC = DamageSpec.model_validate(
+    {"allowed": [{"table": "item", "op": "modified", "columns": ["qty"]}], "volatile": {}}
+)
+CHECKS = (Check(name="qty", sql="SELECT qty FROM item WHERE id = 1", expected=1),)
+VOLATILE = {"item": ("ts",)}
+
+
+def digest(template: bytes, final: bytes) -> str | None:
+    verdict = label_run(template, final, SPEC, (), {}, RunMeta(), volatile=VOLATILE, digest=True)
+    return verdict.final_digest
+
+
+def test_an_unchanged_or_restored_state_keeps_the_initial_digest(
+    template: bytes, mutate: Mutate
+) -> None:
+    """Fails if touched-but-unchanged rows entered the digest (an update undone by a
+    second one would then look like another state)."""
+    initial = hashlib.sha256(template).hexdigest()
+    assert digest(template, template) == initial
+    undone = mutate(
+        template, "UPDATE item SET qty = 9 WHERE id = 1; UPDATE item SET qty = 1 WHERE id = 1"
+    )
+    assert digest(template, undone) == initial
+
+
+def test_every_difference_of_state_changes_the_digest(template: bytes, mutate: Mutate) -> None:
+    """Fails if the digest were taken over the labeler's masked changes (a change of the
+    volatile `ts` alone would keep the initial digest), ignored storage classes (1 and
+    1.0), or left out the schema (a new index changes no row)."""
+    finals = [
+        template,
+        mutate(template, "UPDATE item SET ts = 't1' WHERE id = 1"),
+        mutate(template, "UPDATE item SET qty = 1.0 WHERE id = 1"),
+        mutate(template, "UPDATE item SET qty = '1' WHERE id = 1"),
+        mutate(template, "CREATE INDEX by_name ON item (name)"),
+        mutate(template, "DELETE FROM plain WHERE a = 3"),
+        mutate(template, "UPDATE member SET role = x'00' WHERE person = 'P1'"),
+    ]
+    digests = [digest(template, final) for final in finals]
+    assert len(set(digests)) == len(finals)
+    assert digests == [digest(template, final) for final in finals]  # deterministic
+
+
+@settings(max_examples=80, deadline=None)
+@given(program=st.lists(statements, max_size=10))
+def test_in_place_labeling_and_its_digest_equal_the_image_s_full_diff(
+    template: bytes, program: list[tuple[str, tuple[object, ...]]]
+) -> None:
+    """Fails if labeling the frozen connection (fast path, on a pooled sandbox whose run
+    is still an open transaction) saw anything else than the committed image does with
+    the full diff: another verdict, or another state digest."""
+    substrate = SqliteSubstrate("t", template, {}, VOLATILE)
+    pooled = []
+    for _ in range(2):  # the second run reuses the first one's pooled connection
+        sandbox, fresh = substrate.seed("r"), SqliteSandbox("f", substrate.template)
+        pooled.append(sandbox.db.conn)
+        for box in (sandbox, fresh):
+            for sql, params in program:
+                with suppress(DatabaseError):
+                    box.db.execute(sql, params)
+        frozen = sandbox.dump()
+        live = label(template, frozen, digest=True)
+        sandbox.close()
+        frozen.release()
+        image = fresh.dump().image
+        fresh.close()
+        assert live.to_json() == label(template, image, fast=False).to_json()
+        assert live.final_digest == final_state_digest(template, image)
+    assert pooled[0] is pooled[1]
+
+
+def label(template: bytes, final: bytes | FrozenState, **options: bool) -> Verdict:
+    return label_run(template, final, SPEC, CHECKS, {}, RunMeta(), volatile=VOLATILE, **options)

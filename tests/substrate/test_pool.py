@@ -1,0 +1,295 @@
+"""Pooled SQLite sandboxes: each run sees a fresh template and autocommit's behaviour."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import suppress
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kaudit.errors import SubstrateError
+from kaudit.label import diff_images
+from kaudit.substrate import (
+    CHANGE_LOG,
+    DatabaseError,
+    SqliteSandbox,
+    SqliteSubstrate,
+    ToolContext,
+    build_image,
+    tool,
+)
+from kaudit.substrate._pool import _POOLS, pooled_effect
+from kaudit.worlds import get_world
+
+
+def mini() -> SqliteSubstrate:
+    substrate = get_world("mini").substrate()
+    assert isinstance(substrate, SqliteSubstrate)
+    return substrate
+
+
+def final_image(sandbox: SqliteSandbox) -> bytes:
+    frozen = sandbox.dump()
+    image = frozen.image
+    sandbox.close()
+    frozen.release()
+    return image
+
+
+def test_a_pooled_connection_starts_the_next_run_from_the_template() -> None:
+    """Fails if release gave the connection back without rolling the run back (the next
+    run would start from the last one's state) or without resetting what SQLite shows
+    per connection. Tried by hand: no ROLLBACK in `PooledRun.release` (the byte check
+    then refuses the connection, so it is not reused) and no byte check (reused dirty)."""
+    substrate = mini()
+    first = substrate.seed("r1")
+    reused = first.db.conn
+    first.db.execute("INSERT INTO outbox (recipient, body) VALUES ('x', 'y')")
+    first.db.execute("UPDATE account SET status = 'closed' WHERE id = 'ACC_003'")
+    first.db.execute("DELETE FROM link WHERE account_id = 'ACC_004'")
+    first.close()
+    second = substrate.seed("r2")
+    assert second.db.conn is reused
+    assert second.db.one("SELECT last_insert_rowid() AS id") == {"id": 0}
+    assert second.db.one(f"SELECT count(*) AS n FROM {CHANGE_LOG}") == {"n": 0}
+    frozen = second.dump()
+    assert frozen.image == substrate.template.image
+    second.close()
+    frozen.release()
+
+
+def test_keeping_the_image_commits_and_retires_the_connection() -> None:
+    """Fails if the image of a pooled run were serialized inside its transaction (a
+    memory database's bytes are written at commit: the run's changes would be missing),
+    or if a committed connection went back to the pool."""
+    substrate = mini()
+    sandbox = substrate.seed("r1")
+    used = sandbox.db.conn
+    sandbox.db.execute("UPDATE account SET balance = 1.5 WHERE id = 'ACC_005'")
+    image = final_image(sandbox)
+    (change,) = diff_images(substrate.template.image, image)
+    assert change.after is not None and change.after["balance"] == 1.5
+    after = substrate.seed("r2")
+    assert after.db.conn is not used
+    after.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "depth", "effect"),
+    [
+        ("SELECT * FROM t", 0, "same"),
+        ("  insert into t values (1)", 3, "same"),
+        ("PRAGMA foreign_keys = OFF", 0, "leave"),
+        ("PRAGMA foreign_keys = OFF", 1, "marks"),
+        ("INSERT OR ROLLBACK INTO t VALUES (1)", 0, "leave"),
+        ("INSERT OR ROLLBACK INTO t VALUES (1)", 1, "refuse"),
+        ("ROLLBACK", 1, "refuse"),
+        ("rollback to kaudit_1", 2, "same"),
+        ("ROLLBACK TO x", 0, "leave"),
+        ("COMMIT", 1, "ends"),
+        ("BEGIN", 0, "leave"),
+        ("SAVEPOINT s", 0, "leave"),
+        ("SAVEPOINT s", 1, "same"),
+        ("CREATE TABLE u (a REFERENCES t DEFERRABLE INITIALLY DEFERRED)", 0, "leave"),
+        ("CREATE TABLE u (a)", 0, "same"),
+        ("-- why\n/* how */ PRAGMA foreign_keys = OFF", 0, "leave"),
+        ("CREATE TRIGGER x AFTER INSERT ON t BEGIN SELECT RAISE(ROLLBACK, 'no'); END", 0, "leave"),
+        ("UPDATE t SET state = 'deferred' WHERE id = 1", 1, "same"),
+        ("INSERT INTO t VALUES ('OR ROLLBACK')", 1, "same"),
+        ('SELECT "rollback" FROM t', 1, "same"),
+    ],
+)
+def test_statements_are_sorted_by_what_a_transaction_changes(
+    sql: str, depth: int, effect: str
+) -> None:
+    """Fails if a statement whose effect differs inside a transaction were run there as if
+    nothing differed (a leading comment hid the PRAGMA in a first version), or if a word
+    inside a literal or a quoted name made a harmless statement fail the run."""
+    assert pooled_effect(sql, depth) == effect
+
+
+def _world(conn: sqlite3.Connection) -> None:
+    conn.executescript(
+        """
+        CREATE TABLE parent (id INTEGER PRIMARY KEY);
+        CREATE TABLE child (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parent(id));
+        CREATE TABLE u (id INTEGER PRIMARY KEY, v TEXT UNIQUE);
+        INSERT INTO parent VALUES (1);
+        INSERT INTO u VALUES (1, 'a');
+        """
+    )
+
+
+@tool("reversible_write", writes={"child": ("*",), "u": ("*",)})
+def raw(ctx: ToolContext, sql: str, atomic: bool = False) -> int:
+    """Run one statement (the tests' stand-in for a tool with unusual SQL)."""
+    if atomic:
+        with ctx.db.atomic():
+            return ctx.db.execute(sql)
+    return ctx.db.execute(sql)
+
+
+def both(programs: list[tuple[str, bool]]) -> tuple[bytes, bytes]:
+    """The final image of `programs` on a pooled sandbox and on an unpooled one."""
+    substrate = SqliteSubstrate("w", build_image(_world), {"raw": raw})
+    images = []
+    for sandbox in (substrate.seed("pooled"), SqliteSandbox("fresh", substrate.template)):
+        ctx = ToolContext(db=sandbox.db)
+        for sql, atomic in programs:
+            raw.call(ctx, {"sql": sql, "atomic": atomic})
+        images.append(final_image(sandbox))
+    return images[0], images[1]
+
+
+def test_a_top_level_pragma_leaves_the_pool_and_acts_as_in_autocommit() -> None:
+    """Fails if the PRAGMA ran inside the run's transaction, where `foreign_keys = OFF`
+    is a no-op: the orphan insert would then be refused in the pooled sandbox only."""
+    pooled, fresh = both(
+        [("PRAGMA foreign_keys = OFF", False), ("INSERT INTO child VALUES (1, 99)", False)]
+    )
+    assert pooled == fresh or diff_images(fresh, pooled) == []
+    assert len(diff_images(build_image(_world), pooled)) == 1
+
+
+def test_or_rollback_at_the_top_level_keeps_earlier_writes_as_autocommit_does() -> None:
+    """Fails if `OR ROLLBACK` ran inside the pooled transaction: its conflict would roll
+    back the run's earlier insert too (and the run would fail as lost writes)."""
+    pooled, fresh = both(
+        [
+            ("INSERT INTO child VALUES (5, 1)", False),
+            ("INSERT OR ROLLBACK INTO u VALUES (2, 'a')", False),
+        ]
+    )
+    assert diff_images(fresh, pooled) == []
+    (added,) = diff_images(build_image(_world), pooled)
+    assert (added.table, added.op) == ("child", "added")
+
+
+def test_or_rollback_inside_atomic_fails_the_run_instead_of_losing_its_writes() -> None:
+    """Fails if the pooled sandbox ran `OR ROLLBACK` inside an atomic block (the conflict
+    undoes the whole run, not just the block) or if the tool turned the harness error
+    into a result the agent sees and the run goes on to be scored."""
+    substrate = SqliteSubstrate("w", build_image(_world), {"raw": raw})
+    sandbox = substrate.seed("r")
+    ctx = ToolContext(db=sandbox.db)
+    raw.call(ctx, {"sql": "INSERT INTO child VALUES (5, 1)"})
+    with pytest.raises(SubstrateError, match="inside atomic"):
+        raw.call(ctx, {"sql": "INSERT OR ROLLBACK INTO u VALUES (2, 'a')", "atomic": True})
+    with pytest.raises(SubstrateError):
+        sandbox.dump()
+    sandbox.close()
+
+
+def test_a_transaction_ended_behind_the_pool_s_back_is_a_harness_error() -> None:
+    """Fails if the pool went on after something outside kaudit rolled the run back:
+    its earlier writes would silently be missing from the dump."""
+    sandbox = mini().seed("r")
+    sandbox.db.execute("UPDATE account SET status = 'x' WHERE id = 'ACC_001'")
+    sandbox.db.conn.execute("ROLLBACK")
+    with pytest.raises(SubstrateError, match="ended outside kaudit"):
+        sandbox.db.execute("UPDATE account SET status = 'y' WHERE id = 'ACC_002'")
+    sandbox.close()
+
+
+def test_a_world_whose_schema_can_roll_back_is_never_pooled() -> None:
+    """Fails if `poolable` ignored a table declared ON CONFLICT ROLLBACK."""
+
+    def build(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY ON CONFLICT ROLLBACK)")
+
+    substrate = SqliteSubstrate("w", build_image(build), {})
+    first = substrate.seed("r1")
+    first.close()
+    assert substrate.seed("r2").db.conn is not first.db.conn
+
+
+accounts = st.sampled_from(["ACC_001", "ACC_002", "ACC_077"])
+statements = st.one_of(
+    st.tuples(
+        st.just("UPDATE account SET status = ? WHERE id = ?"),
+        st.tuples(st.sampled_from(["open", "x", None]), accounts),
+    ),
+    st.tuples(st.just("DELETE FROM account WHERE id = ?"), st.tuples(accounts)),
+    st.tuples(
+        st.just("INSERT OR REPLACE INTO link VALUES (?, 'tier', ?)"),
+        st.tuples(accounts, st.integers(0, 3)),
+    ),
+    st.tuples(
+        st.just("INSERT INTO outbox (recipient, body) VALUES (?, 'b')"),
+        st.tuples(st.text("ab", max_size=2)),
+    ),
+)
+
+
+def state(sandbox: SqliteSandbox) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every table (the change log included) and the rowid counter, in place."""
+    frozen = sandbox.dump()
+    with frozen.reading() as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        rows = {n: sorted(conn.execute(f'SELECT * FROM "{n}"').fetchall(), key=repr) for n in names}
+        rows["last_insert_rowid"] = conn.execute("SELECT last_insert_rowid()").fetchall()
+    sandbox.close()
+    frozen.release()
+    return rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs=st.lists(st.lists(statements, max_size=6), min_size=1, max_size=4))
+def test_consecutive_pooled_runs_equal_fresh_sandboxes(
+    runs: list[list[tuple[str, tuple[object, ...]]]],
+) -> None:
+    """Fails if anything of one pooled run reached the next (rows, change log, the rowid
+    counter) or if pooled connections were not reused at all. Tried by hand: release
+    without the last_insert_rowid reset (the counter leaks into the next run)."""
+    substrate = mini()
+    pooled = []
+    for program in runs:
+        seen = []
+        pooled.append(substrate.seed("p"))
+        for sandbox in (pooled[-1], SqliteSandbox("f", substrate.template)):
+            for sql, params in program:
+                with suppress(DatabaseError):
+                    sandbox.db.execute(sql, params)
+            seen.append(state(sandbox))
+        assert seen[0] == seen[1]
+    assert all(sandbox.db.conn is pooled[0].db.conn for sandbox in pooled)  # one served all
+
+
+def test_the_template_in_use_stays_warm_when_the_process_budget_is_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fails if a full process budget made the active world's connections be closed
+    (every run would parse the schema again) instead of an idle one of another world."""
+    monkeypatch.setattr("kaudit.substrate._pool.IDLE_IN_PROCESS", 1)
+    other, active = mini(), mini()
+    assert other._pool is not active._pool
+    parked = other.seed("o")
+    parked.close()
+    first = active.seed("a")
+    idle_before = sum(len(pool) for pool in _POOLS)
+    first.close()
+    assert sum(len(pool) for pool in _POOLS) == idle_before  # one kept, another closed
+    second = active.seed("b")
+    assert second.db.conn is first.db.conn
+    second.close()
+
+
+def test_a_bounded_run_leaves_no_scope_triggers_on_its_pooled_connection() -> None:
+    """Fails if a boundary's temporary scope triggers survived release (the next run on
+    the connection, under no identity, would have its writes to another org refused) or
+    if their presence made every bounded run retire its connection."""
+    from kaudit.boundary import SqliteGuard
+    from kaudit.spec import Identity
+
+    substrate = mini()
+    bounded = substrate.seed("b")
+    SqliteGuard(bounded.db.conn, Identity(role="a", scope={"org": "ORG_A"}))
+    with pytest.raises(DatabaseError):
+        bounded.db.execute("UPDATE account SET name = 'x' WHERE id = 'ACC_001'")  # ORG_B
+    bounded.close()
+    free = substrate.seed("f")
+    assert free.db.conn is bounded.db.conn
+    assert free.db.execute("UPDATE account SET name = 'x' WHERE id = 'ACC_001'") == 1
+    free.close()
