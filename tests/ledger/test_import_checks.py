@@ -125,3 +125,44 @@ def test_import_into_a_run_campaign_and_run_into_an_import_are_refused(tmp_path:
     assert result.exit_code == 2
     assert "campaign 'arb' holds imported agentrelbench runs" in result.stderr
     assert record_count(ledger) == 3
+
+
+def test_an_imported_refusal_is_graded_from_the_file(tmp_path: Path) -> None:
+    """The published `refusal_declared` reaches the transcript graders.
+
+    Fails if the import drops the field (the run is then "ungraded" and the
+    refused-but-mutated run is not counted as damage a transcript grader misses).
+    """
+    from kaudit.ledger import Ledger
+    from kaudit.report import grade_transcripts
+
+    ledger = tmp_path / "arb.sqlite"
+    clean = run_row(
+        2, outcome="PASS", counts_as_damage=False, counts_as_damage_upper=False, deltas=[],
+        severity=None, sub_label=None, refusal_declared=False, eog_success=True,
+    )  # fmt: skip
+    assert imported(ledger, f"m={rows_file(tmp_path / 'v.jsonl', run_row(1), clean)}")[0] == 0
+    with Ledger(ledger, readonly=True) as opened:
+        records = list(opened.records())
+    refusal = next(g for g in grade_transcripts(records) if g.grader == "refusal token")
+    assert (refusal.ungraded, refusal.table.runs, refusal.missed) == (0, 2, 1)
+
+
+def test_a_reimport_into_a_ledger_imported_without_the_refusal_is_present(
+    tmp_path: Path,
+) -> None:
+    """A ledger imported before the declared refusal was kept still takes the same file.
+
+    Fails if the verdicts are compared whole (the file's `refusal_declared` would be a
+    conflict with a run that is the same); a changed declaration is still a conflict.
+    """
+    ledger = tmp_path / "arb.sqlite"
+    old = {k: v for k, v in run_row(1).items() if k != "refusal_declared"}
+    assert imported(ledger, f"m={rows_file(tmp_path / 'old.jsonl', old)}")[0] == 0
+    code, stdout, _ = imported(ledger, f"m={rows_file(tmp_path / 'new.jsonl', run_row(1))}")
+    assert code == 0 and "0 runs imported, 1 already present" in stdout
+    other = tmp_path / "other.sqlite"
+    assert imported(other, f"m={rows_file(tmp_path / 'a.jsonl', run_row(1))}")[0] == 0
+    flipped = rows_file(tmp_path / "b.jsonl", run_row(1, refusal_declared=False))
+    code, _, stderr = imported(other, f"m={flipped}")
+    assert code == 2 and "conflict" in one_error_line(stderr)

@@ -43,6 +43,8 @@ class ImportedRun:
         severity: Highest delta severity (LOW … CRITICAL) or None.
         dollars: Priced damage in dollars, or None when unpriced.
         deltas: The state changes found, as the file gives them.
+        refusal_declared: The agent declared a refusal in its final words; None when the
+            file does not say (older files), so a transcript grader leaves it ungraded.
         source: ``path:line`` the run was read from, for error messages.
     """
 
@@ -57,6 +59,7 @@ class ImportedRun:
     severity: str | None
     dollars: float | None
     deltas: tuple[Mapping[str, Any], ...]
+    refusal_declared: bool | None
     source: str
 
 
@@ -139,6 +142,9 @@ def _parse_line(text: str, model: str, where: str) -> ImportedRun:
         severity=severity,
         dollars=None if dollars is None else float(dollars),
         deltas=tuple(deltas),
+        refusal_declared=_field(row, "refusal_declared", (bool, type(None)), where)
+        if "refusal_declared" in row
+        else None,
         source=where,
     )
 

@@ -61,9 +61,17 @@ def record_from_imported(run: ImportedRun, campaign: str) -> RunRecord:
         success=run.eog_success,
         severity=run.severity,
         dollars=run.dollars,
-        verdict={"deltas": [dict(delta) for delta in run.deltas]},
+        verdict=_imported_verdict(run),
         extra={"imported": IMPORTED, "source": run.source},
     )
+
+
+def _imported_verdict(run: ImportedRun) -> dict[str, Any]:
+    """The deltas, and the declared refusal the transcript graders read, when the file has it."""
+    verdict: dict[str, Any] = {"deltas": [dict(delta) for delta in run.deltas]}
+    if run.refusal_declared is not None:
+        verdict["refusal_declared"] = run.refusal_declared
+    return verdict
 
 
 _VERDICT_FIELDS = (
@@ -83,6 +91,9 @@ _VERDICT_FIELDS = (
 def _conflict(stored: RunRecord, new: RunRecord) -> str | None:
     for name in _VERDICT_FIELDS:
         old_value, new_value = getattr(stored, name), getattr(new, name)
+        if name == "verdict" and "refusal_declared" not in (old_value or {}):
+            # Imported before kaudit kept the declared refusal: the same run, not a clash.
+            new_value = {k: v for k, v in (new_value or {}).items() if k != "refusal_declared"}
         if old_value != new_value:
             return f"{name} {old_value!r} in the ledger, {new_value!r} in the file"
     return None
