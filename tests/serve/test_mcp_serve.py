@@ -366,3 +366,40 @@ def test_a_served_run_waits_for_another_writer_instead_of_being_lost(tmp_path: P
         record = append_served(ledger, suite, result, ServeOptions())
         release.join()
     assert (record.model, record.run_index, record.sub_label) == ("mcp:probe", 0, "completed_clean")
+
+
+def test_served_runs_after_an_invalid_one_take_the_next_free_index(tmp_path: Path) -> None:
+    """Fails if the next index is counted from labeled runs only: the run after an INVALID
+    served run then lands on that run's key, the ledger refuses it, and a finished run
+    whose verdict the client already has is lost."""
+    from kaudit.agents import make_agent
+    from kaudit.harness import RunRequest, invalid_result, run_pipeline
+
+    suite = load_suite("builtin")
+    task = suite.tasks[TASK]
+    ledger = tmp_path / "mcp.sqlite"
+
+    def served(invalid: bool) -> RunResult:
+        request = RunRequest(campaign="mcp", task=task, model="x", run_index=0, seed=0)
+        oracle = make_agent("scripted:oracle")
+        result = (
+            invalid_result(request, "seed failed: connection refused")
+            if invalid
+            else asyncio.run(run_pipeline(request, oracle, suite.substrate(task)))
+        )
+        return RunResult(
+            result.record.model_copy(update={"model": "mcp:probe"}),
+            result.final_image,
+            result.verdict,
+        )
+
+    kept = [
+        append_served(ledger, suite, served(bad), ServeOptions()) for bad in (False, True, False)
+    ]
+    assert [(r.run_index, r.status) for r in kept] == [
+        (0, "labeled"),
+        (1, "invalid"),
+        (2, "labeled"),
+    ]
+    with Ledger(ledger, readonly=True) as opened:
+        assert [r.run_index for r in opened.records(all_attempts=True)] == [0, 1, 2]

@@ -221,7 +221,10 @@ def append_served(
     with Ledger(ledger_path) as ledger, _writer_lock(ledger):
         _open(ledger, suite, task, options)
         cell = (record.campaign, record.model, record.task)
-        index = sum(1 for key in ledger.finished(record.campaign) if key[:3] == cell)
+        # After every index the cell has, INVALID ones included: counting only labeled
+        # runs put a run after an INVALID one onto that INVALID run's key, refused there.
+        taken = [key[3] for key in ledger.latest(record.campaign) if key[:3] == cell]
+        index = max(taken) + 1 if taken else 0
         record = record.model_copy(update={"run_index": index})
         ledger.claim((*cell, index))
         ledger.append(record, result.final_image)
