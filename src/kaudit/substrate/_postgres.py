@@ -51,7 +51,7 @@ _READY_LOCK = threading.Lock()
 _POOL_LOCK = threading.Lock()
 
 
-TRANSLATION_VERSION = "2"
+TRANSLATION_VERSION = "3"
 """Bump when what a template database holds for the same image changes (DDL translation,
 compatibility functions), so templates built by older code are not reused."""
 
