@@ -45,8 +45,11 @@ from kaudit.substrate._postgres_entry import Kind
 from kaudit.substrate._schema import Schema, quote
 from kaudit.substrate._tool import Tool
 
-_READY: set[tuple[str, str]] = set()
-"""(server URL, template name) pairs this process has already built or checked."""
+_READY: dict[tuple[str, str], int] = {}
+"""(server URL, template name) this process has built or checked -> under which owner claim.
+
+A template checked under an earlier claim is checked again: while the lost claim was being
+taken again, nothing kept a prune from dropping it."""
 _READY_LOCK = threading.Lock()
 _POOL_LOCK = threading.Lock()
 
@@ -183,9 +186,9 @@ class PostgresSubstrate:
         starts later never drops it.
         """
         key = (self.url, self.template_database)
-        owner_for(self.url).hold_template(self.template_database)
+        claim = owner_for(self.url).hold_template(self.template_database)
         with _READY_LOCK:
-            if key in _READY:
+            if _READY.get(key) == claim:
                 return self.template_database
         with self.admin() as admin:
             admin.execute("SELECT pg_advisory_lock(hashtext(%s))", (self.template_database,))
@@ -197,7 +200,7 @@ class PostgresSubstrate:
             finally:
                 admin.execute("SELECT pg_advisory_unlock(hashtext(%s))", (self.template_database,))
         with _READY_LOCK:
-            _READY.add(key)
+            _READY[key] = claim
         return self.template_database
 
     def _build(self, admin: psycopg.Connection[Any]) -> None:
