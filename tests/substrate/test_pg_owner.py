@@ -20,7 +20,7 @@ from kaudit.substrate._pg_conn import connect
 from kaudit.substrate._pg_dump import first_difference
 from kaudit.substrate._pg_owner import OWNER_SPACE, owner_for
 from kaudit.substrate._postgres import PostgresSubstrate
-from tests.pg import databases, token_world
+from tests.pg import databases, drop_template, token_world
 
 pytestmark = pytest.mark.postgres
 
@@ -85,11 +85,7 @@ def token_substrate(pg_url: str) -> Iterator[tuple[PostgresSubstrate, str]]:
     substrate = open_substrate(pg_url, token_world(token))
     assert isinstance(substrate, PostgresSubstrate)
     yield substrate, token
-    if substrate.template_database in databases("kaudit_t_"):
-        with psycopg.connect(pg_url, autocommit=True) as admin:
-            name = sql.Identifier(substrate.template_database)
-            admin.execute(sql.SQL("ALTER DATABASE {} IS_TEMPLATE false").format(name))
-            admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(name))
+    drop_template(substrate.template_database)
 
 
 def test_after_its_owner_session_ended_a_live_process_is_spared_by_reclaim_and_prune(

@@ -14,6 +14,7 @@ those of the campaign whose owner is gone, and `prune` every such one on the ser
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,6 +53,14 @@ A template checked under an earlier claim is checked again: while the lost claim
 taken again, nothing kept a prune from dropping it."""
 _READY_LOCK = threading.Lock()
 _POOL_LOCK = threading.Lock()
+
+
+def _new_locks() -> None:
+    global _READY_LOCK, _POOL_LOCK
+    _READY_LOCK, _POOL_LOCK = threading.Lock(), threading.Lock()  # a thread may hold one at fork
+
+
+os.register_at_fork(after_in_child=_new_locks)
 
 
 TRANSLATION_VERSION = "3"
@@ -284,13 +293,28 @@ class PostgresSubstrate:
 
     def _seed_pooled(self, run_id: str) -> PooledSandbox:
         with _POOL_LOCK:  # runs seed in worker threads: one pool per substrate, not one each
-            if self._pool is None:
+            if self._pool is None or not self._pool.mine:  # a forked child's is the parent's
                 self._pool = RollbackPool(self)
-        taken = self._pool.take()
-        if taken is None:
-            database = self._clone(run_id, "pool", pool_serial())
-            taken = (database, connect(self.url, database))
-        return PooledSandbox(run_id, self, self._pool, *taken)
+            pool = self._pool
+        while (taken := pool.take()) is not None:
+            database, conn = taken
+            try:
+                return PooledSandbox(run_id, self, pool, database, conn)
+            except SubstrateError:
+                # The server ended the idle session (idle_session_timeout, a restart,
+                # pg_terminate_backend): drop its database rather than leak it, try the next.
+                conn.close()
+                self.drop_database(database)
+        database = self._clone(run_id, "pool", pool_serial())
+        fresh: psycopg.Connection[Any] | None = None
+        try:
+            fresh = connect(self.url, database)
+            return PooledSandbox(run_id, self, pool, database, fresh)
+        except SubstrateError:
+            if fresh is not None:
+                fresh.close()
+            self.drop_database(database)
+            raise
 
     def _clone(self, run_id: str, kind: Kind, serial: str = "") -> str:
         """A new database cloned from the template, named and tagged for this process's run.
