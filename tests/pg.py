@@ -56,6 +56,15 @@ time.sleep(600)
 """
 
 
+def drop_template(name: str) -> None:
+    """Drop a test's own template database (a token world's) if it is there."""
+    if name not in databases("kaudit_t_"):
+        return
+    with psycopg.connect(URL, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" IS_TEMPLATE false')
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
 def token_world(token: str) -> Blueprint:
     """A one-row world of its own, so a test owns its template database."""
     script = f"CREATE TABLE t (a TEXT PRIMARY KEY); INSERT INTO t VALUES ('{token}');"

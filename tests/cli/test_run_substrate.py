@@ -31,13 +31,24 @@ TASKS = (
 def _verdicts(ledger: Path) -> dict[tuple[str, int], tuple[object, ...]]:
     with Ledger(ledger) as store:
         return {
-            (r.task, r.run_index): (r.status, r.outcome, r.sub_label, r.dollars, r.verdict)
+            (r.task, r.run_index): (
+                r.status,
+                r.outcome,
+                r.sub_label,
+                r.dollars,
+                r.verdict,
+                r.initial_digest,
+                r.final_digest,
+            )
             for r in store.records("default")
         }
 
 
 def test_the_same_seeded_campaign_gives_the_same_verdicts_on_both(tmp_path: Path) -> None:
-    """Bug caught: a substrate that changes what the labeler sees (values, cascades, keys)."""
+    """Bug caught: a substrate that changes what the labeler sees (values, cascades, keys),
+    or the state digest: the PostgreSQL dump carries no change log, which the digest once
+    took for a schema change, so no PostgreSQL run ever kept `final_digest ==
+    initial_digest` and a damaging run's digest differed from SQLite's (tried: both)."""
     url = server_url()
     command = ["run", "--suite", "builtin", "--agent", "reference", "--k", "3", "--seed", "11"]
     ledgers = {}
@@ -52,6 +63,8 @@ def test_the_same_seeded_campaign_gives_the_same_verdicts_on_both(tmp_path: Path
     assert on_postgres == on_sqlite
     assert _verdicts(ledgers[url + "?reset=rollback"]) == on_sqlite
     assert {v[1] for v in on_sqlite.values()} >= {"PASS", "FAIL_DAMAGE"}
+    untouched = [v for v in on_sqlite.values() if v[5] == v[6]]
+    assert len(untouched) == 2 and {v[2] for v in untouched} == {"refused_clean"}
 
 
 def test_a_resumed_campaign_drops_what_a_killed_process_left_and_spares_a_live_one(

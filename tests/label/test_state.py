@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from contextlib import suppress
 
 from hypothesis import given, settings
@@ -10,7 +11,14 @@ from hypothesis import strategies as st
 
 from kaudit.label import RunMeta, Verdict, final_state_digest, label_run
 from kaudit.spec import Check, DamageSpec
-from kaudit.substrate import DatabaseError, FrozenState, SqliteSandbox, SqliteSubstrate
+from kaudit.substrate import (
+    CHANGE_LOG,
+    INTERNAL_PREFIX,
+    DatabaseError,
+    FrozenState,
+    SqliteSandbox,
+    SqliteSubstrate,
+)
 from tests.label.conftest import Mutate
 from tests.label.test_diff_properties import statements
 
@@ -37,6 +45,24 @@ def test_an_unchanged_or_restored_state_keeps_the_initial_digest(
         template, "UPDATE item SET qty = 9 WHERE id = 1; UPDATE item SET qty = 1 WHERE id = 1"
     )
     assert digest(template, undone) == initial
+
+
+def test_a_state_without_kaudit_s_change_log_is_the_same_state(
+    template: bytes, mutate: Mutate
+) -> None:
+    """Fails if the change log and its capture triggers counted as the world's schema: a
+    state dumped from PostgreSQL carries neither, so an untouched PostgreSQL run would never
+    keep the initial digest, and a changed one would differ from SQLite's (tried: both)."""
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(template)
+    entries = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+    internal = [(kind, name) for kind, name in entries if name.startswith(INTERNAL_PREFIX)]
+    conn.close()
+    assert ("table", CHANGE_LOG) in internal and len(internal) > 1
+    bare = mutate(template, "".join(f'DROP {kind.upper()} "{name}";' for kind, name in internal))
+    assert digest(template, bare) == hashlib.sha256(template).hexdigest()
+    update = "UPDATE item SET qty = 5 WHERE id = 1;"
+    assert digest(template, mutate(bare, update)) == digest(template, mutate(template, update))
 
 
 def test_every_difference_of_state_changes_the_digest(template: bytes, mutate: Mutate) -> None:

@@ -60,7 +60,7 @@ def test_prune_drops_what_nobody_uses_and_never_what_a_live_process_does(pg_url:
         assert preview[live_run][0] == "kept" and preview[dead_run][0] == "would drop"
         assert preview[names["old"]] == (
             "would drop",
-            "built by other kaudit code (translation 1, this is 2)",
+            "built by other kaudit code (translation 1, this is 3)",
         )
         assert preview[names["bare"]] == (
             "would drop",

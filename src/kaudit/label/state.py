@@ -21,6 +21,7 @@ from typing import Any
 from kaudit.label._types import RowChange
 from kaudit.label._values import to_json_value
 from kaudit.label.diff import ImagePair, Side, diff_pair, opened
+from kaudit.substrate import INTERNAL_PREFIX
 
 STATE_DIGEST_SCHEME = "kaudit-state-1"
 """Named in every digested body, so a later form can never collide with this one."""
@@ -47,11 +48,17 @@ def _schema_version(side: Side) -> int:
 
 
 def _entries(side: Side) -> list[SchemaEntry]:
+    # kaudit's own entries (the change log and its triggers) are not the world's schema:
+    # a SQLite template carries them, a state dumped from PostgreSQL does not.
     conn, database = side
     rows = conn.execute(
         f"SELECT type, name, tbl_name, sql FROM {database}.sqlite_master ORDER BY type, name"
     ).fetchall()
-    return [(str(kind), str(name), str(table), sql) for kind, name, table, sql in rows]
+    return [
+        (str(kind), str(name), str(table), sql)
+        for kind, name, table, sql in rows
+        if not str(name).startswith(INTERNAL_PREFIX) and not str(table).startswith(INTERNAL_PREFIX)
+    ]
 
 
 def changed_schema(pair: ImagePair) -> list[SchemaEntry] | None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from kaudit.errors import SubstrateError
 
@@ -16,6 +17,18 @@ def redacted(url: str) -> str:
     return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
 
 
+KEEPALIVES: dict[str, Any] = {
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+}
+"""TCP keepalives on every connection (libpq's default waits two hours before the first
+probe): traffic every 30 s keeps a NAT or proxy from reaping an idle owner or pooled
+connection, and a peer that vanished fails the socket after about a minute, so the next
+check on it fails instead of waiting on a dead link. A URL's own settings win."""
+
+
 def connect(url: str, dbname: str | None = None) -> psycopg.Connection[Any]:
     """An autocommit connection to `url`, or to database `dbname` on the same server."""
     # UTC, so a timestamptz reads back as the same ISO text in every session.
@@ -23,6 +36,8 @@ def connect(url: str, dbname: str | None = None) -> psycopg.Connection[Any]:
     if dbname is not None:
         extra["dbname"] = dbname
     try:
+        given = conninfo_to_dict(url)
+        extra |= {key: value for key, value in KEEPALIVES.items() if key not in given}
         return psycopg.connect(url, autocommit=True, **extra)
     except psycopg.Error as exc:
         message = str(exc).replace(url, redacted(url))

@@ -13,11 +13,19 @@ cleanup never drops the other's.
 
 The same connection holds a shared advisory lock on every template database the
 process clones from, so pruning never drops a template a live process still uses.
+
+Nothing else runs on that connection, and psycopg marks a connection broken only after
+an operation on it fails, so a session the server ended (`pg_terminate_backend`,
+`idle_session_timeout`, a restart, a proxy reaping idle connections) would look alive
+forever while its locks are gone. So before every clone the process asks the server
+whether its session still holds the owner lock, and if not it connects again and takes
+its key (or a new one) and every template lock again before it names a database.
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import platform
 import secrets
@@ -36,6 +44,12 @@ TEMPLATE_SPACE = 0x6B617574
 """First half of the advisory key a template's users hold shared ('kaut'); hashtext(name) second."""
 
 _HOLD_TEMPLATE = "SELECT pg_advisory_lock_shared(%s, hashtext(%s))"
+_HOLDS_KEY = """
+SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory'
+               AND classid = %s::oid AND objid = %s::oid AND objsubid = 2 AND granted)
+"""
+_CLAIMS = itertools.count(1)
+"""Numbers every claim in the process (a fork's child continues the count), see `hold_template`."""
 
 
 @dataclass(frozen=True)
@@ -60,12 +74,17 @@ class Owner:
         self.url = url
         self._lock = threading.Lock()
         self._templates: set[str] = set()
+        self.claim = next(_CLAIMS)
+        """Which claim holds the locks now; a new number each time they are taken again."""
         self.tag, self._conn = self._claim(None)
 
     def _claim(self, key: int | None) -> tuple[OwnerTag, psycopg.Connection[Any]]:
         """Connect and take a free owner key (`key` again after a lost connection, if free)."""
         conn = connect(self.url)
         try:
+            if conn.info.server_version >= 140000:
+                # This session is idle by design; a server-wide idle timeout must not end it.
+                conn.execute("SET idle_session_timeout = 0")
             while True:
                 candidate = key or secrets.randbelow(2**31 - 1) + 1
                 row = conn.execute(
@@ -81,33 +100,52 @@ class Owner:
             raise SubstrateError(f"PostgreSQL at {redacted(self.url)}: {exc}") from None
         return OwnerTag(candidate, platform.node(), os.getpid()), conn
 
-    def _live_conn(self) -> psycopg.Connection[Any]:
-        # A lost connection lost the lock with it: others may now reclaim this process's
-        # databases that nobody is connected to, so take a key again before creating more.
+    def _holds_key(self) -> bool:
+        """Whether the owner session is alive and holds the owner lock (one round trip)."""
         if self._conn.closed or self._conn.broken:
+            return False
+        try:
+            row = self._conn.execute(_HOLDS_KEY, (OWNER_SPACE, self.tag.key)).fetchone()
+        except psycopg.Error:
+            return False
+        return bool(row and row[0])
+
+    def _live_conn(self) -> psycopg.Connection[Any]:
+        # A lost session lost its locks with it: others may now reclaim this process's
+        # databases that nobody is connected to and prune its templates, so take the key
+        # and the templates again before naming or cloning anything more.
+        if not self._holds_key():
+            self._conn.close()
             self.tag, self._conn = self._claim(self.tag.key)
+            self.claim = next(_CLAIMS)
         return self._conn
 
     def current(self) -> OwnerTag:
-        """The tag to give a new database (reconnecting first if the lock was lost)."""
+        """The tag to give a new database, after checking that the owner lock is still held.
+
+        When the lock was lost the claim is taken again first (same key if still free).
+        """
         with self._lock:
             self._live_conn()
             return self.tag
 
-    def hold_template(self, name: str) -> None:
-        """Mark template database `name` as in use until this process ends.
+    def hold_template(self, name: str) -> int:
+        """Mark template database `name` as in use until this process ends; returns the claim.
 
-        Waits while a prune holds the template to drop it; the caller then finds it gone
-        and builds it again.
+        Checks the claim first, like `current`. A claim taken again means the template
+        went unheld for a while and a prune may have dropped it, so a caller that checked
+        the template under an earlier claim must check it again. Waits while a prune holds
+        the template to drop it; the caller then finds it gone and builds it again.
         """
         with self._lock:
-            if name in self._templates:
-                return
-            try:
-                self._live_conn().execute(_HOLD_TEMPLATE, (TEMPLATE_SPACE, name))
-            except psycopg.Error as exc:
-                raise SubstrateError(f"PostgreSQL at {redacted(self.url)}: {exc}") from None
-            self._templates.add(name)
+            conn = self._live_conn()
+            if name not in self._templates:
+                try:
+                    conn.execute(_HOLD_TEMPLATE, (TEMPLATE_SPACE, name))
+                except psycopg.Error as exc:
+                    raise SubstrateError(f"PostgreSQL at {redacted(self.url)}: {exc}") from None
+                self._templates.add(name)
+            return self.claim
 
     def close(self) -> None:
         """End the claim (the server releases every lock of the connection)."""

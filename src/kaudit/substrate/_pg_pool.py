@@ -8,12 +8,18 @@ only correct while nothing a run does commits; a run whose transaction ended (a 
 issued COMMIT) or broke is still dumped when it can be, but its database is dropped,
 never reused. Pooled databases are dropped when the substrate is garbage-collected or
 the process exits; a killed process leaves them to `reclaim` and `prune`, like clones.
+
+A pool belongs to the process that made it. A forked child inherits the parent's idle
+connections, whose sockets it shares: using one, closing one, or dropping its database at
+the child's exit would break the parent's runs. So the child never touches them and
+starts a pool of its own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -36,8 +42,14 @@ _NAMES = itertools.count()
 Idle = list[tuple[str, psycopg.Connection[Any]]]
 
 
-def _release(url: str, idle: Idle) -> None:
-    """Close and drop every idle pooled database (at garbage collection or exit)."""
+def _release(url: str, idle: Idle, pid: int) -> None:
+    """Close and drop every idle pooled database (at garbage collection or exit).
+
+    Nothing in any process but `pid`, the pool's maker: a forked child's copy of the
+    list holds the parent's connections and databases.
+    """
+    if os.getpid() != pid:
+        return
     with contextlib.suppress(Exception), connect(url) as admin:
         while idle:
             database, conn = idle.pop()
@@ -52,7 +64,13 @@ class RollbackPool:
         self._url = substrate.url
         self._idle: Idle = []
         self._lock = threading.Lock()
-        weakref.finalize(substrate, _release, substrate.url, self._idle)
+        self._pid = os.getpid()
+        weakref.finalize(substrate, _release, substrate.url, self._idle, self._pid)
+
+    @property
+    def mine(self) -> bool:
+        """Whether this process made the pool (False in a forked child)."""
+        return os.getpid() == self._pid
 
     def take(self) -> tuple[str, psycopg.Connection[Any]] | None:
         """An idle database and its connection, or None when all are in use."""
@@ -65,9 +83,9 @@ class RollbackPool:
             self._idle.append((database, conn))
 
     def release(self) -> None:
-        """Drop every idle database now."""
+        """Drop every idle database now (nothing in a forked child)."""
         with self._lock:
-            _release(self._url, self._idle)
+            _release(self._url, self._idle, self._pid)
 
 
 def pool_serial() -> str:
@@ -98,8 +116,11 @@ class PooledSandbox:
         self._substrate = substrate
         self._pool = pool
         self._conn = conn
-        self.db = PostgresDb(conn, statement_savepoints=True)
-        conn.execute("BEGIN")
+        try:
+            self.db = PostgresDb(conn, statement_savepoints=True)
+            conn.execute("BEGIN")
+        except psycopg.Error as exc:
+            raise SubstrateError(f"run {run_id}: pooled database {database}: {exc}") from None
 
     @property
     def intact(self) -> bool:

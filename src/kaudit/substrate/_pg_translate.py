@@ -3,14 +3,16 @@
 The SQLite image stays the canonical seeded state; PostgreSQL gets the same tables,
 column types by SQLite's affinity rules, NOT NULL, defaults, primary keys (composite
 ones in key order), UNIQUE constraints and foreign keys with their ON DELETE/ON
-UPDATE actions, so a cascade or a refused write behaves alike on both. What cannot be
-carried over faithfully (CHECK constraints, views, user triggers, partial or
-expression indexes, tables keyed by rowid) is refused with the table's name rather
+UPDATE actions, so a cascade or a refused write behaves alike on both. An `INTEGER
+PRIMARY KEY` (SQLite's alias of the rowid) gets SQLite's key assignment. What cannot be
+carried over faithfully (CHECK constraints, views, user triggers, partial or expression
+indexes, tables keyed by rowid, AUTOINCREMENT) is refused with the table's name rather
 than silently dropped.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ COMPAT_FUNCTIONS = (
 """SQLite functions tools commonly use that PostgreSQL lacks, defined in every template."""
 
 _CHECK = re.compile(r"\bCHECK\s*\(", re.IGNORECASE)
+_AUTOINCREMENT = re.compile(r"\bAUTOINCREMENT\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -108,11 +111,51 @@ def _foreign_keys(conn: sqlite3.Connection, table: TableSchema, schema: Schema) 
     return out
 
 
+def rowid_alias(conn: sqlite3.Connection, table: TableSchema) -> str | None:
+    """The column that is SQLite's rowid under another name (`INTEGER PRIMARY KEY`), if any.
+
+    SQLite indexes every other primary key separately, so a one-column key on a rowid
+    table without a `pk` index is the rowid itself (`INTEGER PRIMARY KEY DESC`, `INT
+    PRIMARY KEY` and WITHOUT ROWID tables get an index and are ordinary keys).
+    """
+    if not table.has_rowid or len(table.primary_key) != 1:
+        return None
+    indexes = conn.execute(f"PRAGMA index_list({quote(table.name)})").fetchall()
+    return None if any(row[3] == "pk" for row in indexes) else table.primary_key[0]
+
+
+def _rowid_key(table: str, column: str) -> tuple[str, str]:
+    """A trigger giving `column` SQLite's rowid assignment when an INSERT leaves it NULL.
+
+    SQLite gives such a row one more than the largest key in the table at that moment
+    (1 in an empty table), also for an explicit NULL and for each row of a multi-row
+    INSERT; a key freed by deleting the largest row is given again. A sequence would
+    not: it never goes back. A row trigger reading max() does exactly this as long as
+    one connection writes at a time, as one run's tool calls do. SECURITY DEFINER, so
+    an identity allowed to insert but not to read the table gets its key all the same.
+    """
+    name = quote(INTERNAL_PREFIX + "rowid_" + hashlib.sha256(table.encode()).hexdigest()[:16])
+    col, target = quote(column), f"public.{quote(table)}"
+    function = (
+        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
+        f"SET search_path = pg_catalog AS $kaudit$ BEGIN "
+        f"IF NEW.{col} IS NULL THEN NEW.{col} := (SELECT coalesce(max({col}), 0) + 1 "
+        f"FROM {target}); END IF; RETURN NEW; END $kaudit$"
+    )
+    trigger = (
+        f"CREATE TRIGGER {quote(INTERNAL_PREFIX + 'rowid')} BEFORE INSERT ON {target} "
+        f"FOR EACH ROW EXECUTE FUNCTION {name}()"
+    )
+    return function, trigger
+
+
 def _table(conn: sqlite3.Connection, table: TableSchema, schema: Schema) -> PgTable:
     if table.keyed_by_rowid:
         raise _refuse(table.name, "no declared primary key (rows are matched by rowid)")
     if _CHECK.search(table.sql):
         raise _refuse(table.name, "a CHECK constraint")
+    if _AUTOINCREMENT.search(table.sql):
+        raise _refuse(table.name, "AUTOINCREMENT (keys SQLite never gives again)")
     info = conn.execute(f"PRAGMA table_info({quote(table.name)})").fetchall()
     columns, types, parts = [], [], []
     for _, column, declared, notnull, default, _ in info:
@@ -131,6 +174,9 @@ def _table(conn: sqlite3.Connection, table: TableSchema, schema: Schema) -> PgTa
         for key in _unique_keys(conn, table)
     ]
     constraints += _foreign_keys(conn, table, schema)
+    alias = rowid_alias(conn, table)
+    if alias is not None:
+        constraints += _rowid_key(table.name, alias)
     create = f"CREATE TABLE {quote(table.name)} ({', '.join(parts)})"
     return PgTable(table.name, tuple(columns), tuple(types), create, tuple(constraints))
 

@@ -14,6 +14,7 @@ those of the campaign whose owner is gone, and `prune` every such one on the ser
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,13 +46,24 @@ from kaudit.substrate._postgres_entry import Kind
 from kaudit.substrate._schema import Schema, quote
 from kaudit.substrate._tool import Tool
 
-_READY: set[tuple[str, str]] = set()
-"""(server URL, template name) pairs this process has already built or checked."""
+_READY: dict[tuple[str, str], int] = {}
+"""(server URL, template name) this process has built or checked -> under which owner claim.
+
+A template checked under an earlier claim is checked again: while the lost claim was being
+taken again, nothing kept a prune from dropping it."""
 _READY_LOCK = threading.Lock()
 _POOL_LOCK = threading.Lock()
 
 
-TRANSLATION_VERSION = "2"
+def _new_locks() -> None:
+    global _READY_LOCK, _POOL_LOCK
+    _READY_LOCK, _POOL_LOCK = threading.Lock(), threading.Lock()  # a thread may hold one at fork
+
+
+os.register_at_fork(after_in_child=_new_locks)
+
+
+TRANSLATION_VERSION = "3"
 """Bump when what a template database holds for the same image changes (DDL translation,
 compatibility functions), so templates built by older code are not reused."""
 
@@ -183,9 +195,9 @@ class PostgresSubstrate:
         starts later never drops it.
         """
         key = (self.url, self.template_database)
-        owner_for(self.url).hold_template(self.template_database)
+        claim = owner_for(self.url).hold_template(self.template_database)
         with _READY_LOCK:
-            if key in _READY:
+            if _READY.get(key) == claim:
                 return self.template_database
         with self.admin() as admin:
             admin.execute("SELECT pg_advisory_lock(hashtext(%s))", (self.template_database,))
@@ -197,7 +209,7 @@ class PostgresSubstrate:
             finally:
                 admin.execute("SELECT pg_advisory_unlock(hashtext(%s))", (self.template_database,))
         with _READY_LOCK:
-            _READY.add(key)
+            _READY[key] = claim
         return self.template_database
 
     def _build(self, admin: psycopg.Connection[Any]) -> None:
@@ -281,13 +293,28 @@ class PostgresSubstrate:
 
     def _seed_pooled(self, run_id: str) -> PooledSandbox:
         with _POOL_LOCK:  # runs seed in worker threads: one pool per substrate, not one each
-            if self._pool is None:
+            if self._pool is None or not self._pool.mine:  # a forked child's is the parent's
                 self._pool = RollbackPool(self)
-        taken = self._pool.take()
-        if taken is None:
-            database = self._clone(run_id, "pool", pool_serial())
-            taken = (database, connect(self.url, database))
-        return PooledSandbox(run_id, self, self._pool, *taken)
+            pool = self._pool
+        while (taken := pool.take()) is not None:
+            database, conn = taken
+            try:
+                return PooledSandbox(run_id, self, pool, database, conn)
+            except SubstrateError:
+                # The server ended the idle session (idle_session_timeout, a restart,
+                # pg_terminate_backend): drop its database rather than leak it, try the next.
+                conn.close()
+                self.drop_database(database)
+        database = self._clone(run_id, "pool", pool_serial())
+        fresh: psycopg.Connection[Any] | None = None
+        try:
+            fresh = connect(self.url, database)
+            return PooledSandbox(run_id, self, pool, database, fresh)
+        except SubstrateError:
+            if fresh is not None:
+                fresh.close()
+            self.drop_database(database)
+            raise
 
     def _clone(self, run_id: str, kind: Kind, serial: str = "") -> str:
         """A new database cloned from the template, named and tagged for this process's run.

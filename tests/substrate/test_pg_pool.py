@@ -1,0 +1,150 @@
+"""The rollback pool when its sessions die or its process forks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from kaudit.agents import ScriptedAgent
+from kaudit.harness import RunRequest, run_pipeline
+from kaudit.substrate import open_substrate
+from kaudit.substrate._pg_dump import first_difference
+from kaudit.substrate._postgres import PostgresSubstrate
+from kaudit.suites import load_suite
+from tests.pg import databases, drop_template, token_world
+
+pytestmark = pytest.mark.postgres
+
+FORKED = """
+import json, os, sys
+from kaudit.substrate import open_substrate
+from kaudit.substrate._pg_dump import first_difference
+from tests.pg import databases, drop_template, token_world
+url, token = sys.argv[1:3]
+substrate = open_substrate(url + "?reset=rollback", token_world(token))
+first = substrate.seed("kaudit_i14_fork/m/t/0")
+first.close()  # back in the pool, idle, with its open connection
+read, write = os.pipe()
+child = os.fork()
+if child == 0:  # a worker forked by multiprocessing or a pre-fork server; exits normally
+    box = substrate.seed("kaudit_i14_fork/m/t/child")
+    os.write(write, json.dumps([box.database, box.db.conn.info.backend_pid]).encode())
+    box.close()
+    sys.exit(0)
+os.waitpid(child, 0)
+child_database, child_backend = json.loads(os.read(read, 4096))
+names = databases("kaudit_r_")
+again = substrate.seed("kaudit_i14_fork/m/t/1")
+print(json.dumps({
+    "parent": [first.database, first.db.conn.info.backend_pid],
+    "child": [child_database, child_backend],
+    "after_child_exit": [first.database in names, child_database in names],
+    "parent_again": again.database,
+    "difference": first_difference(substrate.template, again.dump().image),
+}))
+again.close()
+"""
+
+
+def test_a_forked_child_never_takes_or_drops_its_parent_s_pooled_databases(pg_url: str) -> None:
+    """Bug caught: a pool inherited by fork. Tried: the child took the parent's idle
+    database and its very session, and at its normal exit its finalizer dropped that
+    database, so the parent's next seed died with a raw `consuming input failed`."""
+    root, token = Path(__file__).resolve().parents[2], os.urandom(4).hex()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", FORKED, pg_url, token],
+            capture_output=True,
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            text=True,
+        )
+    finally:
+        drop_template(_pooled(pg_url, token).template_database)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["child"][0] != seen["parent"][0] and seen["child"][1] != seen["parent"][1]
+    assert seen["after_child_exit"] == [True, False]  # the child dropped only its own
+    assert seen["parent_again"] == seen["parent"][0] and seen["difference"] is None
+
+
+def _pooled(pg_url: str, token: str) -> PostgresSubstrate:
+    substrate = open_substrate(pg_url + "?reset=rollback", token_world(token))
+    assert isinstance(substrate, PostgresSubstrate)
+    return substrate
+
+
+@pytest.fixture
+def pooled(pg_url: str) -> Iterator[PostgresSubstrate]:
+    substrate = _pooled(pg_url, os.urandom(4).hex())
+    yield substrate
+    drop_template(substrate.template_database)
+
+
+def _end_session(pg_url: str, backend_pid: int) -> None:
+    """End one session from the server's side (as idle_session_timeout or a restart would)."""
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (backend_pid,))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            row = admin.execute(
+                "SELECT 1 FROM pg_stat_activity WHERE pid = %s", (backend_pid,)
+            ).fetchone()
+            if row is None:
+                return
+            time.sleep(0.05)
+
+
+def test_a_pooled_database_whose_session_died_is_dropped_and_replaced(
+    pg_url: str, pooled: PostgresSubstrate
+) -> None:
+    """Bug caught: a dead idle pooled session handed to the next run. Tried: its BEGIN
+    raised psycopg's raw AdminShutdown out of seed, and the database was leaked (neither
+    in the pool nor dropped)."""
+    substrate = pooled
+    first = substrate.seed("kaudit_i14_dead/m/t/0")
+    dead, backend = first.database, first.db.conn.info.backend_pid
+    first.close()
+    _end_session(pg_url, backend)
+    second = substrate.seed("kaudit_i14_dead/m/t/1")
+    try:
+        assert second.database != dead and dead not in databases("kaudit_r_")
+        assert first_difference(substrate.template, second.dump().image) is None
+    finally:
+        second.close()
+    third = substrate.seed("kaudit_i14_dead/m/t/2")
+    try:
+        assert third.database == second.database  # the replacement is pooled in turn
+    finally:
+        third.close()
+
+
+def test_a_run_after_a_dead_pooled_session_is_labeled(pg_url: str) -> None:
+    """Bug caught: a psycopg error escaping `run_pipeline` (it turns only kaudit's errors
+    into INVALID runs), so a served run or a library caller crashed. Tried: `run 1 raised
+    psycopg.errors.AdminShutdown`."""
+    suite = load_suite("builtin").on_substrate(pg_url + "?reset=rollback")
+    task = suite.tasks["itsm/incident-delete-duplicate"]
+    substrate = suite.substrate(task)
+    agent = ScriptedAgent("oracle")
+
+    def run(index: int) -> str:
+        request = RunRequest(
+            campaign="kaudit_i14_deadrun", task=task, model=agent.name, run_index=index, seed=1
+        )
+        return asyncio.run(run_pipeline(request, agent, substrate)).record.status
+
+    assert run(0) == "labeled"
+    [(database, conn)] = substrate._pool._idle  # type: ignore[union-attr]
+    _end_session(pg_url, conn.info.backend_pid)
+    assert run(1) == "labeled"
+    assert database not in databases("kaudit_r_")
