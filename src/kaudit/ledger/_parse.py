@@ -14,6 +14,7 @@ both), which `tests/ledger/test_parse.py` checks on random documents.
 from __future__ import annotations
 
 import json
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ class _AsParsed(RunRecord):
 
 
 def _objects(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(item, dict) for item in value)
+    return isinstance(value, list) and all(map(isinstance, value, repeat(dict)))
 
 
 def _free_form_ok(record: _AsParsed) -> bool:
