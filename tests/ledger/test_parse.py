@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from pydantic_core import from_json
 
 from kaudit.errors import LedgerError
+from kaudit.gateway import BoundaryAttempt, InjectedFault
 from kaudit.ledger import Ledger, RunRecord, read_runs, run_summary, verify_ledger
-from kaudit.ledger._parse import record_data, run_record, summary_fields
+from kaudit.ledger._parse import record_data, run_record, summary_view
+from kaudit.ledger._verify import _hashed_columns
 
 HERE = Path("l.sqlite")
 
@@ -124,9 +126,10 @@ def test_a_record_holding_what_only_json_loads_reads_verifies_and_reads_back(
         ('{"a": 1}x', "record 7 is not valid JSON"),
         ('["a"]', "record 7 is not a JSON object"),
         ("[" * 100_000 + "]" * 100_000, "record 7 is"),
+        (5, "record 7 is not valid JSON"),
     ],
 )
-def test_what_neither_parser_reads_is_named(body: str, message: str) -> None:
+def test_what_neither_parser_reads_is_named(body: Any, message: str) -> None:
     """Fails if a body only the fallback refuses escaped as a JSONDecodeError or a
     RecursionError instead of one LedgerError naming the record."""
     with pytest.raises(LedgerError, match=message):
@@ -140,39 +143,86 @@ def base() -> dict[str, Any]:
         severity="HIGH", dollars="12.50", verdict={"refusal_declared": True, "deltas": []},
         transcript=[{"role": "assistant", "content": "I deleted it"}],
         tool_calls=[{"name": "delete", "arguments": {"id": 1}}], extra={"simulated": True},
+        faults=[InjectedFault(call=0, call_id="c", tool="t", kind="timeout_after_commit",
+                              committed=True)],
+        boundary_attempts=[BoundaryAttempt(call=1, call_id="d", tool="t", table="x",
+                                           reason="scope")],
+        identity="agent",
     )  # fmt: skip
     return record.model_dump(mode="json")
 
 
-FIELDS = [*sorted(base()), "surprise"]
+# Every place a value sits: each top-level field, and fields of the nested objects.
+PLACES = [(name,) for name in [*sorted(base()), "surprise"]] + [
+    ("faults", 0, name) for name in ("call", "kind", "committed", "applied", "extra")
+] + [("boundary_attempts", 0, name) for name in ("call", "key", "reason")] + [
+    ("timing", "seed_ms"), ("transcript", 0, "content"), ("transcript", 0),
+    ("verdict", "refusal_declared"), ("extra", "simulated"), ("tool_calls", 0),
+]  # fmt: skip
 VALUES = st.sampled_from(
-    [None, True, 0, 1, -1, 2.5, "", "x", "PASS", "12.50", [], [{}], [1], ["a"], [{"a": 1}, 2],
-     {}, {"a": 1}, {"kind": "duplicate_delivery"}, [{"call": 0, "call_id": "c", "tool": "t",
-     "kind": "timeout_after_commit", "committed": True}]]
+    [None, True, False, 0, 1, -1, 3.0, 2.5, 1e300, "", "x", "1", "true", "3", "PASS",
+     "12.50", "labeled", "agent", "timeout_after_commit", [], [{}], [1], ["a"],
+     [{"a": 1}, 2], {}, {"a": 1}, {"content": ["part"]}]
 )  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(FIELDS), VALUES | st.just(KeyError)), max_size=3))
-def test_the_summary_check_accepts_and_refuses_exactly_what_run_record_does(
-    edits: list[tuple[str, Any]],
-) -> None:
-    """Same verdict, same message, same summary as full `RunRecord` validation.
-
-    Fails if the check of the free-form fields missed one (tried by hand: dropping the
-    `tool_calls` check lets `"tool_calls": [1]` through), or reported another first error.
-    """
+def edited(edits: list[tuple[tuple[Any, ...], Any]]) -> dict[str, Any]:
     data = base()
-    for name, value in edits:
-        if value is KeyError:
-            data.pop(name, None)
+    for place, value in edits:
+        target: Any = data
+        for step in place[:-1]:
+            try:
+                target = target[step]
+            except (KeyError, IndexError, TypeError):
+                break
         else:
-            data[name] = value
-    try:
-        full = run_record(HERE, 1, data)
-    except LedgerError as exc:
-        with pytest.raises(LedgerError) as fast:
-            summary_fields(HERE, 1, data)
-        assert str(fast.value) == str(exc)
+            key = place[-1]
+            present = key in target if isinstance(target, dict) else (
+                isinstance(target, list) and isinstance(key, int) and key < len(target)
+            )  # fmt: skip
+            if value is KeyError and present:
+                del target[key]
+            elif value is not KeyError and (present or isinstance(target, dict)):
+                target[key] = value
+    return data
+
+
+def layouts(data: dict[str, Any], style: int) -> str:
+    """The record as kaudit writes it, or spaced, unsorted, or with a key given twice."""
+    if style == 0:
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+    if style == 1:
+        return json.dumps(dict(reversed(list(data.items()))), indent=1)
+    name = sorted(data)[style % len(data)] if data else "x"
+    return '{"%s": "earlier", %s' % (name, json.dumps(data)[1:])  # noqa: UP031
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(PLACES), VALUES | st.just(KeyError)), max_size=3),
+    st.integers(0, 40),
+)
+def test_the_fast_view_answers_only_as_the_reference_reading_would(
+    edits: list[tuple[tuple[Any, ...], Any]], style: int
+) -> None:
+    """Whenever `summary_view` reads a body, the reference (json.loads, then `RunRecord`)
+    accepts it with the same indexed values and the same summary.
+
+    Fails if the view were validated lax (it would read ``"run_index": "3"`` as 3, which
+    the column check compares raw and refuses; tried by hand), kept no flag presence
+    check (an absent ``success`` would read as False), or kept the first of two equal keys.
+    """
+    body = layouts(edited(edits), style)
+    view = summary_view(body)
+    if view is None:
         return
-    assert run_summary(summary_fields(HERE, 1, data)) == run_summary(full)
+    data = record_data(HERE, 1, body)
+    reference = run_record(HERE, 1, data)  # raises if the view accepted a non-record
+    hashed = _hashed_columns(data)
+    assert all(same(a, b) for a, b in zip(view.hashed_columns(), hashed, strict=True))
+    assert run_summary(view) == run_summary(reference)
+
+
+def test_a_kaudit_record_takes_the_fast_path() -> None:
+    """Fails if the view refused what kaudit writes (every run would take the slow path)."""
+    assert summary_view(layouts(base(), 0)) is not None

@@ -3,35 +3,45 @@ r"""Reading one stored record: its JSON, then its fields, the same way for every
 `kaudit ledger verify`, report, stats, the gate, export and resume must never disagree
 on what a record says or on whether it is one, so all of them read it here.
 
-The JSON fast path is pydantic-core's parser (Rust; about half the time of `json.loads`
-on a ledger's records). It refuses two kinds of documents that `json.loads` reads and
-kaudit can write: a lone surrogate escape such as ``"\ud800"`` (a model's reply may hold
-one) and nesting deeper than 200. Those go to `json.loads`, the reference reading: on
-every document both accept they give equal values (duplicate keys: the last one wins in
-both), which `tests/ledger/test_parse.py` checks on random documents.
+The reference reading is `json.loads`, then `RunRecord` validation of the result
+(`record_data`, `run_record`). The chain walk first tries a faster one, `summary_view`:
+pydantic-core parses and validates the JSON in one pass in Rust, in strict mode, and
+keeps of the transcript, the tool calls, the verdict and `extra` only what a
+`RunSummary` reads, so their nested dicts are never built as Python objects (about half
+the time of the reference on a ledger's records). It only ever answers for records the
+reference accepts with the same values (strict mode accepts a subset of what lax
+validation does, a JSON value's type and value survive it unchanged, and both parsers
+keep the last of two equal keys); anything it refuses goes to the reference reading,
+which decides and words the error. `tests/ledger/test_parse.py` checks both claims on
+random documents and records. pydantic-core's parser also refuses documents that
+`json.loads` reads and kaudit can write (a lone surrogate escape such as ``"\ud800"``
+from a model's reply, nesting deeper than 200): those too are read by the reference.
 """
 
 from __future__ import annotations
 
 import json
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import from_json
 
 from kaudit.errors import LedgerError
 from kaudit.ledger._record import RunRecord
 
-__all__ = ["record_data", "run_record", "summary_fields"]
+__all__ = ["SummaryView", "record_data", "run_record", "summary_view"]
 
 
 def record_data(path: Path, seq: int, body: str | bytes) -> dict[str, Any]:
-    """The stored JSON of record `seq` as a dict; LedgerError if it is not a JSON object."""
+    """The stored JSON of record `seq` as a dict; LedgerError if it is not a JSON object.
+
+    pydantic-core parses first; what it refuses is parsed by `json.loads`, which reads
+    every document pydantic-core reads the same way and a few more.
+    """
     try:
         data = from_json(body)
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: a column edited to hold a number
         data = _reference_parse(path, seq, body)
     if not isinstance(data, dict):
         raise LedgerError(f"{path}: record {seq} is not a JSON object")
@@ -41,7 +51,7 @@ def record_data(path: Path, seq: int, body: str | bytes) -> dict[str, Any]:
 def _reference_parse(path: Path, seq: int, body: str | bytes) -> Any:
     try:
         return json.loads(body)
-    except ValueError:  # JSONDecodeError, or bytes that are not UTF-8
+    except (ValueError, TypeError):  # not JSON, bytes that are not UTF-8, not text at all
         raise LedgerError(f"{path}: record {seq} is not valid JSON") from None
     except RecursionError:
         raise LedgerError(f"{path}: record {seq} is nested too deeply to read") from None
@@ -59,45 +69,68 @@ def run_record(path: Path, seq: int, data: dict[str, Any]) -> RunRecord:
         ) from None
 
 
-class _AsParsed(RunRecord):
-    """`RunRecord` with its four free-form JSON fields kept as parsed instead of copied.
+class _Object(BaseModel):
+    """A JSON object whose keys are not kept (any object is one, as for `dict[str, Any]`)."""
 
-    Validating them as `dict[str, Any]` / `list[dict[str, Any]]` copies every nested
-    dict and list of the transcript, the tool calls and the verdict, most of a record's
-    bytes; `_free_form_ok` checks the same shapes on the parsed values instead. Never
-    leaves this module: a `RunSummary` is built from it and it is dropped.
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class _Turn(_Object):
+    content: Any = None
+
+
+class _Verdict(_Object):
+    refusal_declared: Any = None
+
+
+class _Extra(_Object):
+    simulated: Any = False
+
+
+_FLAGS = frozenset({"counts_as_damage", "counts_as_damage_upper", "success"})
+"""Indexed fields with a default: absent from the JSON, the reference check refuses them."""
+
+
+class SummaryView(RunRecord):
+    """A `RunRecord` validated strictly, its free-form JSON fields cut to what summaries read.
+
+    The transcript keeps each turn's content, the verdict its ``refusal_declared``,
+    `extra` its ``simulated``, the tool calls only that each is an object. Never leaves
+    the ledger package: a `RunSummary` is built from it and it is dropped.
     """
 
-    verdict: Any = None
-    transcript: Any = Field(default_factory=list)
-    tool_calls: Any = Field(default_factory=list)
-    extra: Any = Field(default_factory=dict)
+    model_config = ConfigDict(strict=True)
+
+    verdict: _Verdict | None = None  # type: ignore[assignment]
+    transcript: list[_Turn] = Field(default_factory=list)  # type: ignore[assignment]
+    tool_calls: list[_Object] = Field(default_factory=list)  # type: ignore[assignment]
+    extra: _Extra = Field(default_factory=_Extra)  # type: ignore[assignment]
+
+    def hashed_columns(self) -> tuple[Any, ...]:
+        """The record's values of the indexed columns, in `Ledger.rows` order."""
+        return (
+            self.campaign,
+            self.model,
+            self.task,
+            self.run_index,
+            self.attempt,
+            self.status,
+            self.outcome,
+            self.counts_as_damage,
+            self.counts_as_damage_upper,
+            self.success,
+        )
 
 
-def _objects(value: Any) -> bool:
-    return isinstance(value, list) and all(map(isinstance, value, repeat(dict)))
+def summary_view(body: str | bytes) -> SummaryView | None:
+    """The fast reading of a stored body, or None to read it the reference way.
 
-
-def _free_form_ok(record: _AsParsed) -> bool:
-    """What `RunRecord` accepts in those four fields of parsed JSON (keys are always str)."""
-    verdict = record.verdict
-    return (
-        (verdict is None or isinstance(verdict, dict))
-        and isinstance(record.extra, dict)
-        and _objects(record.transcript)
-        and _objects(record.tool_calls)
-    )
-
-
-def summary_fields(path: Path, seq: int, data: dict[str, Any]) -> RunRecord:
-    """Record `seq` checked exactly as `run_record` checks it, for building a summary.
-
-    Accepts and refuses the same records as `run_record`, with the same message (any
-    doubt falls back to `run_record` itself), but the free-form fields of the result
-    are the parsed values themselves: read them, never keep the result.
+    None when the body is not strictly a run record, or lacks a flag the indexed
+    columns must match. A view's values, indexed columns included, are those the
+    reference reading gives.
     """
     try:
-        record = _AsParsed.model_validate(data)
+        view = SummaryView.model_validate_json(body)
     except ValidationError:
-        return run_record(path, seq, data)  # raises: RunRecord is at least as strict
-    return record if _free_form_ok(record) else run_record(path, seq, data)
+        return None
+    return view if view.model_fields_set >= _FLAGS else None

@@ -10,14 +10,13 @@ validates it as a `RunRecord`, keeps its `RunSummary` and lets the record go.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 from kaudit.ledger._anchor import Anchor
+from kaudit.ledger._parse import SummaryView
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import GENESIS, Ledger
 from kaudit.spec import Outcome, Severity, SubLabel
@@ -92,9 +91,8 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
     """The summary of a record (a summary is returned as it is)."""
     if isinstance(record, RunSummary):
         return record
-    contents = [turn.get("content") for turn in record.transcript]
+    contents, declared, simulated = _free_form_facts(record)
     final = record.final_message
-    declared = (record.verdict or {}).get("refusal_declared")
     return RunSummary(
         campaign=record.campaign,
         model=record.model,
@@ -111,7 +109,7 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
         success=record.success,
         dollars=record.dollars,
         cost_usd=record.cost_usd,
-        simulated=bool(record.extra.get("simulated", False)),
+        simulated=bool(simulated),
         fault_kinds=tuple(fault.kind for fault in record.faults),
         boundary_attempt_count=len(record.boundary_attempts),
         identity=record.identity,
@@ -119,6 +117,22 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
         agent_text="\n".join([*(str(text or "") for text in contents), final or ""]),
         has_words=bool(final) or any(contents),
         refusal_declared=None if declared is None else bool(declared),
+    )
+
+
+def _free_form_facts(record: RunRecord) -> tuple[list[Any], Any, Any]:
+    """Each turn's content, the verdict's ``refusal_declared`` and ``extra["simulated"]``."""
+    if isinstance(record, SummaryView):
+        verdict = record.verdict
+        return (
+            [turn.content for turn in record.transcript],
+            None if verdict is None else verdict.refusal_declared,
+            record.extra.simulated,
+        )
+    return (
+        [turn.get("content") for turn in record.transcript],
+        (record.verdict or {}).get("refusal_declared"),
+        record.extra.get("simulated", False),
     )
 
 
@@ -163,30 +177,12 @@ def read_runs(
 
     newest: dict[tuple[str, str, str, int], tuple[int, int, RunSummary]] = {}
     count, head = 0, GENESIS
-    with _collector_paused():
-        for row in chain_rows(ledger, verify=verify, anchor=anchor):
-            count, head = count + 1, row.record_hash
-            if campaign is not None and row.key[0] != campaign:
-                continue
-            kept = newest.get(row.key)
-            if kept is None or row.attempt > kept[0]:
-                newest[row.key] = (row.attempt, row.seq, run_summary(row.record))
+    for row in chain_rows(ledger, verify=verify, anchor=anchor):
+        count, head = count + 1, row.record_hash
+        if campaign is not None and row.key[0] != campaign:
+            continue
+        kept = newest.get(row.key)
+        if kept is None or row.attempt > kept[0]:
+            newest[row.key] = (row.attempt, row.seq, run_summary(row.record))
     runs = tuple(summary for _, _, summary in sorted(newest.values(), key=lambda kept: kept[1]))
     return LedgerRuns(runs=runs, records=count, head=head, verified=verify)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the chain is read.
-
-    Each parsed record is millions of short-lived dicts and lists that reference
-    counting frees; every few thousand of them the collector would also walk every
-    summary kept so far, which cost ~15% of the read. Nothing read here forms a cycle.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

@@ -14,7 +14,7 @@ from typing import Any
 
 from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import Anchor
-from kaudit.ledger._parse import record_data, summary_fields
+from kaudit.ledger._parse import SummaryView, record_data, run_record, summary_view
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import GENESIS, Ledger, record_hash
 
@@ -96,15 +96,15 @@ class ChainRow:
 
     `key` is the (campaign, model, task, run_index) of the indexed columns and `attempt`
     the attempt column (0 in format 1); when the walk verifies, both equal the record's.
-    `record` is checked as a `RunRecord` but holds its free-form fields as parsed
-    (`summary_fields`): read it, do not keep it.
+    `record` is checked as a `RunRecord`, but may be a `SummaryView` that holds only what
+    a `RunSummary` reads of the free-form fields: summarize it, do not keep it.
     """
 
     seq: int
     key: tuple[str, str, str, int]
     attempt: int
     record_hash: str
-    record: RunRecord
+    record: RunRecord | SummaryView
 
 
 class _AnchorCheck:
@@ -139,6 +139,23 @@ class _AnchorCheck:
         )
 
 
+def _checked_record(
+    path: Path, seq: int, body: str, columns: tuple[Any, ...] | None
+) -> RunRecord | SummaryView:
+    """Row `seq`'s record, checked as a `RunRecord` and, given `columns`, against them.
+
+    The fast view when it reads the body; else (or when a column differs, to word the
+    error) the reference reading, whose verdict and message stand.
+    """
+    view = summary_view(body)
+    if view is not None and (columns is None or view.hashed_columns() == columns):
+        return view
+    data = record_data(path, seq, body)
+    if columns is not None and _hashed_columns(data) != columns:
+        _check_columns(path, seq, columns, data)
+    return run_record(path, seq, data)
+
+
 def chain_rows(
     ledger: Ledger, *, verify: bool = True, anchor: Anchor | None = None
 ) -> Iterator[ChainRow]:
@@ -157,10 +174,7 @@ def chain_rows(
     for seq, *columns, body, stored_prev, stored in ledger.rows():
         if verify and (stored_prev != prev or record_hash(prev, body) != stored):
             raise LedgerError(f"{path}: hash chain broken at record {seq}")
-        data = record_data(path, seq, body)
-        if verify and _hashed_columns(data) != tuple(columns):
-            _check_columns(path, seq, tuple(columns), data)
-        record = summary_fields(path, seq, data)
+        record = _checked_record(path, seq, body, tuple(columns) if verify else None)
         prev, count = stored, count + 1
         if check is not None:
             check.row(count, stored)
