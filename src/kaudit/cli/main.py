@@ -15,6 +15,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+import kaudit.cli._blas  # noqa: F401  (first: it loads numpy with one BLAS thread)
 from kaudit.cli._common import err_console
 
 COMMANDS: dict[str, str] = {
