@@ -130,7 +130,10 @@ def summary_view(body: str | bytes) -> SummaryView | None:
     reference reading gives.
     """
     try:
-        view = SummaryView.model_validate_json(body)
+        view: SummaryView = _VIEW.validate_json(body)
     except ValidationError:
         return None
-    return view if view.model_fields_set >= _FLAGS else None
+    return view if view.__pydantic_fields_set__ >= _FLAGS else None
+
+
+_VIEW = SummaryView.__pydantic_validator__

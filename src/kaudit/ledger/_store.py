@@ -365,10 +365,12 @@ class Ledger:
 
     def rows(self) -> Iterator[tuple[Any, ...]]:
         """Every stored row in chain order: seq, indexed columns, record, prev and own hash."""
-        yield from self._conn.execute(
-            f"SELECT seq, campaign, model, task, run_index, {self._attempt}, status, outcome, "
-            "counts_as_damage, counts_as_damage_upper, success, record, prev_hash, record_hash "
-            "FROM runs ORDER BY seq"
+        return iter(
+            self._conn.execute(
+                f"SELECT seq, campaign, model, task, run_index, {self._attempt}, status, "
+                "outcome, counts_as_damage, counts_as_damage_upper, success, record, prev_hash, "
+                "record_hash FROM runs ORDER BY seq"
+            )
         )
 
     def head(self) -> Anchor:

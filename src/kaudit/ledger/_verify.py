@@ -171,15 +171,15 @@ def chain_rows(
     path = ledger.path
     check = _AnchorCheck(path, anchor) if anchor is not None else None
     prev, count = GENESIS, 0
-    for seq, *columns, body, stored_prev, stored in ledger.rows():
+    for row in ledger.rows():
+        seq, body, stored_prev, stored = row[0], row[11], row[12], row[13]
         if verify and (stored_prev != prev or record_hash(prev, body) != stored):
             raise LedgerError(f"{path}: hash chain broken at record {seq}")
-        record = _checked_record(path, seq, body, tuple(columns) if verify else None)
+        record = _checked_record(path, seq, body, row[1:11] if verify else None)
         prev, count = stored, count + 1
         if check is not None:
             check.row(count, stored)
-        campaign, model, task, run_index, attempt = columns[:5]
-        yield ChainRow(seq, (campaign, model, task, run_index), attempt, stored, record)
+        yield ChainRow(seq, row[1:5], row[5], stored, record)
     if check is not None:
         check.end(count)
 
