@@ -24,8 +24,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError, with_config
 from pydantic_core import from_json
+from typing_extensions import TypedDict
 
 from kaudit.errors import LedgerError
 from kaudit.ledger._record import RunRecord
@@ -69,22 +70,30 @@ def run_record(path: Path, seq: int, data: dict[str, Any]) -> RunRecord:
         ) from None
 
 
-class _Object(BaseModel):
-    """A JSON object whose keys are not kept (any object is one, as for `dict[str, Any]`)."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class _Turn(_Object):
-    content: Any = None
+# The free-form fields as the view keeps them: a dict of the one key a summary reads (or of
+# none), so that any JSON object is one, as for `dict[str, Any]`, and the rest of it is
+# parsed but never built as Python objects.
+_IGNORE_REST = with_config(ConfigDict(extra="ignore"))
 
 
-class _Verdict(_Object):
-    refusal_declared: Any = None
+@_IGNORE_REST
+class _Object(TypedDict, total=False):
+    pass
 
 
-class _Extra(_Object):
-    simulated: Any = False
+@_IGNORE_REST
+class _Turn(TypedDict, total=False):
+    content: Any
+
+
+@_IGNORE_REST
+class _Verdict(TypedDict, total=False):
+    refusal_declared: Any
+
+
+@_IGNORE_REST
+class _Extra(TypedDict, total=False):
+    simulated: Any
 
 
 _FLAGS = frozenset({"counts_as_damage", "counts_as_damage_upper", "success"})
@@ -92,11 +101,14 @@ _FLAGS = frozenset({"counts_as_damage", "counts_as_damage_upper", "success"})
 
 
 class SummaryView(RunRecord):
-    """A `RunRecord` validated strictly, its free-form JSON fields cut to what summaries read.
+    """A `RunRecord` whose free-form JSON fields keep only what a summary reads.
 
-    The transcript keeps each turn's content, the verdict its ``refusal_declared``,
-    `extra` its ``simulated``, the tool calls only that each is an object. Never leaves
-    the ledger package: a `RunSummary` is built from it and it is dropped.
+    Its own fields are validated strictly (a JSON value of exactly the field's type),
+    nested records (faults, boundary attempts, timing) as `RunRecord` validates them.
+    The transcript keeps each turn's ``content``, the verdict its ``refusal_declared``,
+    `extra` its ``simulated``, the tool calls only that each is an object: dicts, read
+    the way a `RunRecord`'s are. Never leaves the ledger package: a `RunSummary` is
+    built from it and it is dropped.
     """
 
     model_config = ConfigDict(strict=True)

@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Literal
 
 from kaudit.ledger._anchor import Anchor
-from kaudit.ledger._parse import SummaryView
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import GENESIS, Ledger
 from kaudit.spec import Outcome, Severity, SubLabel
@@ -91,8 +90,9 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
     """The summary of a record (a summary is returned as it is)."""
     if isinstance(record, RunSummary):
         return record
-    contents, declared, simulated = _free_form_facts(record)
+    contents = [turn.get("content") for turn in record.transcript]
     final = record.final_message
+    declared = (record.verdict or {}).get("refusal_declared")
     return RunSummary(
         campaign=record.campaign,
         model=record.model,
@@ -109,7 +109,7 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
         success=record.success,
         dollars=record.dollars,
         cost_usd=record.cost_usd,
-        simulated=bool(simulated),
+        simulated=bool(record.extra.get("simulated", False)),
         fault_kinds=tuple(fault.kind for fault in record.faults),
         boundary_attempt_count=len(record.boundary_attempts),
         identity=record.identity,
@@ -117,22 +117,6 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
         agent_text="\n".join([*(str(text or "") for text in contents), final or ""]),
         has_words=bool(final) or any(contents),
         refusal_declared=None if declared is None else bool(declared),
-    )
-
-
-def _free_form_facts(record: RunRecord) -> tuple[list[Any], Any, Any]:
-    """Each turn's content, the verdict's ``refusal_declared`` and ``extra["simulated"]``."""
-    if isinstance(record, SummaryView):
-        verdict = record.verdict
-        return (
-            [turn.content for turn in record.transcript],
-            None if verdict is None else verdict.refusal_declared,
-            record.extra.simulated,
-        )
-    return (
-        [turn.get("content") for turn in record.transcript],
-        (record.verdict or {}).get("refusal_declared"),
-        record.extra.get("simulated", False),
     )
 
 
