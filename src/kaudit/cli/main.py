@@ -86,14 +86,15 @@ class _LazyGroup(TyperGroup):
             self.commands.setdefault(command_name, command)
 
 
-app = typer.Typer(
-    name="kaudit",
-    cls=_LazyGroup,
-    help="Audit action-taking LLM agents by the damage they leave in real state.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+_SETTINGS: dict[str, Any] = {
+    "name": "kaudit",
+    "help": "Audit action-taking LLM agents by the damage they leave in real state.",
+    "no_args_is_help": True,
+    "add_completion": False,
+    "pretty_exceptions_enable": False,
+}
+
+app = typer.Typer(cls=_LazyGroup, **_SETTINGS)
 
 
 @app.callback()
@@ -103,13 +104,7 @@ def _kaudit() -> None:
 
 def eager_app() -> typer.Typer:
     """The same CLI with every module registered up front (what `app` lazily serves)."""
-    full = typer.Typer(
-        name="kaudit",
-        help="Audit action-taking LLM agents by the damage they leave in real state.",
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-    )
+    full = typer.Typer(**_SETTINGS)
     for name in COMMAND_MODULES:
         register_module(full, name)
     return full
