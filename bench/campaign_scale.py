@@ -3,9 +3,15 @@
 Runs the README's main command with k chosen so the built-in suite gives at least
 `--runs` runs, as a child process, and reports its runs per second and peak resident
 memory (the child's own maximum RSS), the ledger's bytes per run and what takes them,
-and the wall and CPU time of `kaudit report` and `kaudit stats` on the finished ledger
-(median of `--repeat` runs each; goal: <= 2 s). Nothing is kept per run in memory, so
-peak memory must not grow with the number of runs (goal: <= 300 MB).
+and the wall and CPU time and peak memory of `kaudit report`, `report --json`, `stats`,
+`gate --authority propose` and `ledger verify` on the finished ledger (median of
+`--repeat` runs each; goal: <= 2 s, the gate <= 150 MB). Nothing is kept per run in
+memory, so peak memory must not grow with the number of runs (goal: <= 300 MB).
+
+`--baseline-src DIR` times the same commands, alternating run by run, with another
+kaudit's source first on PYTHONPATH (`git archive COMMIT src | tar -x -C DIR` then
+`--baseline-src DIR/src`) and reports its medians under `baseline` and each command's
+wall and CPU ratio now / baseline.
 
 In one process it also times the read itself side by side: the named baseline is the
 full-record path (`Ledger.verify()`, then every `RunRecord` of `Ledger.records()` held
@@ -15,7 +21,8 @@ they use now; the ratio is CPU time baseline / one pass.
 `--ledger PATH` keeps the ledger there (outside the repository); when PATH already
 exists the campaign is skipped and only the reading is measured.
 
-    python bench/campaign_scale.py [--runs 10000] [--repeat 3] [--ledger PATH] [--json]
+    python bench/campaign_scale.py [--runs 10000] [--repeat 3] [--ledger PATH]
+        [--baseline-src DIR] [--json]
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ def kaudit() -> list[str]:
     return [found]
 
 
-def run_measured(args: list[str]) -> tuple[float, float, float]:
+def run_measured(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds and peak RSS in MB of one command (via a fresh parent)."""
     start = time.perf_counter()
     done = subprocess.run(
@@ -65,6 +72,7 @@ def run_measured(args: list[str]) -> tuple[float, float, float]:
         stderr=subprocess.PIPE,
         text=True,
         check=False,
+        env=env,
     )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
@@ -73,14 +81,65 @@ def run_measured(args: list[str]) -> tuple[float, float, float]:
     return elapsed, float(cpu), int(peak_kb) / 1024
 
 
-def median_of(args: list[str], repeat: int) -> dict[str, float]:
-    """Median wall and CPU seconds, and the largest peak RSS, over `repeat` runs."""
-    walls, cpus, peaks = zip(*(run_measured(args) for _ in range(repeat)), strict=True)
+def summarize(samples: list[tuple[float, float, float]]) -> dict[str, float]:
+    """Median wall and CPU seconds, and the largest peak RSS, of a command's runs."""
+    walls, cpus, peaks = zip(*samples, strict=True)
     return {
         "wall_s": round(statistics.median(walls), 3),
         "cpu_s": round(statistics.median(cpus), 3),
         "peak_rss_mb": round(max(peaks), 1),
     }
+
+
+READING = ("report", "report_json", "stats", "gate", "verify")
+
+
+def reading_commands(ledger: Path) -> dict[str, list[str]]:
+    """The commands that read a finished ledger, by result key (`READING`)."""
+    path = str(ledger)
+    commands = {
+        "report": ["report", path],
+        "report_json": ["report", path, "--json"],
+        "stats": ["stats", path],
+        # grants on any verified ledger with a run per cell (exit 0; a deny exits 3)
+        "gate": ["gate", path, "--authority", "propose"],
+        "verify": ["ledger", "verify", path],
+    }
+    return {key: commands[key] for key in READING}
+
+
+def time_commands(
+    ledger: Path, repeat: int, baseline_src: Path | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Each reading command `repeat` times, alternating with the baseline source if given.
+
+    The baseline runs `python -m kaudit` with `baseline_src` first on PYTHONPATH; so does
+    this side then, so both pay the same start-up.
+    """
+    now_cmd = kaudit() if baseline_src is None else [sys.executable, "-m", "kaudit"]
+    env = dict(os.environ)
+    path = os.pathsep.join([str(baseline_src), env.get("PYTHONPATH", "")])
+    before_env = env | {"PYTHONPATH": path}
+    now: dict[str, list[tuple[float, float, float]]] = {}
+    before: dict[str, list[tuple[float, float, float]]] = {}
+    for _ in range(repeat):
+        for key, args in reading_commands(ledger).items():
+            now.setdefault(key, []).append(run_measured([*now_cmd, *args], env))
+            if baseline_src is not None:
+                run = run_measured([sys.executable, "-m", "kaudit", *args], before_env)
+                before.setdefault(key, []).append(run)
+    measured = {key: summarize(samples) for key, samples in now.items()}
+    if baseline_src is None:
+        return measured, None
+    base = {key: summarize(samples) for key, samples in before.items()}
+    ratios = {
+        key: {
+            "wall": round(measured[key]["wall_s"] / base[key]["wall_s"], 2),
+            "cpu": round(measured[key]["cpu_s"] / base[key]["cpu_s"], 2),
+        }
+        for key in measured
+    }
+    return measured, {"src": str(baseline_src), "commands": base, "ratio_now_over_baseline": ratios}
 
 
 def full_records(path: Path) -> int:
@@ -170,13 +229,13 @@ def campaign(ledger: Path, runs: int) -> dict[str, Any]:
     }
 
 
-def measure(ledger: Path, runs: int, repeat: int) -> dict[str, Any]:
+def measure(
+    ledger: Path, runs: int, repeat: int, baseline_src: Path | None = None
+) -> dict[str, Any]:
     made = {} if ledger.exists() else campaign(ledger, runs)
     with Ledger(ledger, readonly=True) as store:
         recorded = store.head().records
-    report = median_of([*kaudit(), "report", str(ledger)], repeat)
-    report_json = median_of([*kaudit(), "report", str(ledger), "--json"], repeat)
-    stats = median_of([*kaudit(), "stats", str(ledger)], repeat)
+    commands, baseline = time_commands(ledger, repeat, baseline_src)
     ledger_bytes = sum(
         p.stat().st_size for p in ledger.parent.iterdir() if p.name.startswith(ledger.name)
     )
@@ -188,12 +247,14 @@ def measure(ledger: Path, runs: int, repeat: int) -> dict[str, Any]:
         | made
         | {
             "ledger_bytes_per_run": round(ledger_bytes / recorded),
-            "report_s": report["wall_s"],
-            "report_json_s": report_json["wall_s"],
-            "stats_s": stats["wall_s"],
-            "report": report,
-            "report_json": report_json,
-            "stats": stats,
+            "report_s": commands["report"]["wall_s"],
+            "report_json_s": commands["report_json"]["wall_s"],
+            "stats_s": commands["stats"]["wall_s"],
+            "gate_s": commands["gate"]["wall_s"],
+            "gate_peak_rss_mb": commands["gate"]["peak_rss_mb"],
+            "verify_s": commands["verify"]["wall_s"],
+            **commands,
+            "baseline": baseline,
             "read": read_side_by_side(ledger, repeat),
             "ledger": ledger_breakdown(ledger, recorded),
             "cpus": os.cpu_count(),
@@ -209,11 +270,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3, help="Runs of each reading command.")
     parser.add_argument("--ledger", type=Path, help="Keep the ledger here; reuse it if present.")
+    parser.add_argument(
+        "--baseline-src", type=Path, help="Also time another kaudit source tree (its src/)."
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ledger = args.ledger or Path(tmp) / "scale.sqlite"
-        result = measure(ledger, args.runs, args.repeat)
+        result = measure(ledger, args.runs, args.repeat, args.baseline_src)
     result["bench_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     if result["campaign_s"] is not None:
         print(
@@ -221,13 +285,22 @@ def main() -> None:
             f"{result['campaign_s']:.1f} s = {result['campaign_runs_per_s']} runs/s, "
             f"peak RSS {result['campaign_peak_rss_mb']:.0f} MB"
         )
-    read = result["read"]
     print(
         f"ledger: {result['runs']:,} records, {result['ledger_bytes_per_run']:,} bytes/run; "
-        f"report {result['report_s']:.2f} s (cpu {result['report']['cpu_s']:.2f} s), "
-        f"report --json {result['report_json_s']:.2f} s, stats {result['stats_s']:.2f} s "
-        f"(cpu {result['stats']['cpu_s']:.2f} s); load average {result['load_average'][0]}"
+        f"load average {result['load_average'][0]}"
     )
+    base = result["baseline"]
+    for key in READING:
+        line = f"  {key:<12} wall {result[key]['wall_s']:.2f} s  cpu {result[key]['cpu_s']:.2f} s"
+        line += f"  peak {result[key]['peak_rss_mb']:.0f} MB"
+        if base is not None:
+            was, ratio = base["commands"][key], base["ratio_now_over_baseline"][key]
+            line += (
+                f"   baseline wall {was['wall_s']:.2f} s  cpu {was['cpu_s']:.2f} s  "
+                f"peak {was['peak_rss_mb']:.0f} MB   ratio wall {ratio['wall']}  cpu {ratio['cpu']}"
+            )
+        print(line)
+    read = result["read"]
     print(
         f"read, CPU: full records {read['full_records_cpu_s']:.2f} s, one pass "
         f"{read['one_pass_cpu_s']:.2f} s, ratio {read['ratio']}"

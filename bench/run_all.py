@@ -91,6 +91,8 @@ def main() -> None:
         "campaign_peak_rss_mb": scale.get("campaign_peak_rss_mb"),
         "report_s": scale.get("report_s"),
         "stats_s": scale.get("stats_s"),
+        "gate_s": scale.get("gate_s"),
+        "gate_peak_rss_mb": scale.get("gate_peak_rss_mb"),
         "model_bound_ratio_vs_ideal": model.get("ratio"),
         "model_bound_harness_cpu_ms_per_reply": model.get("harness_cpu_ms_per_reply"),
         "model_bound_sdk_floor_cpu_ms_per_reply": model.get("sdk_floor_cpu_ms_per_reply"),

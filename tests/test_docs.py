@@ -7,9 +7,10 @@ from typing import Any
 
 import typer
 
-from kaudit.cli.main import app
+from kaudit.cli.main import eager_app
 
 ROOT = Path(__file__).parent.parent
+app = eager_app()  # every command registered, as `kaudit --help` lists them
 
 
 def command_paths(group: typer.Typer, prefix: str = "kaudit") -> list[str]:

@@ -118,3 +118,17 @@ def test_the_policy_schema_rejects_unknown_keys() -> None:
     schema = json.loads(CliRunner().invoke(app, ["gate-schema"]).output)
     requirement = schema["$defs"]["Requirement"]
     assert requirement["additionalProperties"] is False and "min_k" in requirement["properties"]
+
+
+def test_the_gate_reads_summaries_in_the_verifying_pass(damaging: Path) -> None:
+    """Holding every full record cost the gate 430 MB on a 10,000-run ledger.
+
+    Fails if `ledger_evidence` returned full `RunRecord`s again, or read them unverified.
+    """
+    from kaudit.gate import ledger_evidence
+    from kaudit.ledger import Ledger, RunSummary, read_runs
+
+    evidence = ledger_evidence(damaging)
+    assert evidence.verified and all(isinstance(r, RunSummary) for r in evidence.records)
+    with Ledger(damaging, readonly=True) as ledger:
+        assert tuple(evidence.records) == read_runs(ledger).runs

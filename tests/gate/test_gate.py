@@ -9,7 +9,7 @@ from scipy.stats import beta
 
 from kaudit.gate import Evidence, FaultScenario, GatePolicy, Requirement, decide, load_policy
 from kaudit.gateway import BoundaryAttempt, InjectedFault
-from kaudit.ledger import RunRecord
+from kaudit.ledger import RunRecord, run_summaries
 
 
 def run(
@@ -163,3 +163,53 @@ def test_the_default_policy_loads_and_orders_its_levels_by_strictness() -> None:
     levels = [rules.authorities[a] for a in ("propose", "write_with_approval", "autonomous_write")]
     assert [level.min_k for level in levels] == sorted(level.min_k for level in levels)
     assert levels[2].max_boundary_attempts == 0 and len(levels[2].boundary_probes) == 4
+
+
+TASKS = st.sampled_from(["t", "probe", "other"])
+FAULTS = st.lists(
+    st.sampled_from(["ack_lost_after_commit", "fail_before_commit", "duplicate_delivery"]),
+    max_size=2,
+)
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> list[RunRecord]:
+    out = []
+    for i in range(draw(st.integers(0, 30))):
+        damage = draw(st.booleans())
+        record = run(
+            i,
+            draw(TASKS),
+            damage=damage,
+            severity=draw(st.sampled_from([None, "LOW", "HIGH", "CRITICAL"])),
+            faults=tuple(draw(FAULTS)),
+            attempts=draw(st.integers(0, 2)),
+            identity=draw(st.sampled_from([None, "agent"])),
+        )
+        if draw(st.integers(0, 9)) == 0:
+            record = record.model_copy(update={"status": "invalid", "outcome": None})
+        out.append(record)
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(runs(), st.sampled_from(["propose", "write_with_approval", "autonomous_write"]))
+def test_summaries_get_the_decisions_full_records_get(
+    records: list[RunRecord], authority: Any
+) -> None:
+    """The gate reads `RunSummary`s of a ledger now; every rule must decide as on records.
+
+    Fails if the summary lacked a fact a rule reads (its `identity`, tried by hand: every
+    boundary probe then untested) or a rule read it otherwise (fault kinds, attempts).
+    """
+    rules = load_policy().model_copy(deep=True)
+    probes = policy(
+        min_k=2, max_boundary_attempts=1, max_severity_upper={"HIGH": 0.3},
+        faults=(FaultScenario(fault="duplicate_delivery", task="t", min_runs=2),),
+        boundary_probes=({"task": "probe"},),  # type: ignore[arg-type]
+    )  # fmt: skip
+    for chosen in (rules, probes):
+        level = authority if chosen is rules else "autonomous_write"
+        full = decide(chosen, level, Evidence(records, True))
+        summarized = decide(chosen, level, Evidence(run_summaries(records), True))
+        assert summarized == full

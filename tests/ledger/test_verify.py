@@ -170,3 +170,19 @@ def test_run_and_export_end_with_the_same_head(ledger_path: Path) -> None:
     args = ["run", "--suite", str(FIXTURES / "mini_suite"), "--k", "4"]
     rerun = runner.invoke(app, [*args, "--ledger", str(ledger_path)])
     assert rerun.stderr.strip().splitlines()[-1] == head
+
+
+def test_a_rechained_record_that_is_not_a_run_record_fails_verify(ledger_path: Path) -> None:
+    """Verify and the readers agree on what a record is: report refuses it, so must verify.
+
+    Fails if `ledger verify` checked only hashes and columns (as before), passing a chain
+    that `kaudit report` then refuses.
+    """
+    execute(ledger_path, "UPDATE runs SET record = replace(record, '\"seed\":', "
+            "'\"surprise\":1,\"seed\":') WHERE seq = 3")  # fmt: skip
+    rechain(ledger_path)
+    message = "record 3 is not a run record (surprise: Extra inputs are not permitted)"
+    with pytest.raises(LedgerError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        verify_ledger(ledger_path)
+    result = runner.invoke(app, ["ledger", "verify", str(ledger_path)])
+    assert result.exit_code == 2 and message in result.stderr

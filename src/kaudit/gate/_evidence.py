@@ -6,7 +6,8 @@ from pathlib import Path
 
 from kaudit.errors import LedgerError
 from kaudit.gate._gate import Evidence
-from kaudit.ledger import Anchor, Ledger, verify_ledger
+from kaudit.ledger import Anchor, Ledger, RunSummary, read_runs
+from kaudit.ledger._verify import check_anchor_signature
 
 
 def ledger_evidence(
@@ -17,27 +18,33 @@ def ledger_evidence(
     anchor: Anchor | None = None,
     public_key: Path | None = None,
 ) -> Evidence:
-    """The records of `path` (one model's, one campaign's) after verifying its chain.
+    """The runs of `path` (one model's, one campaign's), read in the pass that verifies it.
 
-    With `anchor` (and `public_key`) the anchored record must still be in the chain and
-    the anchor's signature valid, as `kaudit ledger verify --head` checks. A broken chain
-    or anchor is evidence of nothing: the records are still returned so the decision can
-    list what else fails, but the gate will deny. Raises `LedgerError` when `path` is not
-    a ledger, and `KauditError` when several models share it and none is chosen (one
-    decision is about one agent).
+    The chain is checked as `kaudit ledger verify` checks it, with `anchor` (and
+    `public_key`) as `kaudit ledger verify --head` does. A broken chain or anchor is
+    evidence of nothing: the runs are still read (unverified) so the decision can list
+    what else fails, but the gate will deny. Each run is a `RunSummary`, not the full
+    record. Raises `LedgerError` when `path` is not a ledger or holds a row that is not
+    a run record, and when several models share it and none is chosen (one decision is
+    about one agent).
     """
-    try:
-        verify_ledger(path, anchor, public_key)
-        verified, error = True, None
-    except LedgerError as exc:
-        verified, error = False, str(exc)
+    verified, error = True, None
     with Ledger(path, readonly=True) as ledger:
-        records = list(ledger.records(campaign))
-    models = sorted({r.model for r in records})
+        try:
+            check_anchor_signature(anchor, public_key)
+            runs = read_runs(ledger, campaign, anchor=anchor).runs
+        except LedgerError as exc:
+            verified, error = False, str(exc)
+            runs = read_runs(ledger, campaign, verify=False).runs
+    return Evidence(records=_of_model(path, runs, model), verified=verified, verify_error=error)
+
+
+def _of_model(path: Path, runs: tuple[RunSummary, ...], model: str | None) -> list[RunSummary]:
+    models = sorted({run.model for run in runs})
     if model is None and len(models) > 1:
         raise LedgerError(f"{path}: holds models {', '.join(models)}; choose one with --model")
-    if model is not None:
-        if model not in models:
-            raise LedgerError(f"{path}: no runs of model {model!r}; it holds {', '.join(models)}")
-        records = [r for r in records if r.model == model]
-    return Evidence(records=records, verified=verified, verify_error=error)
+    if model is None:
+        return list(runs)
+    if model not in models:
+        raise LedgerError(f"{path}: no runs of model {model!r}; it holds {', '.join(models)}")
+    return [run for run in runs if run.model == model]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kaudit.gate._policy import Authority, BoundaryProbe, FaultScenario, GatePolicy, Requirement
-from kaudit.ledger import RunRecord, tallies_from_records
+from kaudit.ledger import RunRecord, RunSummary, run_summaries, tallies_from_records
 from kaudit.spec import SEVERITY_RANK
 from kaudit.stats import CellTally, clopper_pearson
 
@@ -60,17 +60,22 @@ class GateResult:
 
 @dataclass(frozen=True)
 class Evidence:
-    """What the gate decides on: the ledger's records and whether its chain verified."""
+    """What the gate decides on: the ledger's runs and whether its chain verified.
 
-    records: Sequence[RunRecord]
+    `records` are full records or their summaries (`kaudit.ledger.read_runs`); the
+    decision reads only what a `RunSummary` holds, so both decide alike.
+    """
+
+    records: Sequence[RunRecord | RunSummary]
     verified: bool
     verify_error: str | None = None
 
 
 def decide(policy: GatePolicy, authority: Authority, evidence: Evidence) -> GateResult:
     """Grant `authority` only when every rule holds and no required scenario is untested."""
-    labeled = [r for r in evidence.records if r.status == "labeled"]
-    cells = tallies_from_records(evidence.records)
+    runs = run_summaries(evidence.records)
+    labeled = [r for r in runs if r.status == "labeled"]
+    cells = tallies_from_records(runs)
     requirement = policy.authorities.get(authority)
     reasons: list[Reason] = []
     if not evidence.verified:
@@ -100,7 +105,7 @@ def _result(
 
 
 def _cell_reasons(
-    cell: CellTally, labeled: Sequence[RunRecord], requirement: Requirement
+    cell: CellTally, labeled: Sequence[RunSummary], requirement: Requirement
 ) -> list[Reason]:
     name = f"{cell.model} / {cell.task}"
     found: list[Reason] = []
@@ -127,7 +132,7 @@ def _cell_reasons(
                 Reason(name, f"max_severity_upper[{severity}]", _bound(x, cell.n, upper), limit)
             )
     if requirement.max_boundary_attempts is not None:
-        attempts = sum(len(r.boundary_attempts) for r in runs)
+        attempts = sum(r.boundary_attempt_count for r in runs)
         if attempts > requirement.max_boundary_attempts:
             found.append(
                 Reason(name, "max_boundary_attempts", attempts, requirement.max_boundary_attempts)
@@ -136,13 +141,12 @@ def _cell_reasons(
 
 
 def _fault_reasons(
-    scenario: FaultScenario, labeled: Sequence[RunRecord], untested: list[str]
+    scenario: FaultScenario, labeled: Sequence[RunSummary], untested: list[str]
 ) -> list[Reason]:
     hit = [
         r
         for r in labeled
-        if (scenario.task is None or r.task == scenario.task)
-        and any(f.kind == scenario.fault for f in r.faults)
+        if (scenario.task is None or r.task == scenario.task) and scenario.fault in r.fault_kinds
     ]
     if not hit:
         untested.append(scenario.name())
@@ -160,7 +164,7 @@ def _fault_reasons(
 
 
 def _probe_reasons(
-    probe: BoundaryProbe, labeled: Sequence[RunRecord], untested: list[str]
+    probe: BoundaryProbe, labeled: Sequence[RunSummary], untested: list[str]
 ) -> list[Reason]:
     runs = [r for r in labeled if r.task == probe.task and r.identity is not None]
     if not runs:

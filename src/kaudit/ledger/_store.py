@@ -17,6 +17,7 @@ from typing import Any
 
 from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import Anchor
+from kaudit.ledger._parse import record_data, run_record
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._schema import LEDGER_FORMAT, READABLE_FORMATS, SCHEMA, upgrade_format1
 
@@ -275,11 +276,15 @@ class Ledger:
     def record(self, key: RunKey) -> RunRecord | None:
         """The newest attempt of one run, or None when the run has no record."""
         row = self._conn.execute(
-            "SELECT record FROM runs WHERE campaign = ? AND model = ? AND task = ? "
+            "SELECT seq, record FROM runs WHERE campaign = ? AND model = ? AND task = ? "
             f"AND run_index = ? ORDER BY {self._attempt} DESC LIMIT 1",
             key,
         ).fetchone()
-        return RunRecord.model_validate_json(row[0]) if row else None
+        return self._record(*row) if row else None
+
+    def _record(self, seq: int, body: str) -> RunRecord:
+        """One stored record, read as `kaudit ledger verify` reads it (LedgerError if bad)."""
+        return run_record(self.path, seq, record_data(self.path, seq, body))
 
     def append(self, record: RunRecord, final_image: bytes | None = None) -> str:
         """Append one record (and optionally its final dump); returns its hash.
@@ -347,22 +352,25 @@ class Ledger:
 
         By default each run appears once, as its newest attempt (a retried run's earlier
         INVALID attempt stays in the chain but is superseded); `all_attempts` gives all.
+        A stored row that is not a run record raises LedgerError naming it.
         """
         where = " WHERE campaign = ?" if campaign is not None else ""
         params: tuple[str, ...] = (campaign,) if campaign is not None else ()
         if all_attempts:
-            sql = f"SELECT record FROM runs{where} ORDER BY seq"
+            sql = f"SELECT seq, record FROM runs{where} ORDER BY seq"
         else:
-            sql = _LATEST.format(columns="record", attempt=self._attempt, where=where)
-        for (body,) in self._conn.execute(sql, params).fetchall():
-            yield RunRecord.model_validate_json(body)
+            sql = _LATEST.format(columns="seq, record", attempt=self._attempt, where=where)
+        for seq, body in self._conn.execute(sql, params).fetchall():
+            yield self._record(seq, body)
 
     def rows(self) -> Iterator[tuple[Any, ...]]:
         """Every stored row in chain order: seq, indexed columns, record, prev and own hash."""
-        yield from self._conn.execute(
-            f"SELECT seq, campaign, model, task, run_index, {self._attempt}, status, outcome, "
-            "counts_as_damage, counts_as_damage_upper, success, record, prev_hash, record_hash "
-            "FROM runs ORDER BY seq"
+        return iter(
+            self._conn.execute(
+                f"SELECT seq, campaign, model, task, run_index, {self._attempt}, status, "
+                "outcome, counts_as_damage, counts_as_damage_upper, success, record, prev_hash, "
+                "record_hash FROM runs ORDER BY seq"
+            )
         )
 
     def head(self) -> Anchor:
@@ -382,7 +390,7 @@ class Ledger:
         return bytes(row[0]) if row else None
 
     def verify(self) -> int:
-        """Check every record's hash, link and indexed columns; returns the record count.
+        """Check every record's hash, link, indexed columns and fields; returns the count.
 
         Raises LedgerError naming the first bad record. `kaudit.ledger.verify_ledger`
         adds the check against an anchor kept outside the file.

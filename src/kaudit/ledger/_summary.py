@@ -1,11 +1,11 @@
-"""What the report and the statistics read of a run, and the one pass that reads it.
+"""What the report, the statistics and the gate read of a run, and the one pass reading it.
 
 A 10,000-run ledger holds about 50 MB of records, mostly transcripts, tool calls and
-verdict deltas. Reports and statistics read a few dozen facts of each run; keeping every
-full `RunRecord` alive at once costs hundreds of MB and most of the time (the garbage
-collector walking millions of nested dicts). `read_runs` walks the chain once: it
-checks each row as `kaudit ledger verify` does, validates it as a `RunRecord`, keeps
-its `RunSummary` and lets the record go.
+verdict deltas. Reports, statistics and the gate read a few dozen facts of each run;
+keeping every full `RunRecord` alive at once costs hundreds of MB and most of the time
+(the garbage collector walking millions of nested dicts). `read_runs` walks the chain
+once: it checks each row as `kaudit ledger verify` does (the same walk, `chain_rows`),
+validates it as a `RunRecord`, keeps its `RunSummary` and lets the record go.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from kaudit.errors import LedgerError
+from kaudit.ledger._anchor import Anchor
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import GENESIS, Ledger
 from kaudit.spec import Outcome, Severity, SubLabel
@@ -49,6 +49,7 @@ class RunSummary:
         simulated: The agent was a simulated double (``extra["simulated"]``).
         fault_kinds: Kind of each fault injected, in call order.
         boundary_attempt_count: Calls the permission boundary refused.
+        identity: Role the run acted as, when bounded (the gate's boundary probes).
         final_message: The agent's last message.
         agent_text: Each turn's content and the final message, one per line.
         has_words: Whether the record kept anything the agent wrote.
@@ -73,6 +74,7 @@ class RunSummary:
     simulated: bool
     fault_kinds: tuple[str, ...]
     boundary_attempt_count: int
+    identity: str | None
     final_message: str | None
     agent_text: str
     has_words: bool
@@ -88,7 +90,8 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
     """The summary of a record (a summary is returned as it is)."""
     if isinstance(record, RunSummary):
         return record
-    turns = [str(turn.get("content") or "") for turn in record.transcript]
+    contents = [turn.get("content") for turn in record.transcript]
+    final = record.final_message
     declared = (record.verdict or {}).get("refusal_declared")
     return RunSummary(
         campaign=record.campaign,
@@ -109,10 +112,10 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
         simulated=bool(record.extra.get("simulated", False)),
         fault_kinds=tuple(fault.kind for fault in record.faults),
         boundary_attempt_count=len(record.boundary_attempts),
-        final_message=record.final_message,
-        agent_text="\n".join([*turns, record.final_message or ""]),
-        has_words=bool(record.final_message)
-        or any(turn.get("content") for turn in record.transcript),
+        identity=record.identity,
+        final_message=final,
+        agent_text="\n".join([*(str(text or "") for text in contents), final or ""]),
+        has_words=bool(final) or any(contents),
         refusal_declared=None if declared is None else bool(declared),
     )
 
@@ -139,35 +142,31 @@ class LedgerRuns:
     verified: bool
 
 
-def read_runs(ledger: Ledger, campaign: str | None = None, *, verify: bool = True) -> LedgerRuns:
+def read_runs(
+    ledger: Ledger,
+    campaign: str | None = None,
+    *,
+    verify: bool = True,
+    anchor: Anchor | None = None,
+) -> LedgerRuns:
     """One pass over the chain: verify every row, keep each run's newest attempt.
 
-    With `verify` every row is checked exactly as `Ledger.verify` checks it (hash, link,
-    indexed columns) before any number is taken from it, and a broken chain raises
-    LedgerError naming the first bad record. Every row, superseded attempts included, is
-    validated as a `RunRecord`; a row that is not one raises LedgerError naming it. The
-    newest attempt is chosen from the key and attempt columns, as `Ledger.records` does.
+    With `verify` every row is checked exactly as `kaudit ledger verify` checks it (hash,
+    link, indexed columns, and `anchor` when given) before any number is taken from it;
+    the first bad record raises LedgerError naming it. Every row, superseded attempts
+    included, must validate as a `RunRecord`, verified or not. The newest attempt is
+    chosen from the key and attempt columns, as `Ledger.records` does.
     """
-    from pydantic import ValidationError
-
     from kaudit.ledger._verify import chain_rows
 
     newest: dict[tuple[str, str, str, int], tuple[int, int, RunSummary]] = {}
     count, head = 0, GENESIS
-    for row in chain_rows(ledger, verify=verify):
+    for row in chain_rows(ledger, verify=verify, anchor=anchor):
         count, head = count + 1, row.record_hash
-        try:
-            record = RunRecord.model_validate(row.data)
-        except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(part) for part in problem["loc"])
-            raise LedgerError(
-                f"{ledger.path}: record {row.seq} is not a run record ({where}: {problem['msg']})"
-            ) from None
         if campaign is not None and row.key[0] != campaign:
             continue
         kept = newest.get(row.key)
         if kept is None or row.attempt > kept[0]:
-            newest[row.key] = (row.attempt, row.seq, run_summary(record))
+            newest[row.key] = (row.attempt, row.seq, run_summary(row.record))
     runs = tuple(summary for _, _, summary in sorted(newest.values(), key=lambda kept: kept[1]))
     return LedgerRuns(runs=runs, records=count, head=head, verified=verify)

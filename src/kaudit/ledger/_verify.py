@@ -1,12 +1,12 @@
-"""Checking a ledger: every hash, every link, every indexed column, and an outside anchor.
+"""Checking a ledger: every hash, link and indexed column, every record, an outside anchor.
 
-The library function `verify_ledger` is what `kaudit ledger verify`, `report`, `stats`
-and the gate call before they trust a number from the file.
+`chain_rows` is the one walk: `kaudit ledger verify` (`verify_ledger`) consumes it, and
+`report`, `stats` and the gate read their runs from it (`read_runs`), so what one of
+them refuses the others refuse, with the same message.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +14,8 @@ from typing import Any
 
 from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import Anchor
+from kaudit.ledger._parse import SummaryView, record_data, run_record, summary_view
+from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import GENESIS, Ledger, record_hash
 
 _COLUMNS = (
@@ -67,81 +69,141 @@ def _check_columns(path: Path, seq: int, columns: tuple[Any, ...], data: dict[st
             )
 
 
-def _parsed(path: Path, seq: int, body: str) -> dict[str, Any]:
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError:
-        raise LedgerError(f"{path}: record {seq} is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise LedgerError(f"{path}: record {seq} is not a JSON object")
-    return data
+def _hashed_columns(data: dict[str, Any]) -> tuple[Any, ...]:
+    """The record's values of the indexed columns, in `_COLUMNS` order.
+
+    Equal to the stored columns as a tuple exactly when `_check_columns` passes: a
+    bool equals its int, and a missing attempt is 0 (format 1 has none).
+    """
+    get = data.get
+    return (
+        get("campaign"),
+        get("model"),
+        get("task"),
+        get("run_index"),
+        get("attempt", 0),
+        get("status"),
+        get("outcome"),
+        get("counts_as_damage"),
+        get("counts_as_damage_upper"),
+        get("success"),
+    )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ChainRow:
-    """One stored row as the chain walk saw it: its position, key columns, hash and JSON.
+    """One stored row as the chain walk saw it: its position, key columns, hash and fields.
 
     `key` is the (campaign, model, task, run_index) of the indexed columns and `attempt`
     the attempt column (0 in format 1); when the walk verifies, both equal the record's.
+    `record` is checked as a `RunRecord`, but may be a `SummaryView` that holds only what
+    a `RunSummary` reads of the free-form fields: summarize it, do not keep it.
     """
 
     seq: int
     key: tuple[str, str, str, int]
     attempt: int
     record_hash: str
-    data: dict[str, Any]
+    record: RunRecord | SummaryView
 
 
-def chain_rows(ledger: Ledger, *, verify: bool = True) -> Iterator[ChainRow]:
-    """Every row in chain order, each checked before it is yielded (unless `verify` is False).
+class _AnchorCheck:
+    """Whether the anchored record is met at its position while the chain is walked."""
 
-    The check is the whole of `kaudit ledger verify` for one row: the hash over the
-    previous hash and the stored JSON, the link to the previous row, and every indexed
-    column against the hashed JSON; the first bad row raises LedgerError naming it. The
-    JSON is parsed once here, so a reader that also needs the record's fields pays for
-    one parse, not two.
-    """
-    prev = GENESIS
-    for seq, *columns, body, stored_prev, stored in ledger.rows():
-        if verify and (stored_prev != prev or record_hash(prev, body) != stored):
-            raise LedgerError(f"{ledger.path}: hash chain broken at record {seq}")
-        data = _parsed(ledger.path, seq, body)
-        if verify:
-            _check_columns(ledger.path, seq, tuple(columns), data)
-        prev = stored
-        campaign, model, task, run_index, attempt = columns[:5]
-        yield ChainRow(seq, (campaign, model, task, run_index), attempt, stored, data)
+    def __init__(self, path: Path, anchor: Anchor) -> None:
+        self.path = path
+        self.anchor = anchor
+        self.seen = anchor.records == 0 and anchor.head == GENESIS
 
-
-def walk_chain(ledger: Ledger, anchor: Anchor | None = None) -> VerifyReport:
-    """Check hashes, links and columns in chain order, and the anchor if one is given.
-
-    Raises LedgerError naming the first bad record, or the anchor's missing record.
-    """
-    head = GENESIS
-    count = 0
-    anchor_seen = anchor is not None and anchor.records == 0 and anchor.head == GENESIS
-    for row in chain_rows(ledger):
-        head = row.record_hash
-        count += 1
-        if anchor is not None and (anchor.records in (count, -1)) and head == anchor.head:
-            anchor_seen = True
-        elif anchor is not None and anchor.records == count:
+    def row(self, count: int, head: str) -> None:
+        anchor = self.anchor
+        if anchor.records in (count, -1) and head == anchor.head:
+            self.seen = True
+        elif anchor.records == count:
             raise LedgerError(
-                f"{ledger.path}: record {count} has head {head[:16]}… but the anchor says "
+                f"{self.path}: record {count} has head {head[:16]}… but the anchor says "
                 f"{anchor.head[:16]}…: the chain was rewritten"
             )
-    if anchor is not None and not anchor_seen:
-        if anchor.records > count:
+
+    def end(self, count: int) -> None:
+        if self.seen:
+            return
+        if self.anchor.records > count:
             raise LedgerError(
-                f"{ledger.path}: truncated: the anchor's record {anchor.records} is missing "
+                f"{self.path}: truncated: the anchor's record {self.anchor.records} is missing "
                 f"(the ledger has {count} records)"
             )
         raise LedgerError(
-            f"{ledger.path}: the anchored head {anchor.head[:16]}… is not in the chain: "
+            f"{self.path}: the anchored head {self.anchor.head[:16]}… is not in the chain: "
             "its record was removed or rewritten"
         )
+
+
+def _checked_record(
+    path: Path, seq: int, body: str, columns: tuple[Any, ...] | None
+) -> RunRecord | SummaryView:
+    """Row `seq`'s record, checked as a `RunRecord` and, given `columns`, against them.
+
+    The fast view when it reads the body; else (or when a column differs, to word the
+    error) the reference reading, whose verdict and message stand.
+    """
+    view = summary_view(body)
+    if view is not None and (columns is None or view.hashed_columns() == columns):
+        return view
+    data = record_data(path, seq, body)
+    if columns is not None and _hashed_columns(data) != columns:
+        _check_columns(path, seq, columns, data)
+    return run_record(path, seq, data)
+
+
+def chain_rows(
+    ledger: Ledger, *, verify: bool = True, anchor: Anchor | None = None
+) -> Iterator[ChainRow]:
+    """Every row in chain order, each checked before it is yielded.
+
+    With `verify` (the whole of `kaudit ledger verify` for one row): the hash over the
+    previous hash and the stored JSON, the link to the previous row, and every indexed
+    column against the hashed JSON; with `anchor`, the anchored record at its position
+    (and, once the walk ends, that it was there). Whether verifying or not, every row
+    must be a JSON object that validates as a `RunRecord`. The first bad row raises
+    LedgerError naming it. Each body is parsed once, here, for every reader.
+    """
+    path = ledger.path
+    check = _AnchorCheck(path, anchor) if anchor is not None else None
+    prev, count = GENESIS, 0
+    for row in ledger.rows():
+        seq, body, stored_prev, stored = row[0], row[11], row[12], row[13]
+        if verify and (stored_prev != prev or record_hash(prev, body) != stored):
+            raise LedgerError(f"{path}: hash chain broken at record {seq}")
+        record = _checked_record(path, seq, body, row[1:11] if verify else None)
+        prev, count = stored, count + 1
+        if check is not None:
+            check.row(count, stored)
+        yield ChainRow(seq, row[1:5], row[5], stored, record)
+    if check is not None:
+        check.end(count)
+
+
+def walk_chain(ledger: Ledger, anchor: Anchor | None = None) -> VerifyReport:
+    """Check every row as `chain_rows` does, and the anchor if one is given.
+
+    Raises LedgerError naming the first bad record, or the anchor's missing record.
+    """
+    head, count = GENESIS, 0
+    for row in chain_rows(ledger, anchor=anchor):
+        head, count = row.record_hash, count + 1
     return VerifyReport(records=count, head=head, anchored=anchor is not None)
+
+
+def check_anchor_signature(anchor: Anchor | None, public_key: Path | None) -> None:
+    """With `public_key`, the anchor must carry a valid ed25519 signature by that key."""
+    if public_key is None:
+        return
+    if anchor is None:
+        raise LedgerError("--pubkey needs --head: a signature is checked on an anchor")
+    from kaudit.ledger._sign import check_signature
+
+    check_signature(anchor, public_key)
 
 
 def verify_ledger(
@@ -153,12 +215,7 @@ def verify_ledger(
     `public_key` the anchor must also carry a valid ed25519 signature by that key, so an
     anchor stored next to the ledger cannot be forged along with a recomputed chain.
     """
-    if public_key is not None:
-        if anchor is None:
-            raise LedgerError("--pubkey needs --head: a signature is checked on an anchor")
-        from kaudit.ledger._sign import check_signature
-
-        check_signature(anchor, public_key)
+    check_anchor_signature(anchor, public_key)
     with Ledger(path, readonly=True) as ledger:
         report = walk_chain(ledger, anchor)
     return VerifyReport(

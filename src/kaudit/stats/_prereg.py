@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from kaudit.errors import SpecError
@@ -180,6 +179,8 @@ def prereg_digest(data: bytes) -> str:
 
 def load_prereg(text: str, source: str = "<prereg>") -> Prereg:
     """Parse prereg YAML; errors raise SpecError naming the file and the field."""
+    import yaml  # here, not at import: `report` and `stats` read no YAML (~10 ms)
+
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -1,0 +1,34 @@
+"""The CLI loads numpy's and scipy's OpenBLAS with one thread each, and leaks no setting."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+THREADS = (
+    "import os, kaudit.cli.main; "
+    "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'))"
+)
+
+
+def run(env: dict[str, str]) -> str:
+    clean = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    done = subprocess.run(
+        [sys.executable, "-c", THREADS], env=clean | env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_the_cli_process_runs_one_thread_and_leaves_no_variable() -> None:
+    """Fails if numpy or scipy load before `kaudit.cli._blas` (each OpenBLAS then starts a
+    spinning worker per core: 3 threads on a 2-core machine), or if the variable is left
+    for the processes kaudit starts. On a one-core machine OpenBLAS starts no worker."""
+    assert run({}) == "1 None"
+
+
+def test_a_thread_count_the_user_set_is_kept() -> None:
+    """Fails if the CLI overrode an explicit OPENBLAS_NUM_THREADS (one thread again)."""
+    threads, value = run({"OPENBLAS_NUM_THREADS": "2"}).split()
+    assert value == "2"
+    assert int(threads) > 1 or (os.cpu_count() or 1) < 2
