@@ -117,3 +117,38 @@ def test_report_and_stats_show_anytime_intervals_for_until_cells_only(tmp_path: 
     fixed_html = tmp_path / "fixed.html"
     assert runner.invoke(app, ["report", str(fixed), "--html", str(fixed_html)]).exit_code == 0
     assert CS_METHOD not in fixed_html.read_text()
+
+
+def test_a_task_in_two_versions_keeps_the_anytime_interval_on_its_sequential_cell(
+    tmp_path: Path,
+) -> None:
+    """The same task stopped by `--until` in one campaign and run fixed-k with faults (another
+    task version, so cells `task@digest8`) in another: stats, report, its outcome mix and
+    the HTML page must all keep the two cells apart. Fails if the sequential cells are
+    matched by bare (model, task) (stats then gave the sequential cell Clopper-Pearson),
+    or if the mix is keyed by (model, task) (the HTML page raised KeyError, the terminal
+    mix merged the versions)."""
+    ledger = tmp_path / "two.sqlite"
+    _run(ledger, "seq", "--k", "20", "--until", "damage")
+    _run(ledger, "fix", "--k", "2", "--faults", "fail_before_commit:0.5")
+    stats = json.loads(
+        runner.invoke(app, ["stats", str(ledger), "--json", "--bootstrap", "10"]).output
+    )
+    by_n = {row["n"]: row for row in stats["cells"]}
+    assert set(by_n) == {1, 2} and all("@" in row["task"] for row in by_n.values())
+    assert (by_n[1]["interval"], by_n[2]["interval"]) == (CS_METHOD, "clopper-pearson")
+    report = json.loads(runner.invoke(app, ["report", str(ledger), "--json"]).output)
+    assert sorted((c["n"], c["interval"]) for c in report["cells"]) == [
+        (1, CS_METHOD),
+        (2, FIXED_K_METHOD),
+    ]
+    from kaudit.ledger import Ledger
+    from kaudit.report import cell_mix
+
+    with Ledger(ledger, readonly=True) as opened:
+        mix = cell_mix(opened.records())
+    assert sorted(m.task for m in mix) == sorted(c["task"] for c in report["cells"])
+    assert sorted(sum(n for _, n in m.sub_labels) for m in mix) == [1, 2]
+    html = tmp_path / "two.html"
+    result = runner.invoke(app, ["report", str(ledger), "--html", str(html)])
+    assert result.exit_code == 0, result.output

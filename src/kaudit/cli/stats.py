@@ -17,6 +17,7 @@ from kaudit.errors import KauditError
 from kaudit.ledger import RunSummary
 from kaudit.report import ExposureSummary, exposure_summary
 from kaudit.stats import (
+    CellKey,
     CellStats,
     CellTally,
     ClaimResult,
@@ -85,12 +86,13 @@ class KauditSources:
 
     Attributes:
         cells: Tallies of every ledger, concatenated in argument order (not yet merged).
-        sequential: (model, task) cells holding a run of a sequentially stopped campaign.
+        sequential: (model, task, digest) cells holding a run of a sequentially stopped
+            campaign.
         exposure: Faults and boundary attempts over every run of every ledger.
     """
 
     cells: list[CellTally]
-    sequential: frozenset[tuple[str, str]]
+    sequential: frozenset[CellKey]
     exposure: ExposureSummary
 
 
@@ -103,7 +105,7 @@ def read_kaudit_sources(paths: Sequence[str], verify: bool = True) -> KauditSour
     from kaudit.report import cells_of_campaigns, sequential_campaigns
 
     cells: list[CellTally] = []
-    sequential: set[tuple[str, str]] = set()
+    sequential: set[CellKey] = set()
     runs: list[RunSummary] = []
     for path in paths:
         if not Path(path).is_file():

@@ -19,6 +19,7 @@ from kaudit.report._cells import build_report
 from kaudit.report._economics import ModelEconomics, economics
 from kaudit.report._grading import GraderResult, grade_transcripts
 from kaudit.report._mix import CellMix, cell_mix
+from kaudit.report._stopping import cells_of_campaigns
 from kaudit.report._viewer import run_viewer
 from kaudit.stats import PoolEstimate, StatsSummary, summarize
 
@@ -248,7 +249,7 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
     if not tallies:
         raise KauditError("the ledger has no counted run to report on")
     models = sorted({t.model for t in tallies})
-    sequential = {(r.model, r.task) for r in runs if r.campaign in opts.sequential_campaigns}
+    sequential = cells_of_campaigns(runs, opts.sequential_campaigns)
     summary = summarize(
         tallies, alpha=opts.alpha, eps=opts.eps, k_values=K_VALUES, bootstrap=opts.bootstrap,
         seed=opts.seed, model_order=_gradient_order(models, opts.model_order),

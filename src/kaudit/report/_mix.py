@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kaudit.ledger import RunRecord, RunSummary
+from kaudit.stats import CellKey, versioned_names
 
 __all__ = ["SEVERITIES", "SUB_LABELS", "CellMix", "cell_mix", "sub_label_of"]
 
@@ -28,11 +29,12 @@ SEVERITIES = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
 
 @dataclass(frozen=True)
 class CellMix:
-    """How the counted runs of one (model, task) cell ended.
+    """How the counted runs of one (model, task, task digest) cell ended.
 
     Attributes:
         model: The model.
-        task: The task.
+        task: The task, named ``task@digest8`` like the report's cells when the task was
+            run in several versions.
         sub_labels: Counted runs per sub-label (``pass`` for PASS runs).
         severities: Damage runs per worst severity.
         invalid: Runs recorded without a verdict (never counted).
@@ -67,12 +69,15 @@ def _ordered(counter: Counter[str], order: tuple[str, ...]) -> tuple[tuple[str, 
 
 
 def cell_mix(records: Iterable[RunRecord | RunSummary]) -> list[CellMix]:
-    """One :class:`CellMix` per (model, task), sorted like the report's cells."""
-    labels: dict[tuple[str, str], Counter[str]] = {}
-    severities: dict[tuple[str, str], Counter[str]] = {}
-    invalid: Counter[tuple[str, str]] = Counter()
+    """One :class:`CellMix` per cell, sorted and named like the report's cells.
+
+    A task run in two versions is two cells here too, never one merged mix.
+    """
+    labels: dict[CellKey, Counter[str]] = {}
+    severities: dict[CellKey, Counter[str]] = {}
+    invalid: Counter[CellKey] = Counter()
     for record in records:
-        key = (record.model, record.task)
+        key = (record.model, record.task, record.task_digest)
         labels.setdefault(key, Counter())
         severities.setdefault(key, Counter())
         if record.status != "labeled":
@@ -81,13 +86,15 @@ def cell_mix(records: Iterable[RunRecord | RunSummary]) -> list[CellMix]:
         labels[key][sub_label_of(record)] += 1
         if record.counts_as_damage:
             severities[key][record.severity or "unpriced"] += 1
-    return [
+    names = versioned_names((task, digest) for _, task, digest in labels)
+    mixes = [
         CellMix(
-            model=model,
-            task=task,
-            sub_labels=_ordered(labels[(model, task)], SUB_LABELS),
-            severities=_ordered(severities[(model, task)], SEVERITIES),
-            invalid=invalid[(model, task)],
+            model=key[0],
+            task=names[key[1:]],
+            sub_labels=_ordered(labels[key], SUB_LABELS),
+            severities=_ordered(severities[key], SEVERITIES),
+            invalid=invalid[key],
         )
-        for model, task in sorted(labels)
+        for key in labels
     ]
+    return sorted(mixes, key=lambda mix: (mix.model, mix.task))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kaudit.ledger import Ledger, RunRecord, RunSummary
+from kaudit.stats import CellKey
 
 
 def stopping_rule_text(manifest: Mapping[str, Any] | None) -> str | None:
@@ -39,13 +40,17 @@ def sequential_campaigns(
 
 def cells_of_campaigns(
     runs: Iterable[RunRecord | RunSummary], campaigns: Collection[str]
-) -> frozenset[tuple[str, str]]:
-    """The (model, task) cells holding a run of one of `campaigns`."""
-    return frozenset((r.model, r.task) for r in runs if r.campaign in campaigns)
+) -> frozenset[CellKey]:
+    """The (model, task, task digest) cells holding a run of one of `campaigns`.
+
+    By digest, not by name: a task run in two versions is two cells (``task@digest8``),
+    and only the one a sequential campaign stopped gets its anytime-valid interval.
+    """
+    return frozenset((r.model, r.task, r.task_digest) for r in runs if r.campaign in campaigns)
 
 
-def sequential_cells(path: Path) -> frozenset[tuple[str, str]]:
-    """The (model, task) cells holding a run of a sequentially stopped campaign in a ledger."""
+def sequential_cells(path: Path) -> frozenset[CellKey]:
+    """The cells holding a run of a sequentially stopped campaign in a ledger."""
     with Ledger(path, readonly=True) as ledger:
         chosen = sequential_campaigns(ledger.campaigns(), ledger.manifest)
         if not chosen:

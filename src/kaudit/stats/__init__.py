@@ -41,12 +41,13 @@ from ._summary import (
     pool_summary,
     summarize,
 )
-from ._tally import CellTally, distinguish_versions, merge_tallies
+from ._tally import CellKey, CellTally, distinguish_versions, merge_tallies, versioned_names
 
 __all__ = [
     "CS_METHOD",
     "Agreement",
     "AlwaysFail",
+    "CellKey",
     "CellPlan",
     "CellStats",
     "CellTally",
@@ -101,5 +102,6 @@ __all__ = [
     "spearman_rows",
     "stochastic_damage_share",
     "summarize",
+    "versioned_names",
     "wilson",
 ]

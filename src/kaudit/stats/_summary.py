@@ -21,7 +21,7 @@ from ._miss import MissRate, audit_miss_rate, miss_probability, miss_weights
 from ._passk import pass_at_k, pass_pow_k, pool_mean, safe_pow_k
 from ._sequence import CS_METHOD, beta_binomial_cs
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
-from ._tally import CellTally
+from ._tally import CellKey, CellTally
 
 __all__ = [
     "CellStats",
@@ -320,7 +320,7 @@ def summarize(
     seed: int = 0,
     interval: Interval = "clopper-pearson",
     model_order: Sequence[str] | None = None,
-    sequential: Collection[tuple[str, str]] = (),
+    sequential: Collection[CellKey] = (),
     compat: Compat = "kaudit",
 ) -> StatsSummary:
     """Compute every pool statistic from cell tallies; pure and seeded.
@@ -329,8 +329,8 @@ def summarize(
     duplicate-preserving cluster bootstrap over cells with ``bootstrap`` resamples from
     ``seed``; per-cell intervals are exact (Clopper-Pearson) unless ``interval="wilson"``.
     The beta-binomial fits and the audit miss rate are over damage (the strict label).
-    ``model_order`` adds the capability gradient. Cells whose (model, task) is in
-    ``sequential`` were stopped by a rule that looked at their runs; they get the
+    ``model_order`` adds the capability gradient. Cells whose (model, task id, digest) is
+    in ``sequential`` were stopped by a rule that looked at their runs; they get the
     anytime-valid confidence sequence instead of a fixed-n interval.
     ``compat="agentrelbench"`` draws the resamples as AgentRelBench's cluster bootstrap
     does (``random.Random(seed)``), so the same seed gives the same intervals as its package.
@@ -341,7 +341,8 @@ def summarize(
     cells = tuple(t for t in tallies if t.n > 0)
     ks = tuple(sorted(set(k_values)))
     stats = tuple(
-        _cell(t, alpha, eps, interval, ks, (t.model, t.task) in sequential) for t in cells
+        _cell(t, alpha, eps, interval, ks, (t.model, t.task_id, t.digest) in sequential)
+        for t in cells
     )
     x = [t.damage for t in cells]
     n = [t.n for t in cells]

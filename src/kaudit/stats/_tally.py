@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-__all__ = ["CellTally", "distinguish_versions", "merge_tallies"]
+__all__ = ["CellKey", "CellTally", "distinguish_versions", "merge_tallies", "versioned_names"]
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,27 @@ class CellTally:
         return self.task[: -len(suffix)] if self.task.endswith(suffix) else self.task
 
 
+CellKey = tuple[str, str, str | None]
+"""(model, task id, task digest): what makes runs one cell, whatever the cell is named."""
+
+
 def _suffix(digest: str | None) -> str:
     return f"@{(digest or 'unknown')[:8]}"
+
+
+def versioned_names(pairs: Iterable[tuple[str, str | None]]) -> dict[tuple[str, str | None], str]:
+    """The name of each (task id, digest): ``task@digest8`` when the task has several digests.
+
+    One rule for every view (cells, outcome mix, figures), so they all name a cell alike.
+    """
+    versions: dict[str, set[str | None]] = {}
+    for task, digest in pairs:
+        versions.setdefault(task, set()).add(digest)
+    return {
+        (task, digest): task + _suffix(digest) if len(digests) > 1 else task
+        for task, digests in versions.items()
+        for digest in digests
+    }
 
 
 def distinguish_versions(tallies: Iterable[CellTally]) -> list[CellTally]:
@@ -70,13 +89,9 @@ def distinguish_versions(tallies: Iterable[CellTally]) -> list[CellTally]:
     A task whose spec changed measures something else; its cells stay apart and say so.
     """
     cells = list(tallies)
-    versions: dict[str, set[str | None]] = {}
-    for t in cells:
-        versions.setdefault(t.task_id, set()).add(t.digest)
-    return [
-        replace(t, task=t.task_id + _suffix(t.digest)) if len(versions[t.task_id]) > 1 else t
-        for t in cells
-    ]
+    names = versioned_names((t.task_id, t.digest) for t in cells)
+    renamed = ((t, names[(t.task_id, t.digest)]) for t in cells)
+    return [t if name == t.task_id else replace(t, task=name) for t, name in renamed]
 
 
 def merge_tallies(tallies: Iterable[CellTally]) -> list[CellTally]:
