@@ -77,3 +77,52 @@ def test_an_open_atomic_block_cannot_be_dumped() -> None:
             sandbox.dump()
     assert isinstance(sandbox.dump(), FrozenState)
     sandbox.dump().release()
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+def test_a_temporary_table_never_answers_for_a_main_table_after_the_dump(pooled: bool) -> None:
+    """Fails if temporary tables and views outlived the freeze: a temp `account` copied
+    before the run closed an account (or a temp view named `pragma_table_list`) would
+    answer a check's unqualified name, or the schema reader, instead of the final state.
+    Tried by hand: no `shadows_dropped` call in `SqliteSandbox._freeze`."""
+    from kaudit.substrate import _schema
+
+    substrate = mini()
+    sandbox = substrate.seed("r") if pooled else fresh(substrate, "r")
+    sandbox.db.execute("CREATE TEMP TABLE account AS SELECT * FROM main.account")
+    sandbox.db.execute(
+        "CREATE TEMP VIEW pragma_table_list AS "
+        "SELECT 'main' AS schema, 'account' AS name, 1 AS wr, 'table' AS type"
+    )
+    sandbox.db.execute("UPDATE main.account SET status = 'closed' WHERE id = 'ACC_001'")
+    frozen = sandbox.dump()
+    sandbox.close()
+    with frozen.guarded() as (conn, _):
+        opened = conn.execute("SELECT count(*) FROM account WHERE status = 'open'").fetchone()
+    assert opened == (39,)
+    _schema._CACHE.clear()  # read the schema again, through pragma_table_list
+    assert frozen.schema().tables["account"].has_rowid
+    frozen.release()
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+def test_a_state_the_run_attached_or_set_a_pragma_on_is_read_on_a_fresh_copy(pooled: bool) -> None:
+    """Fails if the frozen state were read on a connection the run attached a database
+    to or changed a PRAGMA on: a check naming the table the run dropped found the
+    attached copy, and `case_sensitive_like` changed what LIKE matches. Tried by hand:
+    `_freeze` ignoring `touched` (the check then counts 40 links)."""
+    substrate = mini()
+    sandbox = substrate.seed("r") if pooled else fresh(substrate, "r")
+    sandbox.db.execute("ATTACH ':memory:' AS shadow")
+    sandbox.db.execute("CREATE TABLE shadow.link AS SELECT * FROM main.link")
+    sandbox.db.execute("DROP TABLE main.link")
+    sandbox.db.execute("PRAGMA case_sensitive_like = ON")
+    frozen = sandbox.dump()
+    sandbox.close()
+    with frozen.guarded() as (conn, _):
+        with pytest.raises(sqlite3.OperationalError, match="no such table"):
+            conn.execute("SELECT count(*) FROM link")
+        assert conn.execute("SELECT count(*) FROM account WHERE name LIKE 'acme%'").fetchone()[0]
+    changes = diff_images(substrate.template.image, frozen.image)
+    assert {(c.table, c.op) for c in changes} == {("link", "schema"), ("link", "removed")}
+    frozen.release()

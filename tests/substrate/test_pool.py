@@ -99,14 +99,25 @@ def test_keeping_the_image_commits_and_retires_the_connection() -> None:
         ("UPDATE t SET state = 'deferred' WHERE id = 1", 1, "same"),
         ("INSERT INTO t VALUES ('OR ROLLBACK')", 1, "same"),
         ('SELECT "rollback" FROM t', 1, "same"),
+        ("/* ' */ PRAGMA foreign_keys = OFF /* ' */", 0, "leave"),
+        ("EXPLAIN PRAGMA recursive_triggers = OFF", 0, "leave"),
+        ("EXPLAIN ROLLBACK", 1, "same"),
+        ("PRAGMA defer_foreign_keys = ON", 1, "refuse"),
+        ("PRAGMA defer_foreign_keys", 1, "marks"),
+        ("UPDATE t SET a = 1 -- or rollback", 1, "same"),
+        ("INSERT INTO t VALUES (7) /* OR ROLLBACK */", 1, "same"),
+        ("CREATE TABLE z (a) -- deferrable", 0, "same"),
+        ("INSERT INTO t VALUES ('--') OR ROLLBACK", 1, "refuse"),
     ],
 )
 def test_statements_are_sorted_by_what_a_transaction_changes(
     sql: str, depth: int, effect: str
 ) -> None:
     """Fails if a statement whose effect differs inside a transaction were run there as if
-    nothing differed (a leading comment hid the PRAGMA in a first version), or if a word
-    inside a literal or a quoted name made a harmless statement fail the run."""
+    nothing differed (a leading comment hid the PRAGMA in a first version; a quote inside
+    a comment or EXPLAIN in front still did), if a word inside a literal, a quoted name
+    or a comment made a harmless statement fail the run, or if `defer_foreign_keys` could
+    defer a block's checks past its end."""
     assert pooled_effect(sql, depth) == effect
 
 
@@ -293,3 +304,82 @@ def test_a_bounded_run_leaves_no_scope_triggers_on_its_pooled_connection() -> No
     assert free.db.conn is bounded.db.conn
     assert free.db.execute("UPDATE account SET name = 'x' WHERE id = 'ACC_001'") == 1
     free.close()
+
+
+def test_a_pragma_behind_explain_never_reaches_the_next_run() -> None:
+    """Fails if `EXPLAIN PRAGMA recursive_triggers = OFF` (which SQLite applies while
+    compiling) left the connection in the pool: the next run would write with
+    recursive triggers off, unlike a fresh sandbox. Tried by hand: `pooled_effect`
+    without looking through EXPLAIN."""
+    substrate = mini()
+    first = substrate.seed("r1")
+    first.db.execute("EXPLAIN PRAGMA recursive_triggers = OFF")
+    first.close()
+    second = substrate.seed("r2")
+    assert second.db.conn is not first.db.conn
+    assert second.db.one("SELECT * FROM pragma_recursive_triggers") == {"recursive_triggers": 1}
+    second.close()
+
+
+def test_defer_foreign_keys_inside_atomic_fails_the_pooled_run() -> None:
+    """Fails if a pooled run let `defer_foreign_keys` push a block's foreign-key check
+    past the block (to the run's never-committed end): the orphan insert an unpooled
+    sandbox refuses at the block's commit would be labeled as the agent's state."""
+    substrate = SqliteSubstrate("w", build_image(_world), {"raw": raw})
+    sandbox = substrate.seed("r")
+    with pytest.raises(SubstrateError, match="defer"), sandbox.db.atomic():
+        sandbox.db.execute("PRAGMA defer_foreign_keys = ON")
+    with pytest.raises(SubstrateError):
+        sandbox.dump()
+    sandbox.close()
+
+
+def test_an_unpooled_block_whose_commit_fails_is_undone_and_reported() -> None:
+    """Fails if a RELEASE that commits and is refused (a deferred foreign key) escaped
+    `atomic()` as a raw sqlite3 error with the transaction left open: the tool saw an
+    internal error and the dump failed. Tried by hand: the old RELEASE without a guard."""
+    substrate = SqliteSubstrate("w", build_image(_world), {"raw": raw})
+    sandbox = SqliteSandbox("fresh", substrate.template)
+    with pytest.raises(DatabaseError, match="FOREIGN KEY") as caught, sandbox.db.atomic():
+        sandbox.db.execute("PRAGMA defer_foreign_keys = ON")
+        sandbox.db.execute("INSERT INTO child VALUES (1, 99)")
+    assert caught.value.integrity
+    assert not sandbox.db.conn.in_transaction
+    assert diff_images(substrate.template.image, final_image(sandbox)) == []
+
+
+@pytest.mark.parametrize("pooled", [True, False])
+def test_writable_schema_makes_the_run_invalid(pooled: bool) -> None:
+    """Fails if a sandbox ran `PRAGMA writable_schema = ON`: the run could then rewrite
+    a table's stored CREATE text, which the connection labeling in place never
+    re-reads (a renamed column went unseen, and the state digest stayed the
+    template's). Tried by hand: no `writable_schema` in `_REFUSED_PRAGMAS`."""
+    substrate = mini()
+    sandbox = substrate.seed("r") if pooled else SqliteSandbox("r", substrate.template)
+    with pytest.raises(SubstrateError, match="writable_schema"):
+        sandbox.db.execute('PRAGMA "writable_schema" = 1')
+    with pytest.raises(SubstrateError, match="writable_schema"):
+        sandbox.dump()
+    sandbox.close()
+
+
+def test_a_reused_connection_shows_the_counters_and_functions_of_a_fresh_one() -> None:
+    """Fails if `changes()` kept the count of release's own rowid reset (1, where a fresh
+    connection says 0), or if a boundary's function stayed callable on the next run (it
+    would note denials into the earlier run's guard). `total_changes()` only grows on
+    a reused connection (documented in docs/soundness.md)."""
+    from kaudit.boundary import SqliteGuard
+    from kaudit.spec import Identity
+
+    substrate = mini()
+    first = substrate.seed("r1")
+    guard = SqliteGuard(first.db.conn, Identity(role="a", scope={"org": "ORG_A"}))
+    first.db.execute("INSERT INTO outbox (recipient, body) VALUES ('x', 'y')")
+    first.close()
+    second = substrate.seed("r2")
+    assert second.db.conn is first.db.conn
+    assert second.db.one("SELECT changes() AS c, last_insert_rowid() AS r") == {"c": 0, "r": 0}
+    with pytest.raises(DatabaseError):
+        second.db.one("SELECT kaudit_boundary_note('account', 'k', 'org') AS x")
+    assert guard.denials == []
+    second.close()

@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from kaudit.spec import Identity, TableOp
-from kaudit.substrate import INTERNAL_PREFIX, quote, read_schema
+from kaudit.substrate import INTERNAL_PREFIX, quote, read_schema, register_function
 
 _OPS: dict[int, TableOp] = {
     sqlite3.SQLITE_READ: "read",
@@ -41,7 +41,7 @@ class SqliteGuard:
         self.identity = identity
         self.denials: list[Denial] = []
         self._conn = conn
-        conn.create_function(_NOTE, 3, self._note_scope)
+        register_function(conn, _NOTE, 3, self._note_scope)  # removed when the sandbox goes
         self._install_scope_triggers()
         conn.set_authorizer(self._authorize)
 

@@ -18,6 +18,7 @@ from kaudit.substrate._choice import (
 from kaudit.substrate._db import DatabaseError, Db, SqliteDb
 from kaudit.substrate._dump import Dump, StateDump
 from kaudit.substrate._frozen import FILE_FUNCTIONS, FrozenState, ReadOnlyGuard
+from kaudit.substrate._pool import register_function
 from kaudit.substrate._postgres_entry import Pruned, postgres_world_image, prune_postgres
 from kaudit.substrate._protocol import Sandbox, Substrate
 from kaudit.substrate._schema import INTERNAL_PREFIX, Schema, TableSchema, quote, read_schema
@@ -82,6 +83,7 @@ __all__ = [
     "prune_postgres",
     "quote",
     "read_schema",
+    "register_function",
     "substrate_scheme",
     "tool",
 ]

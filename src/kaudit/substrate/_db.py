@@ -122,10 +122,28 @@ class SqliteDb:
         try:
             yield
         except BaseException:
-            self.conn.execute(f"ROLLBACK TO {name}")
-            self.conn.execute(f"RELEASE {name}")
+            self._undo(name)
             raise
         else:
-            self.conn.execute(f"RELEASE {name}")
+            self._release(name)
         finally:
             self._depth -= 1
+
+    def _release(self, name: str) -> None:
+        """RELEASE the savepoint; when that fails, the block is undone and the tool told.
+
+        The outermost RELEASE commits, and a commit can refuse (a foreign key checked
+        at commit under `PRAGMA defer_foreign_keys`): the transaction then stays open,
+        so it is rolled back to the savepoint, leaving the state as before the block.
+        """
+        try:
+            self.conn.execute(f"RELEASE {name}")
+        except sqlite3.Error as exc:
+            self._undo(name)
+            raise DatabaseError(
+                str(exc), integrity=isinstance(exc, sqlite3.IntegrityError)
+            ) from exc
+
+    def _undo(self, name: str) -> None:
+        self.conn.execute(f"ROLLBACK TO {name}")
+        self.conn.execute(f"RELEASE {name}")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate._schema import Schema, read_schema
+from kaudit.substrate._schema import Schema, quote, read_schema
 
 _READS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
 FILE_FUNCTIONS = frozenset(
@@ -50,6 +50,25 @@ _ACTION_NAMES = {
         "UPDATE",
     ]
 }
+
+
+def only_main(conn: sqlite3.Connection) -> bool:
+    """Whether `conn` has no database attached beside `main` (and `temp`)."""
+    return all(row[1] in ("main", "temp") for row in conn.execute("PRAGMA database_list"))
+
+
+def shadows_dropped(conn: sqlite3.Connection) -> None:
+    """Drop the temporary tables and views on `conn`: their names resolve before `main`'s.
+
+    A temporary table named like a main table (or like a table-valued PRAGMA the
+    schema reader calls) would answer for it to the checks and the labeler. Temporary
+    triggers stay: on a frozen state no write can fire them.
+    """
+    rows = conn.execute(
+        "SELECT type, name FROM temp.sqlite_master WHERE type IN ('table', 'view')"
+    ).fetchall()
+    for kind, name in rows:
+        conn.execute(f"DROP {'TABLE' if kind == 'table' else 'VIEW'} temp.{quote(name)}")
 
 
 class ReadOnlyGuard:

@@ -18,38 +18,45 @@ block's partial work, so the few statements that would roll back more than the b
 (`ROLLBACK`, `OR ROLLBACK`) or defer constraints past it are refused as a harness
 error: the run becomes INVALID with the reason, never a wrong verdict. Worlds whose own
 schema can roll back or defer (`ON CONFLICT ROLLBACK`, `RAISE(ROLLBACK, ...)`,
-`DEFERRABLE`) are never pooled.
+`DEFERRABLE`) are never pooled. Statements are read as SQLite's tokenizer reads them
+(`substrate._statement`): words in comments, literals and quoted names never count, and
+`EXPLAIN PRAGMA` is a PRAGMA (SQLite applies it while compiling).
 """
 
 from __future__ import annotations
 
 import functools
-import re
+import itertools
 import sqlite3
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Literal
 
 from kaudit.errors import SubstrateError
 from kaudit.substrate._capture import CHANGE_LOG
 from kaudit.substrate._schema import quote
+from kaudit.substrate._statement import Statement, read_statement
 
 IDLE_PER_WORLD = 8
 """Idle connections kept per template (a local campaign runs 8 sandboxes at once)."""
 IDLE_IN_PROCESS = 16
 """Idle connections kept over every template of the process, to bound memory."""
 
-_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]")
-_LEADING = re.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.DOTALL)
-_FIRST_WORD = re.compile(r"\w+")
-_CONFLICT_ROLLBACK = re.compile(r"\bOR\s+ROLLBACK\b", re.IGNORECASE)
-_DDL_UNSAFE = re.compile(r"\b(ROLLBACK|DEFERRABLE|DEFERRED)\b", re.IGNORECASE)
-_ROLLBACK_TO = re.compile(r"^ROLLBACK\s+(TRANSACTION\s+)?TO\b", re.IGNORECASE)
 _LEAVES = frozenset({"BEGIN", "COMMIT", "END", "SAVEPOINT", "RELEASE", "ROLLBACK", "PRAGMA",
                      "VACUUM", "ATTACH", "DETACH"})  # fmt: skip
 _ENDS = frozenset({"COMMIT", "END"})
 _MARKS = frozenset({"PRAGMA", "ATTACH", "DETACH", "VACUUM"})
 _DDL = frozenset({"CREATE", "ALTER"})
+_DDL_UNSAFE = frozenset({"ROLLBACK", "DEFERRABLE", "DEFERRED"})
+_PROCESS_WIDE = "changes a limit of the whole process, every later run's sandbox included"
+_REFUSED_PRAGMAS = {
+    "writable_schema": "lets SQL rewrite the stored schema behind the engine's back, so the "
+    "labeler could read another schema than the one stored",
+    "hard_heap_limit": _PROCESS_WIDE,
+    "soft_heap_limit": _PROCESS_WIDE,
+    "threads": _PROCESS_WIDE,
+}
 
 Effect = Literal["same", "marks", "ends", "leave", "refuse"]
 """What a statement does to a pooled run: nothing different; leaves state on the
@@ -57,15 +64,38 @@ connection (never pooled again); ends the run's transaction (its work is committ
 in autocommit); must run in autocommit (leave the pool first); cannot run pooled."""
 
 
-def _rolls_back_or_defers(first: str, text: str) -> bool:
-    """Whether a DML or DDL statement (literals removed) can roll back or defer a check.
+def _rolls_back_or_defers(statement: Statement) -> bool:
+    """Whether a DML or DDL statement can roll back or defer a check.
 
     `OR ROLLBACK` in a write; `ON CONFLICT ROLLBACK`, `RAISE(ROLLBACK, ...)` or a
-    deferrable constraint in DDL. Words inside literals and quoted names never count.
+    deferrable constraint in DDL. Words inside comments, literals and quoted names
+    never count.
     """
-    if first in _DDL:
-        return _DDL_UNSAFE.search(text) is not None
-    return _CONFLICT_ROLLBACK.search(text) is not None
+    words = statement.words
+    if statement.kind in _DDL:
+        return not _DDL_UNSAFE.isdisjoint(words)
+    return any(a == "OR" and b == "ROLLBACK" for a, b in itertools.pairwise(words))
+
+
+def _rolls_back_to_savepoint(words: tuple[str, ...]) -> bool:
+    return words[1:2] == ("TO",) or words[1:3] == ("TRANSACTION", "TO")
+
+
+def refusal(sql: str) -> str | None:
+    """Why no sandbox, pooled or not, may run `sql`; None when it may.
+
+    `EXPLAIN PRAGMA` counts as the PRAGMA: SQLite applies many of them while compiling.
+    """
+    statement = read_statement(sql)
+    if statement.sets and statement.pragma in _REFUSED_PRAGMAS:
+        return f"PRAGMA {statement.pragma} {_REFUSED_PRAGMAS[statement.pragma]}"
+    return None
+
+
+def touches_connection(sql: str) -> bool:
+    """Whether `sql` can leave state on the connection (a PRAGMA, ATTACH, DETACH, VACUUM)."""
+    statement = read_statement(sql)
+    return statement.kind in _MARKS and (statement.kind == "PRAGMA" or not statement.explained)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -74,16 +104,17 @@ def pooled_effect(sql: str, depth: int) -> Effect:
 
     Memoized: tools send the same parameterized statements run after run.
     """
-    text = _QUOTED.sub("''", sql)
-    text = text[_LEADING.match(text).end() :]  # type: ignore[union-attr]
-    found = _FIRST_WORD.match(text)
-    first = found.group(0).upper() if found else ""
-    unsafe = _rolls_back_or_defers(first, text)
+    statement = read_statement(sql)
+    first = statement.kind
+    if statement.explained and first != "PRAGMA":
+        return "same"  # compiled, never run
+    unsafe = _rolls_back_or_defers(statement)
     if depth == 0:
         return "leave" if first in _LEAVES or unsafe else "same"
-    if _ROLLBACK_TO.match(text):
+    if first == "ROLLBACK" and _rolls_back_to_savepoint(statement.words):
         return "same"  # the tool's own savepoint inside the block: nested either way
-    if unsafe or first == "ROLLBACK":
+    defers = statement.pragma == "defer_foreign_keys" and statement.sets
+    if unsafe or first == "ROLLBACK" or defers:
         return "refuse"
     if first in _ENDS:
         return "ends"
@@ -93,7 +124,7 @@ def pooled_effect(sql: str, depth: int) -> Effect:
 def poolable(conn: sqlite3.Connection) -> bool:
     """Whether a template's own schema keeps autocommit semantics inside a transaction."""
     rows = conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").fetchall()
-    return not any(_rolls_back_or_defers("CREATE", _QUOTED.sub("''", sql)) for (sql,) in rows)
+    return not any(_rolls_back_or_defers(read_statement(sql)) for (sql,) in rows)
 
 
 _POOLS: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
@@ -139,7 +170,69 @@ class SandboxPool:
         return len(self._idle)
 
 
-class PooledRun:
+_FUNCTIONS: dict[int, set[tuple[str, int]]] = {}
+_FUNCTIONS_LOCK = threading.Lock()
+
+
+def register_function(
+    conn: sqlite3.Connection, name: str, narg: int, fn: Callable[..., int | float | str | None]
+) -> None:
+    """`conn.create_function`, remembered so the sandbox's release disarms it again.
+
+    A pooled connection would otherwise offer the next run an earlier run's function
+    (a boundary's, holding that run's identity).
+    """
+    conn.create_function(name, narg, fn)
+    with _FUNCTIONS_LOCK:
+        _FUNCTIONS.setdefault(id(conn), set()).add((name, narg))
+
+
+def forget_functions(conn: sqlite3.Connection) -> None:
+    """Disarm every function `register_function` put on `conn`.
+
+    sqlite3 cannot unregister a function: it is replaced by one that fails every call,
+    as calling a missing function does, and the callback (with what it holds) is freed.
+    """
+    with _FUNCTIONS_LOCK:
+        registered = _FUNCTIONS.pop(id(conn), set())
+    for name, narg in registered:
+        conn.create_function(name, narg, None)
+
+
+class StatementRules:
+    """What every sandbox refuses, pooled or not, and whether the run touched its connection.
+
+    A refused statement (`refusal`) makes the run INVALID: the `SubstrateError` stops
+    the run, and `broken` keeps its dump from being labeled even if a tool swallowed it.
+    `touched` notes a PRAGMA, ATTACH, DETACH or VACUUM, after which the final state is
+    read on a fresh connection instead of the run's own (see `SqliteSandbox.dump`).
+    """
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.broken: str | None = None
+        self.touched = False
+
+    def _break(self, reason: str) -> None:
+        self.broken = f"run {self.run_id}: {reason}"
+        raise SubstrateError(self.broken)
+
+    def before(self, sql: str | None, depth: int) -> None:
+        """Refuse what no sandbox may run; note what touches the connection."""
+        if self.broken is not None:
+            raise SubstrateError(self.broken)
+        if sql is None:
+            return
+        reason = refusal(sql)
+        if reason is not None:
+            self._break(f"a sandbox cannot run {sql.strip()[:60]!r}: {reason}")
+        self.touched = self.touched or touches_connection(sql)
+
+    def after(self) -> None:
+        """Nothing to check after a statement outside a pool."""
+
+
+class PooledRun(StatementRules):
     """One run's transaction on a pooled connection: the statement hooks and the way back.
 
     The transaction opens lazily, before the run's first statement, so what is set up on
@@ -150,10 +243,9 @@ class PooledRun:
     def __init__(
         self, conn: sqlite3.Connection, pool: SandboxPool, template: bytes, run_id: str
     ) -> None:
+        super().__init__(run_id)
         self.conn = conn
         self.pool = pool
-        self.run_id = run_id
-        self.broken: str | None = None
         self._template = template
         self._opened = False
         self._left = False
@@ -165,16 +257,11 @@ class PooledRun:
         """Whether the run's work sits in the open transaction (not committed)."""
         return self._opened and not self._left
 
-    def _break(self, reason: str) -> None:
-        self.broken = f"run {self.run_id}: {reason}"
-        raise SubstrateError(self.broken)
-
     def before(self, sql: str | None, depth: int) -> None:
         """Open the transaction, check it still holds, and sort the statement."""
+        super().before(sql, depth)
         if self._left:
             return
-        if self.broken is not None:
-            raise SubstrateError(self.broken)
         if not self._opened:
             self.conn.execute("BEGIN")
             self._opened = True
@@ -209,9 +296,10 @@ class PooledRun:
 
     def release(self, conn: sqlite3.Connection) -> None:
         """Roll the run back and pool the connection if it is the template again, else close it."""
-        reusable = not (self._left or self._marked or self.broken)
+        reusable = not (self._left or self._marked or self.touched or self.broken)
         try:
             conn.set_authorizer(None)
+            forget_functions(conn)
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             conn.execute("PRAGMA query_only = OFF")
@@ -238,11 +326,13 @@ class PooledRun:
             conn.execute(f"DROP {kind.upper()} IF EXISTS temp.{quote(name)}")
         if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
             return False
-        if conn.execute("SELECT last_insert_rowid()").fetchone()[0] != 0:
-            # A fresh connection answers 0; an insert rolled back inside a transaction
-            # sets it back without leaving anything behind.
+        if conn.execute("SELECT last_insert_rowid() OR changes()").fetchone()[0]:
+            # A fresh connection answers 0 to both; an insert rolled back inside a
+            # transaction sets the rowid back, and a delete of no row the count, without
+            # leaving anything behind. (`total_changes()` only grows: see docs/soundness.md.)
             conn.execute("BEGIN")
             conn.execute(f"INSERT INTO {CHANGE_LOG} (seq, tbl) VALUES (0, '')")
+            conn.execute(f"DELETE FROM {CHANGE_LOG} WHERE 0")
             conn.execute("ROLLBACK")
         conn.row_factory = None
         conn.text_factory = str

@@ -14,8 +14,14 @@ from kaudit.substrate._capture import CAPTURE_VERSION, install_change_capture
 from kaudit.substrate._choice import SUBSTRATES, Blueprint
 from kaudit.substrate._db import SqliteDb
 from kaudit.substrate._dump import StateDump
-from kaudit.substrate._frozen import FrozenState
-from kaudit.substrate._pool import PooledRun, SandboxPool, poolable
+from kaudit.substrate._frozen import FrozenState, only_main, shadows_dropped
+from kaudit.substrate._pool import (
+    PooledRun,
+    SandboxPool,
+    StatementRules,
+    forget_functions,
+    poolable,
+)
 from kaudit.substrate._tool import Tool
 
 Builder = Callable[[sqlite3.Connection], None]
@@ -114,27 +120,55 @@ class SqliteSandbox:
         self._conn = conn
         self._frozen: FrozenState | None = None
         self._pooled = None if pool is None else PooledRun(conn, pool, template.image, run_id)
-        self.db = SqliteDb(conn, self._pooled)
+        self._rules = self._pooled or StatementRules(run_id)
+        self.db = SqliteDb(conn, self._rules)
 
     def dump(self) -> FrozenState:
         """The state now, frozen read-only; an open transaction is an error, not a rollback.
 
-        A second call returns the same frozen state: nothing can have changed it.
+        A second call returns the same frozen state: nothing can have changed it. Raises
+        `SubstrateError` when the run was refused a statement or cannot be read soundly.
         """
         if self._frozen is None:
             pooled = self._pooled
-            if pooled is not None and pooled.broken is not None:
-                raise SubstrateError(pooled.broken)
+            if self._rules.broken is not None:
+                raise SubstrateError(self._rules.broken)
             pending = pooled is not None and pooled.pending
             if self.db.depth or (self._conn.in_transaction and not pending):
                 raise SubstrateError(f"run {self.run_id}: dump requested inside a transaction")
-            self._frozen = FrozenState(
-                self._conn,
-                self.run_id,
-                before_image=pooled.commit if pooled is not None and pending else None,
-                on_release=self._release,
-            )
+            try:
+                self._frozen = self._freeze(pending)
+            except sqlite3.Error as exc:
+                raise SubstrateError(
+                    f"run {self.run_id}: the final state cannot be frozen: {exc}"
+                ) from exc
         return self._frozen
+
+    def _freeze(self, pending: bool) -> FrozenState:
+        """The final state frozen in place, or on a fresh copy when the run touched the connection.
+
+        What the labeler and the checks read must be the main database alone, as a fresh
+        connection shows it: an attached database or a PRAGMA the run set (`LIKE`'s case,
+        the order of unordered rows) would change their answers, so such a state is
+        copied out once; a temporary table or view would shadow a main table's name, so
+        it is dropped (the run is over; the dumped state never held it).
+        """
+        pooled = self._pooled
+        if self._rules.touched or not only_main(self._conn):
+            if pooled is not None and pending:
+                pooled.commit()  # a memory database's bytes are written at commit
+            image = self._conn.serialize()
+            self._release(self._conn)
+            self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+            self._conn.deserialize(image)
+            return FrozenState(self._conn, self.run_id)
+        shadows_dropped(self._conn)
+        return FrozenState(
+            self._conn,
+            self.run_id,
+            before_image=pooled.commit if pooled is not None and pending else None,
+            on_release=self._release,
+        )
 
     def snapshot(self) -> StateDump:
         """The state now as bytes, the sandbox left writable (to look at a run midway).
@@ -155,6 +189,7 @@ class SqliteSandbox:
 
     def _release(self, conn: sqlite3.Connection) -> None:
         if self._pooled is None:
+            forget_functions(conn)
             conn.close()
         else:
             self._pooled.release(conn)
