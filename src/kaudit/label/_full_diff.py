@@ -157,8 +157,8 @@ class _Pairing:
     key: Callable[[str], str]
     """Alias -> the key's values, in key order."""
     on: Callable[[str, str], str]
-    """(alias, partner) -> the join condition, the row's own column on the left (its
-    collation decides, as it always has)."""
+    """(alias, partner) -> the join condition: each key column equal under the row's own
+    collation (so its index is used) and under BINARY (so 'a' never pairs with 'A')."""
     covers: Callable[[str], str]
     """Alias -> true for the rows this pairing is responsible for."""
     absent: Callable[[str], str]
@@ -182,7 +182,9 @@ def _by_key(table: TableSchema, nullable: bool) -> _Pairing:
         names=pk,
         key=lambda alias: _columns(alias, pk),
         on=lambda alias, partner: " AND ".join(
-            f"{alias}.{quote(c)} IS {partner}.{quote(c)}" for c in pk
+            f"{alias}.{quote(c)} IS {partner}.{quote(c)} "
+            f"AND {alias}.{quote(c)} IS {partner}.{quote(c)} COLLATE BINARY"
+            for c in pk
         ),
         covers=lambda alias: f"NOT {_null_key(alias, pk)}" if nullable else "1",
         # A partner's first key column equals the row's own, which is not NULL.

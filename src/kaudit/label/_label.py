@@ -86,12 +86,20 @@ def _diff_and_check(
     fast: bool,
     digest: bool,
 ) -> tuple[Diff, str | None, tuple[CheckResult, ...]]:
-    """The diff (and the state digest), then the checks; a frozen state is read in place."""
+    """The diff (and the state digest) and the checks; a frozen state is read in place.
+
+    On a frozen state the checks run first, while `main` is the only database on its
+    connection: the full diff attaches the initial image as `init`, and inside a pooled
+    run's transaction it stays attached, where a check naming a table the run dropped
+    would find the initial one. Under the frozen state's guard a check cannot change
+    anything the diff reads.
+    """
     if isinstance(final, FrozenState):
+        results = run_checks(final, checks, params) if checks is not None else ()
         with final.reading() as conn, opened(initial, conn) as pair:
             diff = diff_pair(pair, volatile, fast=fast, every=digest)
             state = pair_digest(pair, diff.every_change or [], initial) if digest else None
-        return diff, state, run_checks(final, checks, params) if checks is not None else ()
+        return diff, state, results
     with opened(initial, final) as pair:
         diff = diff_pair(pair, volatile, fast=fast, every=digest)
         state = pair_digest(pair, diff.every_change or [], initial) if digest else None

@@ -287,7 +287,15 @@ def _select(table: TableSchema, database: str) -> str:
 
 
 def _where_key(table: TableSchema) -> str:
-    return " AND ".join(f"{quote(c)} IS ?" for c in table.primary_key)
+    """The row whose key is exactly the bound values, byte for byte.
+
+    Each key column is compared under its own collation (so the key's index is used)
+    and again under BINARY: under NOCASE, the key 'A' would also find the row 'a'.
+    """
+    return " AND ".join(
+        f"{quote(c)} IS ?{i} AND {quote(c)} IS ?{i} COLLATE BINARY"
+        for i, c in enumerate(table.primary_key, start=1)
+    )
 
 
 def _null_key(table: TableSchema, alias: str) -> str:
