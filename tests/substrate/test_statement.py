@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import suppress
 
 import pytest
 from hypothesis import given, settings
@@ -87,3 +88,75 @@ def test_every_pragma_sqlite_compiles_is_read_as_that_pragma(sql: str) -> None:
     if found is not None:
         assert statement.kind == "PRAGMA"
         assert (statement.pragma, statement.sets) == found
+
+
+_TEMP_CREATES = {
+    sqlite3.SQLITE_CREATE_TEMP_TABLE,
+    sqlite3.SQLITE_CREATE_TEMP_VIEW,
+    sqlite3.SQLITE_CREATE_VTABLE,
+}
+
+
+@st.composite
+def attaches_and_creates(draw: st.DrawFn) -> str:
+    """An ATTACH or a statement making a temporary table or view, in odd spellings."""
+    gap = lambda: draw(st.lists(noise, max_size=2).map("".join)) or " "  # noqa: E731
+    body = draw(
+        st.sampled_from(
+            [
+                "ATTACH ':memory:' AS x",
+                "attach database ':memory:' as \"x\"",
+                "CREATE TEMP TABLE t (a)",
+                "create temporary view v as select 1",
+                "CREATE TABLE temp.t (a)",
+                'CREATE TABLE "temp".t (a)',
+                "CREATE VIEW temp.v AS SELECT 1",
+                "CREATE VIRTUAL TABLE temp.r USING rtree(id, a, b)",
+                "SELECT 'ATTACH'",
+            ]
+        )
+    )
+    explain = draw(st.sampled_from(["", "EXPLAIN", "EXPLAIN QUERY PLAN"]))
+    return f"{gap()}{explain}{gap() if explain else ''}{body}{gap()}"
+
+
+def authorized_actions(sql: str) -> set[int]:
+    """The actions SQLite's compiler asks about for `sql`, nothing run."""
+    conn = sqlite3.connect(":memory:")
+    seen: set[int] = set()
+
+    def note(action: int, *_: object) -> int:
+        seen.add(action)
+        return sqlite3.SQLITE_DENY
+
+    conn.set_authorizer(note)
+    try:
+        conn.execute(sql)
+    except sqlite3.Error:
+        pass
+    finally:
+        conn.close()
+    return seen
+
+
+@settings(max_examples=200, deadline=None)
+@given(sql=attaches_and_creates())
+def test_every_attach_and_temporary_object_is_read_as_such(sql: str) -> None:
+    """Fails if SQLite compiles an ATTACH the sandbox does not read as one (the frozen
+    state would then be read in place, the attached database beside it), or makes a
+    temporary table or view from a statement not read as CREATE (it would then not be
+    dropped before the checks); or if a statement read as EXPLAIN (which the sandbox
+    lets pass) did attach or create something when run."""
+    actions = authorized_actions(sql)
+    statement = read_statement(sql)
+    if sqlite3.SQLITE_ATTACH in actions:
+        assert statement.kind == "ATTACH"
+    if actions & _TEMP_CREATES or sqlite3.SQLITE_CREATE_TABLE in actions:
+        assert statement.kind == "CREATE"
+    if statement.explained:
+        conn = sqlite3.connect(":memory:")
+        with suppress(sqlite3.Error):
+            conn.execute(sql).fetchall()
+        assert len(conn.execute("PRAGMA database_list").fetchall()) == 1
+        assert conn.execute("SELECT count(*) FROM temp.sqlite_master").fetchone() == (0,)
+        conn.close()

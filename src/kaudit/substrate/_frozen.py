@@ -52,11 +52,6 @@ _ACTION_NAMES = {
 }
 
 
-def only_main(conn: sqlite3.Connection) -> bool:
-    """Whether `conn` has no database attached beside `main` (and `temp`)."""
-    return all(row[1] in ("main", "temp") for row in conn.execute("PRAGMA database_list"))
-
-
 def shadows_dropped(conn: sqlite3.Connection) -> None:
     """Drop the temporary tables and views on `conn`: their names resolve before `main`'s.
 

@@ -98,6 +98,12 @@ def touches_connection(sql: str) -> bool:
     return statement.kind in _MARKS and (statement.kind == "PRAGMA" or not statement.explained)
 
 
+def creates(sql: str) -> bool:
+    """Whether `sql` is a CREATE statement: the only way SQL makes a temporary table or view."""
+    statement = read_statement(sql)
+    return statement.kind == "CREATE" and not statement.explained
+
+
 @functools.lru_cache(maxsize=4096)
 def pooled_effect(sql: str, depth: int) -> Effect:
     """How `sql` behaves in a pooled run at `atomic()` depth `depth` (0 = top level).
@@ -170,6 +176,20 @@ class SandboxPool:
         return len(self._idle)
 
 
+def _reset_counters(conn: sqlite3.Connection) -> None:
+    """Set `last_insert_rowid()` and `changes()` back to a fresh connection's 0.
+
+    Run inside the run's transaction, just before its rollback: an insert sets the
+    rowid and a delete of no row the count, and the rollback leaves nothing else
+    behind. (`total_changes()` only grows: see docs/soundness.md.)
+    """
+    rowid, changed = conn.execute("SELECT last_insert_rowid(), changes()").fetchone()
+    if rowid:
+        conn.execute(f"INSERT INTO {CHANGE_LOG} (seq, tbl) VALUES (0, '')")
+    if rowid or changed:
+        conn.execute(f"DELETE FROM {CHANGE_LOG} WHERE 0")
+
+
 _FUNCTIONS: dict[int, set[tuple[str, int]]] = {}
 _FUNCTIONS_LOCK = threading.Lock()
 
@@ -205,13 +225,15 @@ class StatementRules:
     A refused statement (`refusal`) makes the run INVALID: the `SubstrateError` stops
     the run, and `broken` keeps its dump from being labeled even if a tool swallowed it.
     `touched` notes a PRAGMA, ATTACH, DETACH or VACUUM, after which the final state is
-    read on a fresh connection instead of the run's own (see `SqliteSandbox.dump`).
+    read on a fresh connection instead of the run's own; `created` a CREATE, after which
+    temporary tables and views are looked for (see `SqliteSandbox.dump`).
     """
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
         self.broken: str | None = None
         self.touched = False
+        self.created = False
 
     def _break(self, reason: str) -> None:
         self.broken = f"run {self.run_id}: {reason}"
@@ -227,6 +249,7 @@ class StatementRules:
         if reason is not None:
             self._break(f"a sandbox cannot run {sql.strip()[:60]!r}: {reason}")
         self.touched = self.touched or touches_connection(sql)
+        self.created = self.created or creates(sql)
 
     def after(self) -> None:
         """Nothing to check after a statement outside a pool."""
@@ -300,10 +323,13 @@ class PooledRun(StatementRules):
         try:
             conn.set_authorizer(None)
             forget_functions(conn)
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
             conn.execute("PRAGMA query_only = OFF")
-            reusable = reusable and self._pristine(conn)
+            opened = conn.in_transaction
+            if opened:
+                if reusable:
+                    _reset_counters(conn)
+                conn.execute("ROLLBACK")
+            reusable = reusable and self._pristine(conn, counted=opened)
         except sqlite3.Error:
             reusable = False
         if reusable:
@@ -311,8 +337,11 @@ class PooledRun(StatementRules):
         else:
             conn.close()
 
-    def _pristine(self, conn: sqlite3.Connection) -> bool:
-        """Whether `conn` shows the next run exactly what a fresh sandbox would."""
+    def _pristine(self, conn: sqlite3.Connection, *, counted: bool) -> bool:
+        """Whether `conn` shows the next run exactly what a fresh sandbox would.
+
+        `counted`: the counters were just reset (`_reset_counters`).
+        """
         names = {row[1] for row in conn.execute("PRAGMA database_list")}
         if not names <= {"main", "temp"}:
             return False
@@ -326,14 +355,8 @@ class PooledRun(StatementRules):
             conn.execute(f"DROP {kind.upper()} IF EXISTS temp.{quote(name)}")
         if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
             return False
-        if conn.execute("SELECT last_insert_rowid() OR changes()").fetchone()[0]:
-            # A fresh connection answers 0 to both; an insert rolled back inside a
-            # transaction sets the rowid back, and a delete of no row the count, without
-            # leaving anything behind. (`total_changes()` only grows: see docs/soundness.md.)
-            conn.execute("BEGIN")
-            conn.execute(f"INSERT INTO {CHANGE_LOG} (seq, tbl) VALUES (0, '')")
-            conn.execute(f"DELETE FROM {CHANGE_LOG} WHERE 0")
-            conn.execute("ROLLBACK")
+        if not counted and conn.execute("SELECT last_insert_rowid() OR changes()").fetchone()[0]:
+            return False  # a run that never opened its transaction cannot have set them
         conn.row_factory = None
         conn.text_factory = str
         # The SeedDriftError guarantee, checked when the connection comes back.

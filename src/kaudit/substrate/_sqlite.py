@@ -14,7 +14,7 @@ from kaudit.substrate._capture import CAPTURE_VERSION, install_change_capture
 from kaudit.substrate._choice import SUBSTRATES, Blueprint
 from kaudit.substrate._db import SqliteDb
 from kaudit.substrate._dump import StateDump
-from kaudit.substrate._frozen import FrozenState, only_main, shadows_dropped
+from kaudit.substrate._frozen import FrozenState, shadows_dropped
 from kaudit.substrate._pool import (
     PooledRun,
     SandboxPool,
@@ -150,11 +150,11 @@ class SqliteSandbox:
         What the labeler and the checks read must be the main database alone, as a fresh
         connection shows it: an attached database or a PRAGMA the run set (`LIKE`'s case,
         the order of unordered rows) would change their answers, so such a state is
-        copied out once; a temporary table or view would shadow a main table's name, so
-        it is dropped (the run is over; the dumped state never held it).
+        copied out once; a temporary table or view (made only by a CREATE) would shadow
+        a main table's name, so it is dropped (the run is over; the dump never held it).
         """
         pooled = self._pooled
-        if self._rules.touched or not only_main(self._conn):
+        if self._rules.touched:
             if pooled is not None and pending:
                 pooled.commit()  # a memory database's bytes are written at commit
             image = self._conn.serialize()
@@ -162,7 +162,8 @@ class SqliteSandbox:
             self._conn = sqlite3.connect(":memory:", check_same_thread=False)
             self._conn.deserialize(image)
             return FrozenState(self._conn, self.run_id)
-        shadows_dropped(self._conn)
+        if self._rules.created:
+            shadows_dropped(self._conn)
         return FrozenState(
             self._conn,
             self.run_id,
