@@ -95,6 +95,30 @@ def test_a_re_created_table_falls_back_to_the_full_diff_and_says_so() -> None:
     assert verdict.diff_fallback is not None and "triggers" in verdict.diff_fallback
 
 
+def test_a_capture_trigger_dropped_and_re_created_falls_back_to_the_full_diff() -> None:
+    """Fails if equal triggers at the end were taken to mean an intact log: the update
+    made while `item`'s UPDATE trigger was gone, re-created with the very same text,
+    is in no log entry, and the fast path reported no change. Tried by hand: the old
+    cookie-then-fingerprint test in `_touched_keys`."""
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(TEMPLATE)
+    (trigger,) = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%upd_item'"
+    ).fetchone()
+    conn.close()
+    final = run(
+        [
+            ("DROP TRIGGER _kaudit_upd_item", ()),
+            ("UPDATE item SET qty = 99 WHERE id = 3", ()),
+            (trigger, ()),
+        ]
+    )
+    fast, full = both(final)
+    assert fast == full and len(full) == 1
+    verdict = label_run(TEMPLATE, final, DamageSpec(), (), {}, RunMeta())
+    assert verdict.diff_fallback is not None and "DDL" in verdict.diff_fallback
+
+
 def test_rows_with_a_null_text_key_are_keyed_by_rowid_in_both_paths() -> None:
     """Fails if NULL keys were joined with `IS` (full path pairs both NULL rows) or looked
     up by key in the fast path (which then finds the wrong NULL row)."""

@@ -349,16 +349,28 @@ def test_an_unpooled_block_whose_commit_fails_is_undone_and_reported() -> None:
 
 
 @pytest.mark.parametrize("pooled", [True, False])
-def test_writable_schema_makes_the_run_invalid(pooled: bool) -> None:
-    """Fails if a sandbox ran `PRAGMA writable_schema = ON`: the run could then rewrite
-    a table's stored CREATE text, which the connection labeling in place never
-    re-reads (a renamed column went unseen, and the state digest stayed the
-    template's). Tried by hand: no `writable_schema` in `_REFUSED_PRAGMAS`."""
+@pytest.mark.parametrize(
+    ("sql", "pragma"),
+    [
+        ('PRAGMA "writable_schema" = 1', "writable_schema"),
+        ("PRAGMA main.schema_version = 7", "schema_version"),
+        ("EXPLAIN PRAGMA hard_heap_limit = 1", "hard_heap_limit"),
+    ],
+)
+def test_pragmas_that_hide_the_schema_or_reach_other_runs_make_the_run_invalid(
+    pooled: bool, sql: str, pragma: str
+) -> None:
+    """Fails if a sandbox ran `writable_schema` (the run could rewrite a table's stored
+    CREATE text, which the connection labeling in place never re-reads: a renamed
+    column went unseen and the state digest stayed the template's), `schema_version`
+    (a dropped capture trigger hidden by setting the cookie back: an UPDATE then went
+    unlabeled) or a process-wide heap limit (every later run's sandbox would fail).
+    Tried by hand: each name removed from `_REFUSED_PRAGMAS`."""
     substrate = mini()
     sandbox = substrate.seed("r") if pooled else SqliteSandbox("r", substrate.template)
-    with pytest.raises(SubstrateError, match="writable_schema"):
-        sandbox.db.execute('PRAGMA "writable_schema" = 1')
-    with pytest.raises(SubstrateError, match="writable_schema"):
+    with pytest.raises(SubstrateError, match=pragma):
+        sandbox.db.execute(sql)
+    with pytest.raises(SubstrateError, match=pragma):
         sandbox.dump()
     sandbox.close()
 

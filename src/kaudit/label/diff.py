@@ -21,7 +21,6 @@ from kaudit.substrate import (
     CHANGE_LOG,
     Schema,
     TableSchema,
-    capture_fingerprint,
     has_change_capture,
     key_width,
     quote,
@@ -251,10 +250,10 @@ def _touched_keys(pair: ImagePair, schema: Schema) -> tuple[Touched | None, str 
         return None, None
     if not initial.log_empty:
         return None, "the initial state's change log is not empty"
-    if initial.cookie != _schema_cookie(final, final_db) and capture_fingerprint(
-        initial.conn
-    ) != capture_fingerprint(final, final_db):
-        return None, "triggers or the change log differ from the template's (DDL during the run)"
+    if initial.cookie != _schema_cookie(final, final_db):
+        # Equal triggers at the end prove nothing: one dropped and re-created with the
+        # same text logged none of the writes made in between.
+        return None, "DDL ran during the run: triggers or the change log may have missed writes"
     width = key_width(final, final_db)
     keys = ", ".join(f"k{i}" for i in range(width))
     sql = f"SELECT DISTINCT tbl, rid, recursive, {keys} FROM {final_db}.{CHANGE_LOG}"
@@ -275,7 +274,8 @@ def _touched_keys(pair: ImagePair, schema: Schema) -> tuple[Touched | None, str 
 def _schema_cookie(conn: sqlite3.Connection, database: str) -> int:
     """SQLite's schema version, read from the image header.
 
-    It changes only when DDL runs, so equal cookies skip the trigger comparison.
+    It changes only when DDL runs (the sandbox refuses `PRAGMA schema_version = N`), so
+    an equal cookie means no trigger was dropped, and a changed one means the full diff.
     """
     return int(conn.execute(f"PRAGMA {database}.schema_version").fetchone()[0])
 

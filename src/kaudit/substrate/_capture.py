@@ -8,10 +8,10 @@ UNIQUE column can delete another row, whether the writing connection had
 `recursive_triggers` on. The traps this closes: `INSERT OR REPLACE` deletes without
 firing delete triggers unless `recursive_triggers` is on (every sandbox connection
 sets it, and an entry written without it makes the labeler distrust the log); DDL
-fires no trigger and a re-created table has lost its triggers, so the labeler compares
-schemas and the trigger set too; the log table is internal (never dumped as state,
-never reachable by a tool). The full diff stays the reference and property tests
-prove both paths equal.
+fires no trigger and a re-created table (or a trigger dropped and re-created) logged
+nothing in between, so the labeler takes the full diff whenever the schema cookie
+changed; the log table is internal (never dumped as state, never reachable by a tool).
+The full diff stays the reference and property tests prove both paths equal.
 """
 
 from __future__ import annotations

@@ -53,6 +53,8 @@ _PROCESS_WIDE = "changes a limit of the whole process, every later run's sandbox
 _REFUSED_PRAGMAS = {
     "writable_schema": "lets SQL rewrite the stored schema behind the engine's back, so the "
     "labeler could read another schema than the one stored",
+    "schema_version": "sets the schema cookie by hand, which can hide DDL (a dropped "
+    "change-capture trigger) from the labeler",
     "hard_heap_limit": _PROCESS_WIDE,
     "soft_heap_limit": _PROCESS_WIDE,
     "threads": _PROCESS_WIDE,
