@@ -355,17 +355,22 @@ def test_an_unpooled_block_whose_commit_fails_is_undone_and_reported() -> None:
         ('PRAGMA "writable_schema" = 1', "writable_schema"),
         ("PRAGMA main.schema_version = 7", "schema_version"),
         ("EXPLAIN PRAGMA hard_heap_limit = 1", "hard_heap_limit"),
+        ("DELETE FROM '_KAUDIT_change_log'", "_kaudit_change_log"),
+        ("WITH x AS (SELECT 1) DELETE FROM main.[_kaudit_change_log]", "_kaudit_change_log"),
+        ("DROP TRIGGER _kaudit_upd_account", "_kaudit_upd_account"),
     ],
 )
-def test_pragmas_that_hide_the_schema_or_reach_other_runs_make_the_run_invalid(
+def test_statements_that_hide_changes_or_reach_other_runs_make_the_run_invalid(
     pooled: bool, sql: str, pragma: str
 ) -> None:
     """Fails if a sandbox ran `writable_schema` (the run could rewrite a table's stored
     CREATE text, which the connection labeling in place never re-reads: a renamed
     column went unseen and the state digest stayed the template's), `schema_version`
     (a dropped capture trigger hidden by setting the cookie back: an UPDATE then went
-    unlabeled) or a process-wide heap limit (every later run's sandbox would fail).
-    Tried by hand: each name removed from `_REFUSED_PRAGMAS`."""
+    unlabeled), a process-wide heap limit (every later run's sandbox would fail), or
+    wrote to kaudit's change log (emptied after an UPDATE, the fast path labeled the run
+    PASS). Tried by hand: each name removed from `_REFUSED_PRAGMAS`; no internal-name
+    check in `refusal`."""
     substrate = mini()
     sandbox = substrate.seed("r") if pooled else SqliteSandbox("r", substrate.template)
     with pytest.raises(SubstrateError, match=pragma):

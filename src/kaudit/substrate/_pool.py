@@ -35,7 +35,7 @@ from typing import Literal
 
 from kaudit.errors import SubstrateError
 from kaudit.substrate._capture import CHANGE_LOG
-from kaudit.substrate._schema import quote
+from kaudit.substrate._schema import INTERNAL_PREFIX, quote
 from kaudit.substrate._statement import Statement, read_statement
 
 IDLE_PER_WORLD = 8
@@ -49,6 +49,7 @@ _ENDS = frozenset({"COMMIT", "END"})
 _MARKS = frozenset({"PRAGMA", "ATTACH", "DETACH", "VACUUM"})
 _DDL = frozenset({"CREATE", "ALTER"})
 _DDL_UNSAFE = frozenset({"ROLLBACK", "DEFERRABLE", "DEFERRED"})
+_READS_ONLY = frozenset({"SELECT", "VALUES"})
 _PROCESS_WIDE = "changes a limit of the whole process, every later run's sandbox included"
 _REFUSED_PRAGMAS = {
     "writable_schema": "lets SQL rewrite the stored schema behind the engine's back, so the "
@@ -87,10 +88,15 @@ def refusal(sql: str) -> str | None:
     """Why no sandbox, pooled or not, may run `sql`; None when it may.
 
     `EXPLAIN PRAGMA` counts as the PRAGMA: SQLite applies many of them while compiling.
+    A statement other than a read naming kaudit's change log or its triggers could
+    empty the log and hide the run's writes from the labeler's fast path.
     """
     statement = read_statement(sql)
     if statement.sets and statement.pragma in _REFUSED_PRAGMAS:
         return f"PRAGMA {statement.pragma} {_REFUSED_PRAGMAS[statement.pragma]}"
+    internal = sorted(name for name in statement.names if name.startswith(INTERNAL_PREFIX))
+    if internal and statement.kind not in _READS_ONLY and not statement.explained:
+        return f"it names kaudit's own {internal[0]} (the change log the labeler trusts)"
     return None
 
 

@@ -42,6 +42,9 @@ class Statement:
     words: tuple[str, ...]
     pragma: str | None = None
     sets: bool = False
+    names: frozenset[str] = frozenset()
+    """Every word, quoted name and string literal, lower case: SQLite takes a string
+    literal for a name where a name is expected (`DELETE FROM 'log'`)."""
 
 
 def _tokens(sql: str) -> list[tuple[str, str]]:
@@ -83,7 +86,8 @@ def read_statement(sql: str) -> Statement:
         start = 3 if upper[1:3] == [("word", "QUERY"), ("word", "PLAN")] else 1
     body = tokens[start:]
     kind = body[0][1].upper() if body and body[0][0] == "word" else ""
+    names = frozenset(text.strip("'").lower() for kind, text in tokens if kind != "other")
     if kind != "PRAGMA":
-        return Statement(kind, explained, words)
+        return Statement(kind, explained, words, names=names)
     name, sets = _pragma(body[1:])
-    return Statement(kind, explained, words, name, sets)
+    return Statement(kind, explained, words, name, sets, names)
