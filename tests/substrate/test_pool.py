@@ -358,6 +358,7 @@ def test_an_unpooled_block_whose_commit_fails_is_undone_and_reported() -> None:
         ("DELETE FROM '_KAUDIT_change_log'", "_kaudit_change_log"),
         ("WITH x AS (SELECT 1) DELETE FROM main.[_kaudit_change_log]", "_kaudit_change_log"),
         ("DROP TRIGGER _kaudit_upd_account", "_kaudit_upd_account"),
+        ("RELEASE kaudit_0", "savepoint of atomic"),
     ],
 )
 def test_statements_that_hide_changes_or_reach_other_runs_make_the_run_invalid(
@@ -369,8 +370,9 @@ def test_statements_that_hide_changes_or_reach_other_runs_make_the_run_invalid(
     (a dropped capture trigger hidden by setting the cookie back: an UPDATE then went
     unlabeled), a process-wide heap limit (every later run's sandbox would fail), or
     wrote to kaudit's change log (emptied after an UPDATE, the fast path labeled the run
-    PASS). Tried by hand: each name removed from `_REFUSED_PRAGMAS`; no internal-name
-    check in `refusal`."""
+    PASS), or released atomic()'s own savepoint (an unpooled sandbox then committed the
+    block half-way, a pooled one did not). Tried by hand: each name removed from
+    `_REFUSED_PRAGMAS`; no internal-name or savepoint check in `refusal`."""
     substrate = mini()
     sandbox = substrate.seed("r") if pooled else SqliteSandbox("r", substrate.template)
     with pytest.raises(SubstrateError, match=pragma):

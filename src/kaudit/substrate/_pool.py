@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 import sqlite3
 import threading
 import weakref
@@ -50,6 +51,8 @@ _MARKS = frozenset({"PRAGMA", "ATTACH", "DETACH", "VACUUM"})
 _DDL = frozenset({"CREATE", "ALTER"})
 _DDL_UNSAFE = frozenset({"ROLLBACK", "DEFERRABLE", "DEFERRED"})
 _READS_ONLY = frozenset({"SELECT", "VALUES"})
+_SAVEPOINTS = frozenset({"SAVEPOINT", "RELEASE", "ROLLBACK"})
+_ATOMIC_SAVEPOINT = re.compile(r"kaudit_\d+")
 _PROCESS_WIDE = "changes a limit of the whole process, every later run's sandbox included"
 _REFUSED_PRAGMAS = {
     "writable_schema": "lets SQL rewrite the stored schema behind the engine's back, so the "
@@ -94,6 +97,8 @@ def refusal(sql: str) -> str | None:
     statement = read_statement(sql)
     if statement.sets and statement.pragma in _REFUSED_PRAGMAS:
         return f"PRAGMA {statement.pragma} {_REFUSED_PRAGMAS[statement.pragma]}"
+    if statement.kind in _SAVEPOINTS and any(map(_ATOMIC_SAVEPOINT.fullmatch, statement.names)):
+        return "it ends or rolls back a savepoint of atomic() itself, behind its back"
     internal = sorted(name for name in statement.names if name.startswith(INTERNAL_PREFIX))
     if internal and statement.kind not in _READS_ONLY and not statement.explained:
         return f"it names kaudit's own {internal[0]} (the change log the labeler trusts)"
