@@ -10,7 +10,7 @@ import os
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -352,7 +352,10 @@ class Ledger:
 
         By default each run appears once, as its newest attempt (a retried run's earlier
         INVALID attempt stays in the chain but is superseded); `all_attempts` gives all.
-        A stored row that is not a run record raises LedgerError naming it.
+        A stored row that is not a run record raises LedgerError naming it. A read-only
+        ledger is read a few hundred rows at a time, so an export of a large one never
+        holds every record; a writable one is read whole first, so appending while the
+        records are walked cannot change what the walk sees.
         """
         where = " WHERE campaign = ?" if campaign is not None else ""
         params: tuple[str, ...] = (campaign,) if campaign is not None else ()
@@ -360,7 +363,9 @@ class Ledger:
             sql = f"SELECT seq, record FROM runs{where} ORDER BY seq"
         else:
             sql = _LATEST.format(columns="seq, record", attempt=self._attempt, where=where)
-        for seq, body in self._conn.execute(sql, params).fetchall():
+        cursor = self._conn.execute(sql, params)
+        rows: Iterable[tuple[Any, ...]] = cursor if self.readonly else cursor.fetchall()
+        for seq, body in rows:
             yield self._record(seq, body)
 
     def rows(self) -> Iterator[tuple[Any, ...]]:
