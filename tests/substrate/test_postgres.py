@@ -303,6 +303,16 @@ def test_the_reset_mode_is_read_from_the_url_and_checked() -> None:
         split_reset("postgresql://u@h/db?reset=rolback")
 
 
+def test_the_other_url_parameters_pass_through_as_written() -> None:
+    """Bug caught: the query decoded and re-encoded as a form, so `%20` came back as `+`,
+    which libpq does not read as a space (the server then refused `+statement_timeout`)."""
+    url = "postgresql://u@h/db?options=-c%20statement_timeout%3D5000&reset=rollback&x=a+b"
+    assert split_reset(url) == (
+        "postgresql://u@h/db?options=-c%20statement_timeout%3D5000&x=a+b",
+        "rollback",
+    )
+
+
 @pytest.fixture(scope="module")
 def pooled(pg_url: str) -> PostgresSubstrate:
     substrate = open_substrate(pg_url + "?reset=rollback", pg_world.blueprint())
