@@ -224,3 +224,109 @@ def test_a_cascade_into_an_out_of_scope_row_is_refused_as_on_sqlite(reset: str) 
         ("note", "modified"),
         ("ticket", "removed"),
     ]
+
+
+GRANT_WORLD = """
+CREATE TABLE account (id TEXT PRIMARY KEY, name TEXT);
+CREATE TABLE ticket (id TEXT PRIMARY KEY,
+                     account_id TEXT REFERENCES account (id) ON DELETE CASCADE ON UPDATE CASCADE);
+INSERT INTO account VALUES ('A1', 'one'), ('A2', 'two'), ('A3', 'three');
+INSERT INTO ticket VALUES ('T1', 'A1'), ('T2', 'A2');
+"""
+
+
+@tool("reversible_write", writes={"account": ("name",)})
+def rename_account(ctx: ToolContext, account_id: str, name: str) -> dict[str, str]:
+    """Rename an account (no key changes, no foreign key involved)."""
+    ctx.db.execute("UPDATE account SET name = ? WHERE id = ?", (name, account_id))
+    return {"renamed": account_id}
+
+
+@tool("reversible_write", writes={"ticket": ("*",)})
+def open_ticket(ctx: ToolContext, ticket_id: str, account_id: str) -> dict[str, str]:
+    """Open a ticket on an account (its foreign key is checked against the account)."""
+    ctx.db.execute("INSERT INTO ticket VALUES (?, ?)", (ticket_id, account_id))
+    return {"opened": ticket_id}
+
+
+GRANT_TOOLS = {t.name: t for t in (remove_account, rekey_account, rename_account, open_ticket)}
+CLERK = Identity(
+    role="clerk", tables={"account": ("read", "update", "delete"), "ticket": ("read",)}
+)
+GRANT_CASES = [
+    (CLERK, "remove_account", {"account_id": "A2"}),  # would cascade into ticket T2
+    (CLERK, "remove_account", {"account_id": "A3"}),  # no ticket, refused all the same
+    (CLERK, "rekey_account", {"account_id": "A1", "new_id": "A9"}),  # would re-point T1
+    (CLERK, "rename_account", {"account_id": "A1", "name": "uno"}),  # no foreign key: allowed
+    (
+        Identity(role="opener", tables={"ticket": ("read", "insert")}),
+        "open_ticket",
+        {"ticket_id": "T9", "account_id": "A1"},
+    ),  # the check reads account
+    (
+        Identity(
+            role="owner", tables={"account": ("read", "delete"), "ticket": ("read", "delete")}
+        ),
+        "remove_account",
+        {"account_id": "A2"},
+    ),  # every right the cascade needs
+]
+
+
+def _grant_run(choice: str) -> tuple[list[bool], list[tuple[object, ...]], list[object]]:
+    from kaudit.label import diff_images
+    from kaudit.substrate import Blueprint, build_image, open_substrate
+
+    image = build_image(lambda conn: conn.executescript(GRANT_WORLD))
+    substrate = open_substrate(choice, Blueprint("grants", image, GRANT_TOOLS))
+    oks, attempts, changes = [], [], []
+    for i, (identity, name, args) in enumerate(GRANT_CASES):
+        box = substrate.seed(f"kaudit_grant_cascade/m/t/{i}")
+        try:
+            layer = BoundaryLayer(box.db, guard_for(box, identity))
+            context = ToolContext(db=box.db, identity=identity)
+            gateway = ToolGateway(GRANT_TOOLS, context, [layer])
+            oks.append(gateway.call(str(i), name, args).ok)
+            final = box.dump()
+        finally:
+            box.close()
+        attempts += [(i, a.tool, a.table, a.key, a.reason) for a in layer.attempts]
+        changes += sorted((i, c.table, c.key, c.op) for c in diff_images(image, final.image))
+    return oks, attempts, changes
+
+
+@pytest.mark.parametrize("reset", ["clone", "rollback"])
+def test_the_table_grant_covers_foreign_key_actions_and_checks_as_on_sqlite(reset: str) -> None:
+    """Bug caught: PostgreSQL running a cascade (or a key check) as the table owner, so
+    an identity with no delete or update right on `ticket` deletes or re-points its rows
+    through ON DELETE / ON UPDATE CASCADE, and one with no read right on `account`
+    inserts a ticket whose key check reads it, all of which SQLite's authorizer refuses:
+    one run, two verdicts."""
+    url = server_url() + ("?reset=rollback" if reset == "rollback" else "")
+    on_sqlite, on_postgres = _grant_run("sqlite"), _grant_run(url)
+    assert on_postgres == on_sqlite
+    oks, attempts, changes = on_postgres
+    assert oks == [False, False, False, True, False, True]
+    assert attempts == [
+        (0, "remove_account", "ticket", "account_id=A2", "role clerk may not delete ticket"),
+        (1, "remove_account", "ticket", "account_id=A3", "role clerk may not delete ticket"),
+        (
+            2,
+            "rekey_account",
+            "ticket",
+            "account_id=A1, new_id=A9",
+            "role clerk may not update ticket",
+        ),
+        (
+            4,
+            "open_ticket",
+            "account",
+            "ticket_id=T9, account_id=A1",
+            "role opener may not read account",
+        ),
+    ]
+    assert [(i, table, op) for i, table, _, op in changes] == [
+        (3, "account", "modified"),
+        (5, "account", "removed"),
+        (5, "ticket", "removed"),
+    ]

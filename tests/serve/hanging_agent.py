@@ -1,9 +1,9 @@
 """An MCP-client agent that hangs: it connects, lists the tools, then sleeps, connection open.
 
-First of all it starts a child process (as a shell would) and writes the child's pid to
-the file named by its first argument, so a test can check that nothing the agent started
-outlives its run. The MCP client is imported only after that, so the pid file exists
-long before any timeout.
+First of all it starts a child process (as a shell would) and writes the child's pid and
+its own to the file named by its first argument ("CHILD AGENT"), so a test can check that
+nothing the agent started outlives its run. The MCP client is imported only after that,
+so the pid file exists long before any timeout.
 
     python tests/serve/hanging_agent.py PIDFILE
 """
@@ -27,5 +27,7 @@ async def hang(url: str) -> None:
 
 if __name__ == "__main__":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-    Path(sys.argv[1]).write_text(str(child.pid))
+    written = Path(sys.argv[1] + ".part")
+    written.write_text(f"{child.pid} {os.getpid()}")
+    written.replace(sys.argv[1])  # whole or absent: a test polling for it never reads half
     asyncio.run(hang(os.environ["KAUDIT_MCP_URL"]))

@@ -128,7 +128,7 @@ def test_a_hanging_agent_is_stopped_at_its_timeout_and_recorded_stalled(tmp_path
         "stalled_clean",
     )
     assert (record.agent_error, record.tool_calls) == ("agent command timed out after 2 s", [])
-    child = int(pidfile.read_text())
+    child = int(pidfile.read_text().split()[0])
     for _ in range(100):  # a poll: the kill is sent before kaudit exits, the exit is the kernel's
         if gone(child):
             break
@@ -176,3 +176,29 @@ def run_args(ledger: Path, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
     )
+
+
+def test_agent_and_its_child_die_when_kaudit_is_sigkilled(tmp_path: Path) -> None:
+    """Fails if the agent process or a child it started outlives a SIGKILLed kaudit: the
+    agent running in a session of its own with nothing tying it to kaudit's life (no
+    guard, or one that ends only the agent and not its process group)."""
+    ledger, pidfile = tmp_path / "audit.sqlite", tmp_path / "agent.pid"
+    command = f"{sys.executable} {HANGING_AGENT} {pidfile}"
+    agent = ("--agent", "mcp:hang", "--agent-command", command, "--agent-timeout", "120")
+    argv = [*KAUDIT, "run", "--tasks", TASK, "--k", "1", "--ledger", str(ledger), *agent]
+    with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as kaudit:
+        try:
+            for _ in range(600):  # a poll: kaudit's start-up, then the agent's
+                if pidfile.exists() or kaudit.poll() is not None:
+                    break
+                time.sleep(0.1)
+            child, agent_pid = (int(pid) for pid in pidfile.read_text().split())
+            assert not gone(agent_pid) and not gone(child)
+        finally:
+            kaudit.kill()
+            kaudit.wait()
+    for _ in range(100):
+        if gone(agent_pid) and gone(child):
+            break
+        time.sleep(0.1)
+    assert (gone(agent_pid), gone(child)) == (True, True)

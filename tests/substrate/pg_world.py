@@ -115,7 +115,25 @@ def kinds(ctx: ToolContext) -> list[dict[str, object]]:
     )
 
 
-TOOLS = {t.name: t for t in (pay, delete_payment, add_line, retag, find, kinds)}
+@tool("reversible_write", writes={"payment": ("*",)})
+def add_payment(ctx: ToolContext, payment_id: str | None, amount: float) -> dict[str, int]:
+    """Add a payment; a None id writes a NULL key (SQLite's legacy quirk would take it)."""
+    return {
+        "added": ctx.db.execute(
+            "INSERT INTO payment (id, amount) VALUES (?, ?)", (payment_id, amount)
+        )
+    }
+
+
+@tool("reversible_write", writes={"payment": ("id",)})
+def rekey(ctx: ToolContext, payment_id: str, new_id: str | None) -> dict[str, int]:
+    """Give a payment another key (None: a NULL key)."""
+    return {
+        "rekeyed": ctx.db.execute("UPDATE payment SET id = ? WHERE id = ?", (new_id, payment_id))
+    }
+
+
+TOOLS = {t.name: t for t in (pay, delete_payment, add_line, retag, find, kinds, add_payment, rekey)}
 
 
 def blueprint() -> Blueprint:

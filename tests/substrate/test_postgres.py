@@ -120,6 +120,40 @@ def test_tools_and_labels_agree_with_sqlite(pg: PostgresSubstrate, lite: SqliteS
     assert first_difference(StateDump.of(lite_final.image), pg_final.image) is None
 
 
+def _null_key_calls(sandbox: object) -> list[dict[str, object]]:
+    return [
+        call(sandbox, "add_payment", payment_id=None, amount=1.0),
+        call(sandbox, "add_payment", payment_id="NEW", amount=2.0),
+        call(sandbox, "rekey", payment_id="NEW", new_id=None),
+        call(sandbox, "add_payment", payment_id=None, amount=3.0),  # a second NULL key
+    ]
+
+
+def test_a_null_primary_key_is_refused_alike_on_both_substrates(
+    pg: PostgresSubstrate, lite: SqliteSubstrate
+) -> None:
+    """Bug caught: SQLite's legacy NULL in a TEXT PRIMARY KEY accepted (the call succeeds
+    and the rows appear, keyed by rowid) while PostgreSQL refuses it, so one agent's run
+    gets two verdicts."""
+    pg_box, lite_box = pg.seed("kaudit_nullkey/m/t/0"), lite.seed("kaudit_nullkey/m/t/0")
+    try:
+        pg_results, lite_results = _null_key_calls(pg_box), _null_key_calls(lite_box)
+        pg_final, lite_final = pg_box.dump(), lite_box.dump()
+    finally:
+        pg_box.close()
+        lite_box.close()
+    for results in (pg_results, lite_results):
+        assert [r["ok"] for r in results] == [False, True, False, False]
+        assert all("database error" in str(r["error"]) for r in results if not r["ok"])
+    pg_changes = diff_images(pg.template.image, pg_final.image, fast=False)
+    lite_changes = diff_images(lite.template.image, lite_final.image)  # the change log's path
+    assert pg_changes == lite_changes
+    assert [(c.table, c.key, c.op) for c in lite_changes] == [
+        ("payment", (("id", "NEW"),), "added")
+    ]
+    assert first_difference(StateDump.of(lite_final.image), pg_final.image) is None
+
+
 def test_a_refused_write_raises_the_neutral_database_error(pg: PostgresSubstrate) -> None:
     """Bug caught: psycopg's own exception escapes to tool code instead of DatabaseError."""
     sandbox = pg.seed("kaudit_i14_err/m/t/0")
@@ -301,6 +335,16 @@ def test_the_reset_mode_is_read_from_the_url_and_checked() -> None:
     assert split_reset("postgresql://u@h/db") == ("postgresql://u@h/db", "clone")
     with pytest.raises(SubstrateError, match="reset='rolback'"):
         split_reset("postgresql://u@h/db?reset=rolback")
+
+
+def test_the_other_url_parameters_pass_through_as_written() -> None:
+    """Bug caught: the query decoded and re-encoded as a form, so `%20` came back as `+`,
+    which libpq does not read as a space (the server then refused `+statement_timeout`)."""
+    url = "postgresql://u@h/db?options=-c%20statement_timeout%3D5000&reset=rollback&x=a+b"
+    assert split_reset(url) == (
+        "postgresql://u@h/db?options=-c%20statement_timeout%3D5000&x=a+b",
+        "rollback",
+    )
 
 
 @pytest.fixture(scope="module")

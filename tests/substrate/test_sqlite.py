@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from kaudit.substrate import (
     read_schema,
 )
 from kaudit.substrate._capture import CAPTURE_VERSION
+from kaudit.substrate._db import DatabaseError
+from kaudit.substrate._sqlite import SqliteSandbox
 from kaudit.worlds import get_world
 
 
@@ -126,3 +129,57 @@ def test_a_dump_carries_its_schema_composite_keys_included() -> None:
     sandbox.close()
     assert schema.tables["link"].primary_key == ("account_id", "tag")
     assert schema.tables["account"].columns[:3] == ("id", "org", "name")
+
+
+NULLABLE_KEYS = """
+CREATE TABLE t (id TEXT PRIMARY KEY, v);
+CREATE TABLE pair (a TEXT, b INTEGER NOT NULL, v, PRIMARY KEY (a, b));
+CREATE TABLE strict (id TEXT NOT NULL PRIMARY KEY, v);
+CREATE TABLE auto (id INTEGER PRIMARY KEY, v);
+INSERT INTO t VALUES ('a', 1), (NULL, 2);
+"""
+
+
+def null_key_sandbox() -> tuple[SqliteSubstrate, SqliteSandbox]:
+    substrate = SqliteSubstrate("nulls", build_image(lambda c: c.executescript(NULLABLE_KEYS)), {})
+    return substrate, substrate.seed("nulls/m/t/0")
+
+
+@pytest.mark.parametrize(
+    ("sql", "column"),
+    [
+        ("INSERT INTO t VALUES (NULL, 9)", "t.id"),
+        ("INSERT OR IGNORE INTO t VALUES (NULL, 9)", "t.id"),
+        ("INSERT OR REPLACE INTO t VALUES (NULL, 9)", "t.id"),
+        ("INSERT INTO t VALUES ('b', 8), (NULL, 9)", "t.id"),  # the first row is undone too
+        ("UPDATE t SET id = NULL WHERE id = 'a'", "t.id"),
+        ("INSERT INTO pair VALUES (NULL, 1, 0)", "pair.a"),
+        ("INSERT INTO strict VALUES (NULL, 0)", "strict.id"),  # SQLite's own constraint
+    ],
+)
+def test_a_null_primary_key_is_refused_like_not_null(sql: str, column: str) -> None:
+    """Fails if a sandbox stores a NULL in a primary key (SQLite's legacy quirk, refused
+    by PostgreSQL), keeps part of the refused statement, or logs a change it undid."""
+    substrate, sandbox = null_key_sandbox()
+    with pytest.raises(DatabaseError, match=f"^NOT NULL constraint failed: {column}$") as caught:
+        sandbox.db.execute(sql)
+    assert caught.value.integrity
+    final = sandbox.dump()
+    assert diff_images(substrate.template.image, final.image) == []
+    with contextlib.closing(final.open()) as conn:
+        assert conn.execute(f"SELECT count(*) FROM {CHANGE_LOG}").fetchone() == (0,)
+    sandbox.close()
+
+
+def test_keys_that_may_be_written_still_are() -> None:
+    """Fails if the NULL-key refusal also refuses a rowid alias left to SQLite's assignment
+    or a template's own NULL-keyed row being changed, re-keyed or deleted."""
+    _, sandbox = null_key_sandbox()
+    db = sandbox.db
+    db.execute("INSERT INTO auto (v) VALUES ('assigned')")
+    db.execute("UPDATE t SET v = 3 WHERE id IS NULL")
+    db.execute("UPDATE t SET id = 'was-null' WHERE id IS NULL")
+    db.execute("DELETE FROM t WHERE id = 'a'")
+    assert db.query("SELECT * FROM auto") == [{"id": 1, "v": "assigned"}]
+    assert db.query("SELECT * FROM t") == [{"id": "was-null", "v": 3}]
+    sandbox.close()

@@ -6,7 +6,7 @@ from kaudit.boundary._layer import Guard
 from kaudit.boundary._sqlite import SqliteGuard
 from kaudit.errors import SubstrateError
 from kaudit.spec import Identity
-from kaudit.substrate import Sandbox, SqliteDb
+from kaudit.substrate import Sandbox, SqliteDb, SqliteSandbox
 
 
 def guard_for(sandbox: Sandbox, identity: Identity) -> Guard:
@@ -17,6 +17,13 @@ def guard_for(sandbox: Sandbox, identity: Identity) -> Guard:
     Raises:
         SubstrateError: the sandbox's database has no way to enforce an identity.
     """
+    if isinstance(sandbox, SqliteSandbox):
+        return SqliteGuard(
+            sandbox.db.conn,
+            identity,
+            install=sandbox.hold_script,
+            template=sandbox.initial.digest,
+        )
     if isinstance(sandbox.db, SqliteDb):
         return SqliteGuard(sandbox.db.conn, identity)
     server = getattr(sandbox, "server", None)

@@ -20,16 +20,22 @@ identity (`kaudit.identity` is on) and as someone else (the owner, i.e. inside t
 cascade): a cascade into an out-of-scope row is refused with the same error and
 (table, key) as on SQLite, whose scope triggers fire for cascades too.
 
+The table grant covers foreign keys as on SQLite, whose authorizer sees the checks and
+actions a statement's keys add: a statement-level trigger refuses, before any row is
+touched, a statement whose checks or actions need a right outside the grant
+(`_referential`), with the same "permission denied for table ..." as the grant itself
+and the operation the identity lacks in its detail.
+
 Limits: the policy of an UPDATE or DELETE is checked on the rows the statement reads; a
 tool whose WHERE clause uses a non-leakproof function may be checked against rows its
-clause would have skipped. A cascade is checked against the scope, not against the
-table grant: on SQLite the authorizer refuses a statement whose cascade could touch a
-table outside the grant even when no row is touched; here the cascade runs.
+clause would have skipped. A statement refused here records one attempt (the first
+right it lacks), where SQLite's authorizer may record one per table it lacks.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 import threading
@@ -38,6 +44,13 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from kaudit.boundary._referential import (
+    ForeignKey,
+    Need,
+    delete_needs,
+    insert_needs,
+    update_needs,
+)
 from kaudit.boundary._sqlite import Denial
 from kaudit.errors import SubstrateError
 from kaudit.spec import Identity, TableOp
@@ -59,6 +72,17 @@ SELECT DISTINCT c.relname FROM pg_constraint f JOIN pg_class c ON c.oid = f.conr
 WHERE f.contype = 'f' AND c.relnamespace = 'public'::regnamespace
   AND (f.confdeltype IN ('c', 'n', 'd') OR f.confupdtype IN ('c', 'n', 'd'))
 """
+_GRANT_REFUSE = "kaudit_grant_refuse"
+_FOREIGN_KEYS = """
+SELECT c.relname, p.relname, f.confdeltype, f.confupdtype,
+  ARRAY(SELECT a.attname::text FROM unnest(f.conkey) WITH ORDINALITY k(n, i)
+        JOIN pg_attribute a ON a.attrelid = f.conrelid AND a.attnum = k.n ORDER BY k.i),
+  ARRAY(SELECT a.attname::text FROM unnest(f.confkey) WITH ORDINALITY k(n, i)
+        JOIN pg_attribute a ON a.attrelid = f.confrelid AND a.attnum = k.n ORDER BY k.i)
+FROM pg_constraint f JOIN pg_class c ON c.oid = f.conrelid JOIN pg_class p ON p.oid = f.confrelid
+WHERE f.contype = 'f' AND c.relnamespace = 'public'::regnamespace ORDER BY f.oid DESC
+"""
+_ACTIONS = {"c": "cascade", "n": "set_null", "d": "set_default", "a": "none", "r": "none"}
 _MESSAGE = "outside the permission boundary"
 _PRIVILEGES: dict[TableOp, str] = {
     "read": "SELECT",
@@ -155,6 +179,56 @@ class PostgresGuard:
                 self._policies(table.name, table.primary_key, scoped)
             if scoped and table.name in cascading:
                 self._cascade_triggers(table.name, table.primary_key, scoped)
+        if self.identity.tables is not None:
+            self._referential_triggers(schema)
+
+    def _referential_triggers(self, schema: Schema) -> None:
+        """Refuse each statement whose foreign keys need a right outside the grant.
+
+        Statement-level, as SQLite's authorizer refuses at compile time: whether or not a
+        row would be touched. Only the identity's own statements fire them; the actions
+        PostgreSQL runs as the owner are the ones already checked.
+        """
+        conn = self._db.conn
+        fks = [
+            ForeignKey(child, tuple(cc), parent, tuple(pc), _ACTIONS[d], _ACTIONS[u])
+            for child, parent, d, u, cc, pc in conn.execute(_FOREIGN_KEYS).fetchall()
+        ]
+        if not fks:
+            return
+        conn.execute(
+            f"CREATE OR REPLACE FUNCTION {_GRANT_REFUSE}() RETURNS trigger LANGUAGE plpgsql "
+            "AS $$ BEGIN RAISE EXCEPTION USING ERRCODE = '42501', "
+            "MESSAGE = 'permission denied for table ' || TG_ARGV[0], DETAIL = TG_ARGV[1]; "
+            "END $$"
+        )
+        for table in schema.tables.values():
+            for event, columns, needs in _statement_needs(table.name, table.columns, fks):
+                missing = [(op, t) for op, t in needs if not self.identity.allows(t, op)]
+                if missing and self.identity.allows(table.name, _VERBS[event]):
+                    self._refusing_trigger(table.name, event, columns, missing[0])
+
+    def _refusing_trigger(
+        self, table: str, event: str, columns: tuple[str, ...], need: tuple[TableOp, str]
+    ) -> None:
+        op, target = need
+        suffix = hashlib.sha256("\0".join(columns).encode()).hexdigest()[:12]
+        of = sql.SQL(" OF {}").format(sql.SQL(", ").join(map(sql.Identifier, columns)))
+        self._db.conn.execute(
+            sql.SQL(
+                "CREATE TRIGGER {name} BEFORE {event}{of} ON {t} FOR EACH STATEMENT "
+                "WHEN (current_user = {role}) EXECUTE FUNCTION {f}({target}, {op})"
+            ).format(
+                name=sql.Identifier(f"kaudit_grant_{event.lower()}_{suffix}"[:63]),
+                event=sql.SQL(event),
+                of=of if columns else sql.SQL(""),
+                t=sql.Identifier(table),
+                role=sql.Literal(self._role),
+                f=sql.Identifier(_GRANT_REFUSE),
+                target=sql.Literal(target),
+                op=sql.Literal(op),
+            )
+        )
 
     def _policies(self, table: str, key: tuple[str, ...], columns: list[str]) -> None:
         conn = self._db.conn
@@ -230,10 +304,25 @@ class PostgresGuard:
             table = denied.group(1)
             verb = statement.lstrip().split(None, 1)[0].upper() if statement.strip() else ""
             op = _VERBS.get(verb, "read")
-            if self.identity.allows(table, op):
+            if exc.diag.message_detail in _PRIVILEGES:
+                op = exc.diag.message_detail  # a foreign key's need, named by its trigger
+            elif self.identity.allows(table, op):
                 op = "read"  # the write was allowed; what it read was not
             reason = f"role {self.identity.role} may not {op} {table}"
             self.denials.append(Denial(table, None, reason))
+
+
+def _statement_needs(
+    table: str, columns: tuple[str, ...], fks: list[ForeignKey]
+) -> list[tuple[str, tuple[str, ...], list[Need]]]:
+    """(event, updated columns, needs) of each statement kind on `table` that has needs."""
+    out: list[tuple[str, tuple[str, ...], list[Need]]] = [
+        ("DELETE", (), delete_needs(table, fks)),
+        ("INSERT", (), insert_needs(table, fks)),
+    ]
+    for column in columns:
+        out.append(("UPDATE", (column,), update_needs(table, {column}, fks)))
+    return [entry for entry in out if entry[2]]
 
 
 def sqlite_json(text: str) -> str:

@@ -4,12 +4,17 @@ Both live on the sandbox connection only. The authorizer refuses a statement tha
 or writes a table outside the identity's grant while it is being compiled; the scope
 triggers abort a write to a row whose scope column (before or after) holds another
 value. Temp triggers sit in the connection's `temp` schema, so they are never part of
-the dumped state and cost no template change.
+the dumped state and cost no template change. The trigger script depends only on the
+template's schema and the identity's scope, so it is built once per pair, and a pooled
+sandbox keeps the triggers between runs that need the same script
+(`SqliteSandbox.hold_script`). The agent's SQL may not drop them: that would lift the
+scope for the rest of the run.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kaudit.spec import Identity, TableOp
@@ -23,6 +28,9 @@ _OPS: dict[int, TableOp] = {
 }
 _GUARD_PREFIX = "kaudit_scope_"
 _NOTE = "kaudit_boundary_note"
+_SCRIPTS: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
+_SCRIPTS_KEPT = 256
+"""Scope scripts kept per process, by (template digest, scope): a few per task."""
 
 
 @dataclass(frozen=True)
@@ -35,14 +43,28 @@ class Denial:
 
 
 class SqliteGuard:
-    """Installs the identity's boundary on one sandbox connection and notes each denial."""
+    """Installs the identity's boundary on one sandbox connection and notes each denial.
 
-    def __init__(self, conn: sqlite3.Connection, identity: Identity) -> None:
+    `install` runs the scope-trigger script (a pooled sandbox may already hold it);
+    `template` names the schema the connection starts from, so the script is built once
+    per template and scope. Without them the script is built and run on `conn` directly.
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        identity: Identity,
+        *,
+        install: Callable[[str], None] | None = None,
+        template: str | None = None,
+    ) -> None:
         self.identity = identity
         self.denials: list[Denial] = []
         self._conn = conn
-        register_function(conn, _NOTE, 3, self._note_scope)  # removed when the sandbox goes
-        self._install_scope_triggers()
+        register_function(conn, _NOTE, 3, self._note_scope)  # disarmed when the sandbox goes
+        # Run even when the script is empty: it replaces another identity's triggers a
+        # pooled connection may hold, before the authorizer below forbids dropping them.
+        (install or conn.executescript)(self._scope_script(template))
         conn.set_authorizer(self._authorize)
 
     def take(self) -> list[Denial]:
@@ -61,7 +83,9 @@ class SqliteGuard:
         self, action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None
     ) -> int:
         op = _OPS.get(action)
-        if op is None or arg1 is None or db == "temp":
+        if op is None:
+            return self._authorize_other(action, arg1, arg2)
+        if arg1 is None or db == "temp":
             return sqlite3.SQLITE_OK
         if arg1.startswith(("sqlite_", INTERNAL_PREFIX)):
             return sqlite3.SQLITE_OK
@@ -72,21 +96,37 @@ class SqliteGuard:
         self.denials.append(Denial(arg1, None, f"role {self.identity.role} may not {op} {arg1}"))
         return sqlite3.SQLITE_DENY
 
+    def _authorize_other(self, action: int, arg1: str | None, arg2: str | None) -> int:
+        """Refuse dropping the scope's own triggers; allow every other non-table action."""
+        if action != sqlite3.SQLITE_DROP_TEMP_TRIGGER or not (arg1 or "").startswith(_GUARD_PREFIX):
+            return sqlite3.SQLITE_OK
+        reason = f"the scope triggers of role {self.identity.role} cannot be dropped"
+        self.denials.append(Denial(arg2 or "", None, reason))
+        return sqlite3.SQLITE_DENY
+
     def _note_scope(self, table: str, key: str, column: str) -> int:
         value = self.identity.scope[column]
         reason = f"row outside the {column} = {value} scope of role {self.identity.role}"
         self.denials.append(Denial(table, key, reason))
         return 0
 
-    def _install_scope_triggers(self) -> None:
-        schema = read_schema(self._conn)
-        for table in schema.tables.values():
-            if table.name.startswith(INTERNAL_PREFIX):
-                continue
-            for column, value in self.identity.scope.items():
-                if column in table.columns:
-                    sql = _scope_triggers(table.name, table.primary_key, column, value)
-                    self._conn.executescript(sql)
+    def _scope_script(self, template: str | None) -> str:
+        """The scope triggers for this identity on `template`'s schema, built once per pair."""
+        key = (template or "", tuple(sorted(self.identity.scope.items())))
+        script = _SCRIPTS.get(key) if template is not None else None
+        if script is None:
+            script = "\n".join(
+                _scope_triggers(table.name, table.primary_key, column, value)
+                for table in read_schema(self._conn).tables.values()
+                if not table.name.startswith(INTERNAL_PREFIX)
+                for column, value in self.identity.scope.items()
+                if column in table.columns
+            )
+            if template is not None:
+                if len(_SCRIPTS) >= _SCRIPTS_KEPT:
+                    _SCRIPTS.clear()
+                _SCRIPTS[key] = script
+        return script
 
 
 def _scope_triggers(table: str, key: tuple[str, ...], column: str, value: str) -> str:

@@ -38,6 +38,4 @@ def register(app: typer.Typer) -> None:
         with Ledger(ledger, readonly=True) as store:
             if not no_verify:
                 store.verify()
-            text = write_export(store.records(campaign), to, out)
-        if text is not None:
-            sys.stdout.write(text)
+            write_export(store.records(campaign), to, out, sys.stdout)

@@ -24,6 +24,8 @@ from kaudit.ledger._schema import LEDGER_FORMAT, READABLE_FORMATS, SCHEMA, upgra
 GENESIS = "0" * 64
 RunKey = tuple[str, str, str, int]
 
+_CHUNK = 500
+"""Records read per statement when walking a ledger."""
 _LATEST = (
     "SELECT {columns} FROM (SELECT *, {attempt} AS att, ROW_NUMBER() OVER (PARTITION BY "
     "campaign, model, task, run_index ORDER BY {attempt} DESC) AS newest FROM runs{where}) "
@@ -58,6 +60,12 @@ class Ledger:
         try:
             self._conn = self._open_readonly() if readonly else self._open_writable()
             self.format = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise LedgerError(
+                    f"{self.path}: locked by another process for too long ({exc}); retry"
+                ) from None
+            raise LedgerError(f"{self.path}: not a kaudit ledger ({exc})") from None
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path}: not a kaudit ledger ({exc})") from None
         except OSError as exc:
@@ -79,9 +87,9 @@ class Ledger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._claim_file(conn)
+        conn.execute("PRAGMA busy_timeout = 10000")  # first: switching to WAL may wait
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA busy_timeout = 10000")
         conn.executescript(SCHEMA)
         return conn
 
@@ -352,16 +360,28 @@ class Ledger:
 
         By default each run appears once, as its newest attempt (a retried run's earlier
         INVALID attempt stays in the chain but is superseded); `all_attempts` gives all.
-        A stored row that is not a run record raises LedgerError naming it.
+        A stored row that is not a run record raises LedgerError naming it. The keys of
+        the records are read first; the records themselves then a few hundred at a time,
+        each chunk its own finished statement. So a walk never holds every record (a
+        10,000-run export), never holds the file's read lock between chunks (a slow
+        consumer of `kaudit export | less` cannot lock a campaign out of the ledger), and
+        sees the records that existed when it began, whatever is appended meanwhile.
         """
         where = " WHERE campaign = ?" if campaign is not None else ""
         params: tuple[str, ...] = (campaign,) if campaign is not None else ()
         if all_attempts:
-            sql = f"SELECT seq, record FROM runs{where} ORDER BY seq"
+            sql = f"SELECT seq FROM runs{where} ORDER BY seq"
         else:
-            sql = _LATEST.format(columns="seq, record", attempt=self._attempt, where=where)
-        for seq, body in self._conn.execute(sql, params).fetchall():
-            yield self._record(seq, body)
+            sql = _LATEST.format(columns="seq", attempt=self._attempt, where=where)
+        seqs = [seq for (seq,) in self._conn.execute(sql, params).fetchall()]
+        for start in range(0, len(seqs), _CHUNK):
+            chunk = seqs[start : start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT seq, record FROM runs WHERE seq IN ({marks}) ORDER BY seq", chunk
+            ).fetchall()
+            for seq, body in rows:
+                yield self._record(seq, body)
 
     def rows(self) -> Iterator[tuple[Any, ...]]:
         """Every stored row in chain order: seq, indexed columns, record, prev and own hash."""

@@ -11,7 +11,7 @@ The run ends when the agent calls `finish` (its message is the final message), w
 the command exits (a non-zero exit is an `errored` run) or at the timeout (a `stalled`
 run: the agent's time budget is spent, like a step budget). The command runs in its own
 process group, and the whole group is ended with the run, so a shell's children cannot
-outlive it.
+outlive it; a guard (`_guard`) leads the group and ends it if kaudit itself dies.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ import os
 import shlex
 import shutil
 import signal
+import sys
 import tempfile
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import IO, Any
 
 from kaudit.agents import AgentDefaults, Episode, Observation, Turn
@@ -83,14 +85,16 @@ class McpCommandSession:
         )
         url = await self._stack.enter_async_context(http_endpoint(server))
         self._stderr = self._stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115
+        lifeline = self._stack.enter_context(_Lifeline())
         self._process = await asyncio.create_subprocess_exec(
-            *shlex.split(self._command),
-            stdin=asyncio.subprocess.DEVNULL,
+            *guarded(shlex.split(self._command)),
+            stdin=lifeline.reader,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=self._stderr,
             env=os.environ | agent_environment(self._episode, url),
             start_new_session=True,  # its own process group, ended as one with the run
         )
+        lifeline.hand_over()  # the guard's copy is then the only reading end
         self._watch = asyncio.create_task(self._watch_process(self._process))
 
     async def _watch_process(self, process: asyncio.subprocess.Process) -> None:
@@ -161,6 +165,41 @@ def build_mcp_agent(argument: str, options: dict[str, Any]) -> McpCommandAgent:
     return McpCommandAgent(
         str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout
     )
+
+
+GUARD = Path(__file__).with_name("_guard.py")
+"""The agent's guard, started by path: ends the agent's group if kaudit dies (`_guard`)."""
+
+
+def guarded(argv: list[str]) -> list[str]:
+    """The command line that runs `argv` under its guard, in this interpreter."""
+    return [sys.executable, "-I", str(GUARD), *argv]
+
+
+class _Lifeline:
+    """A pipe whose reading end is the guard's stdin and whose writing end is kaudit's life.
+
+    The writing end is held by this process only (non-inheritable, never written to): it
+    closes when the run's exit stack unwinds, after the group has been ended, or when the
+    kernel ends kaudit; either way the guard sees end of file and kills the group.
+    """
+
+    def __init__(self) -> None:
+        self.reader, self._writer = os.pipe()
+        self._reader_open = True
+
+    def hand_over(self) -> None:
+        """Close kaudit's copy of the reading end once the guard holds its own."""
+        if self._reader_open:
+            self._reader_open = False
+            os.close(self.reader)
+
+    def __enter__(self) -> _Lifeline:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.hand_over()  # still kaudit's if the guard could not be started
+        os.close(self._writer)
 
 
 async def _end_group(process: asyncio.subprocess.Process, grace_s: float) -> None:

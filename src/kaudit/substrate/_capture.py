@@ -12,16 +12,30 @@ fires no trigger and a re-created table (or a trigger dropped and re-created) lo
 nothing in between, so the labeler takes the full diff whenever the schema cookie
 changed; the log table is internal (never dumped as state, never reachable by a tool).
 The full diff stays the reference and property tests prove both paths equal.
+
+The same triggers refuse a NULL written into a primary key column that SQLite would
+accept one in (a rowid table's key that is not the rowid itself, declared without NOT
+NULL: a legacy quirk). PostgreSQL and the SQL standard refuse it, so without this a tool
+writing a NULL key would succeed on one substrate and fail on the other, and several
+rows under the same NULL key could only be told apart by rowid. The statement fails as
+SQLite's own NOT NULL constraint does, and its changes are undone. Rows already keyed by
+NULL in a template stay (their key may not be set, but the rest of them may change).
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from kaudit.substrate._schema import INTERNAL_PREFIX, TableSchema, quote, read_schema
+from kaudit.substrate._schema import (
+    INTERNAL_PREFIX,
+    TableSchema,
+    quote,
+    read_schema,
+    rowid_alias,
+)
 
 CHANGE_LOG = f"{INTERNAL_PREFIX}change_log"
-CAPTURE_VERSION = 3
+CAPTURE_VERSION = 4
 """Bumped whenever the log's layout changes, so cached templates are rebuilt."""
 
 _RECURSIVE = "(SELECT recursive_triggers FROM pragma_recursive_triggers)"
@@ -58,6 +72,31 @@ def _entry(table: TableSchema, alias: str, width: int, check_recursive: bool = F
     return f"INSERT INTO {CHANGE_LOG}(tbl, rid, recursive, {columns}) VALUES ({values});"
 
 
+def nullable_key(conn: sqlite3.Connection, table: TableSchema) -> tuple[str, ...]:
+    """The primary key columns of `table` in which SQLite itself would store a NULL."""
+    if not table.has_rowid or table.keyed_by_rowid or rowid_alias(conn, table) is not None:
+        return ()  # WITHOUT ROWID keys are NOT NULL; the rowid is assigned, never NULL
+    info = conn.execute(f"PRAGMA table_info({quote(table.name)})").fetchall()
+    declared_not_null = {row[1] for row in info if row[3]}
+    return tuple(c for c in table.primary_key if c not in declared_not_null)
+
+
+def _null_key_refusals(table: str, columns: tuple[str, ...], update: bool) -> str:
+    """Statements aborting the write of a NULL into a key column, as NOT NULL would.
+
+    An AFTER trigger's RAISE(ABORT) undoes the whole statement. On UPDATE only a key
+    newly set to NULL is refused, so a template's own NULL-keyed rows stay writable.
+    """
+    out = []
+    for column in columns:
+        message = _sql_text(f"NOT NULL constraint failed: {table}.{column}")
+        when = f"NEW.{quote(column)} IS NULL"
+        if update:
+            when += f" AND OLD.{quote(column)} IS NOT NULL"
+        out.append(f"SELECT RAISE(ABORT, {message}) WHERE {when};")
+    return " ".join(out)
+
+
 def install_change_capture(conn: sqlite3.Connection) -> None:
     """Create the change log and one INSERT/UPDATE/DELETE trigger per table, and empty the log.
 
@@ -79,11 +118,16 @@ def install_change_capture(conn: sqlite3.Connection) -> None:
         )
         replaces = _replaces_other_rows(conn, table)
         new, old = _entry(table, "NEW", width, replaces), _entry(table, "OLD", width)
+        nullable = nullable_key(conn, table)
+        refuse_ins = _null_key_refusals(table.name, nullable, update=False)
+        refuse_upd = _null_key_refusals(table.name, nullable, update=True)
         conn.executescript(
             f"""
-            CREATE TRIGGER IF NOT EXISTS {ins} AFTER INSERT ON {name} BEGIN {new} END;
+            CREATE TRIGGER IF NOT EXISTS {ins} AFTER INSERT ON {name}
+                BEGIN {refuse_ins} {new} END;
             CREATE TRIGGER IF NOT EXISTS {dele} AFTER DELETE ON {name} BEGIN {old} END;
-            CREATE TRIGGER IF NOT EXISTS {upd} AFTER UPDATE ON {name} BEGIN {old} {new} END;
+            CREATE TRIGGER IF NOT EXISTS {upd} AFTER UPDATE ON {name}
+                BEGIN {refuse_upd} {old} {new} END;
             """
         )
     conn.execute(f"DELETE FROM {CHANGE_LOG}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -29,15 +30,30 @@ connection, and a peer that vanished fails the socket after about a minute, so t
 check on it fails instead of waiting on a dead link. A URL's own settings win."""
 
 
+KAUDIT_OPTIONS = "-c TimeZone=UTC"
+"""Server settings kaudit adds to every session: UTC, so a timestamptz reads back as the
+same ISO text in every session (the template's dump and each run's are compared)."""
+
+
+def session_options(given: dict[str, Any]) -> str:
+    """The `options` of a connection: the user's own (URL, else `PGOPTIONS`), then kaudit's.
+
+    libpq takes a connection's `options` instead of the URL's and of `PGOPTIONS`, so
+    kaudit's are appended to the user's rather than passed alone (which would silently
+    drop a `search_path` or `statement_timeout` the user asked for). For a setting both
+    name, kaudit's comes last and wins: only `TimeZone`.
+    """
+    user = given.get("options") or os.environ.get("PGOPTIONS", "")
+    return f"{user} {KAUDIT_OPTIONS}".strip()
+
+
 def connect(url: str, dbname: str | None = None) -> psycopg.Connection[Any]:
     """An autocommit connection to `url`, or to database `dbname` on the same server."""
-    # UTC, so a timestamptz reads back as the same ISO text in every session.
-    extra: dict[str, Any] = {"options": "-c TimeZone=UTC"}
-    if dbname is not None:
-        extra["dbname"] = dbname
+    extra: dict[str, Any] = {} if dbname is None else {"dbname": dbname}
     try:
         given = conninfo_to_dict(url)
         extra |= {key: value for key, value in KEEPALIVES.items() if key not in given}
+        extra["options"] = session_options(given)
         return psycopg.connect(url, autocommit=True, **extra)
     except psycopg.Error as exc:
         message = str(exc).replace(url, redacted(url))

@@ -18,7 +18,14 @@ import sqlite3
 from dataclasses import dataclass
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate._schema import INTERNAL_PREFIX, Schema, TableSchema, quote, read_schema
+from kaudit.substrate._schema import (
+    INTERNAL_PREFIX,
+    Schema,
+    TableSchema,
+    quote,
+    read_schema,
+    rowid_alias,
+)
 
 COMPAT_FUNCTIONS = (
     "CREATE FUNCTION instr(text, text) RETURNS integer LANGUAGE sql IMMUTABLE "
@@ -109,19 +116,6 @@ def _foreign_keys(conn: sqlite3.Connection, table: TableSchema, schema: Schema) 
             f"ON UPDATE {parts[0][3]} ON DELETE {parts[0][4]}"
         )
     return out
-
-
-def rowid_alias(conn: sqlite3.Connection, table: TableSchema) -> str | None:
-    """The column that is SQLite's rowid under another name (`INTEGER PRIMARY KEY`), if any.
-
-    SQLite indexes every other primary key separately, so a one-column key on a rowid
-    table without a `pk` index is the rowid itself (`INTEGER PRIMARY KEY DESC`, `INT
-    PRIMARY KEY` and WITHOUT ROWID tables get an index and are ordinary keys).
-    """
-    if not table.has_rowid or len(table.primary_key) != 1:
-        return None
-    indexes = conn.execute(f"PRAGMA index_list({quote(table.name)})").fetchall()
-    return None if any(row[3] == "pk" for row in indexes) else table.primary_key[0]
 
 
 def _rowid_key(table: str, column: str) -> tuple[str, str]:

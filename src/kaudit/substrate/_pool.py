@@ -7,7 +7,8 @@ connection keeps its parsed schema: the run's first statement opens a transactio
 releasing the sandbox rolls it back, and the connection goes back to the pool only if
 it then holds the template byte for byte and carries nothing of the run (no attached
 database, no PRAGMA the run set; temporary objects the harness made before the run,
-such as a boundary's scope triggers, are dropped).
+such as a boundary's scope triggers, are dropped, unless the run held them as its
+connection's *guard script*, see `PooledRun.hold_script`).
 
 The run must see exactly what an autocommit connection shows it, so statements whose
 effect differs inside an open transaction are sorted before they run (`pooled_effect`):
@@ -150,6 +151,10 @@ _POOLS: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
 _BUDGET = threading.Lock()
 
 
+Idle = tuple[sqlite3.Connection, str | None]
+"""An idle connection and the guard script its temp schema holds (None: nothing)."""
+
+
 class SandboxPool:
     """Idle connections of one template, each holding it byte for byte, schema parsed.
 
@@ -158,17 +163,17 @@ class SandboxPool:
     """
 
     def __init__(self) -> None:
-        self._idle: list[sqlite3.Connection] = []
+        self._idle: list[Idle] = []
         with _BUDGET:
             _POOLS.add(self)
 
-    def take(self) -> sqlite3.Connection | None:
-        """An idle connection, or None when there is none."""
+    def take(self) -> Idle | None:
+        """The idle connection given back last (runs of one cell follow each other), or None."""
         with _BUDGET:
             return self._idle.pop() if self._idle else None
 
-    def give_back(self, conn: sqlite3.Connection) -> None:
-        """Keep `conn` for a later run, or close it when this pool is full.
+    def give_back(self, conn: sqlite3.Connection, script: str | None = None) -> None:
+        """Keep `conn` (holding guard script `script`) for a later run, or close it when full.
 
         When the process holds its budget of idle connections, the oldest idle one of
         the fullest other pool is closed instead: the template in use stays warm.
@@ -179,9 +184,9 @@ class SandboxPool:
                 closing = None
                 if sum(len(pool._idle) for pool in _POOLS) >= IDLE_IN_PROCESS:
                     others = [pool for pool in _POOLS if pool is not self and pool._idle]
-                    closing = max(others, key=len)._idle.pop(0) if others else conn
+                    closing = max(others, key=len)._idle.pop(0)[0] if others else conn
                 if closing is not conn:
-                    self._idle.append(conn)
+                    self._idle.append((conn, script))
         if closing is not None:
             closing.close()
 
@@ -273,11 +278,24 @@ class PooledRun(StatementRules):
 
     The transaction opens lazily, before the run's first statement, so what is set up on
     the connection before it (a boundary's temporary triggers, created by a script that
-    would commit an open transaction) stays in place for the run; release drops it.
+    would commit an open transaction) stays in place for the run.
+
+    A boundary's scope triggers cost more to create and drop (about 2 ms each way for the
+    built-in world) than the rest of a run's harness work, and consecutive runs of one
+    cell need the same ones. So the temp schema a *guard script* made stays on the
+    connection when it goes back to the pool, tagged with that script: the next run
+    that asks for the same script finds it in place, and a run that asks for another one
+    or none has it dropped before its first statement, so it sees what a fresh sandbox
+    shows.
     """
 
     def __init__(
-        self, conn: sqlite3.Connection, pool: SandboxPool, template: bytes, run_id: str
+        self,
+        conn: sqlite3.Connection,
+        pool: SandboxPool,
+        template: bytes,
+        run_id: str,
+        script: str | None = None,
     ) -> None:
         super().__init__(run_id)
         self.conn = conn
@@ -287,6 +305,33 @@ class PooledRun(StatementRules):
         self._left = False
         self._marked = False
         self._ends = False
+        self._script = script
+        self._script_rows: frozenset[tuple[str, str]] = (
+            _temp_rows(conn) if script is not None else frozenset()
+        )
+        self._holds_script = False
+
+    def hold_script(self, script: str) -> None:
+        """Make the temp schema hold exactly what `script` creates, reusing it when it does.
+
+        Called before the run's first statement; the script runs outside the run's
+        transaction, so rolling the run back keeps what it made.
+        """
+        if self._opened:
+            raise SubstrateError(f"run {self.run_id}: a guard script after the run began")
+        if self._script != script:
+            _drop_temporary(self.conn)
+            self.conn.executescript(script)
+            self._script = script
+            self._script_rows = _temp_rows(self.conn)
+        self._holds_script = True
+
+    def settle(self) -> None:
+        """Drop a guard script an earlier run left that this run did not ask for."""
+        if self._script is not None and not self._holds_script:
+            _drop_temporary(self.conn)
+            self._script = None
+            self._script_rows = frozenset()
 
     @property
     def pending(self) -> bool:
@@ -299,6 +344,7 @@ class PooledRun(StatementRules):
         if self._left:
             return
         if not self._opened:
+            self.settle()
             self.conn.execute("BEGIN")
             self._opened = True
         elif not self.conn.in_transaction:
@@ -333,6 +379,7 @@ class PooledRun(StatementRules):
     def release(self, conn: sqlite3.Connection) -> None:
         """Roll the run back and pool the connection if it is the template again, else close it."""
         reusable = not (self._left or self._marked or self.touched or self.broken)
+        script = self._script if self._holds_script else None
         try:
             conn.set_authorizer(None)
             forget_functions(conn)
@@ -342,35 +389,52 @@ class PooledRun(StatementRules):
                 if reusable:
                     _reset_counters(conn)
                 conn.execute("ROLLBACK")
-            reusable = reusable and self._pristine(conn, counted=opened)
+            if script is not None and _temp_rows(conn) != self._script_rows:
+                script = None  # the run's SQL changed what the script made outside kaudit
+            keep = script is not None
+            reusable = reusable and self._pristine(conn, counted=opened, keep_temporary=keep)
         except sqlite3.Error:
             reusable = False
         if reusable:
-            self.pool.give_back(conn)
+            self.pool.give_back(conn, script)
         else:
             conn.close()
 
-    def _pristine(self, conn: sqlite3.Connection, *, counted: bool) -> bool:
-        """Whether `conn` shows the next run exactly what a fresh sandbox would.
+    def _pristine(self, conn: sqlite3.Connection, *, counted: bool, keep_temporary: bool) -> bool:
+        """Whether `conn` shows the next run what a fresh sandbox would (but a guard script).
 
-        `counted`: the counters were just reset (`_reset_counters`).
+        `counted`: the counters were just reset (`_reset_counters`). `keep_temporary`
+        keeps the temp schema a guard script made (checked unchanged by the caller); the
+        next run drops it unless it asks for the same script.
         """
         names = {row[1] for row in conn.execute("PRAGMA database_list")}
         if not names <= {"main", "temp"}:
             return False
-        # Temporary objects that outlived the rollback were made outside the run's
-        # transaction, by the harness before the run's first statement (a boundary's
-        # scope triggers); a fresh connection has none.
-        temporary = conn.execute(
-            "SELECT type, name FROM temp.sqlite_master WHERE type IN ('trigger', 'view', 'table')"
-        ).fetchall()
-        for kind, name in temporary:
-            conn.execute(f"DROP {kind.upper()} IF EXISTS temp.{quote(name)}")
-        if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
-            return False
+        if not keep_temporary:
+            # Temporary objects that outlived the rollback were made outside the run's
+            # transaction, by the harness before the run's first statement (a
+            # boundary's scope triggers); a fresh connection has none.
+            _drop_temporary(conn)
+            if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
+                return False
         if not counted and conn.execute("SELECT last_insert_rowid() OR changes()").fetchone()[0]:
             return False  # a run that never opened its transaction cannot have set them
         conn.row_factory = None
         conn.text_factory = str
         # The SeedDriftError guarantee, checked when the connection comes back.
         return conn.serialize() == self._template
+
+
+def _temp_rows(conn: sqlite3.Connection) -> frozenset[tuple[str, str]]:
+    """The temp schema's objects as SQLite stores them: (name, sql)."""
+    rows = conn.execute("SELECT name, coalesce(sql, '') FROM temp.sqlite_master").fetchall()
+    return frozenset(rows)
+
+
+def _drop_temporary(conn: sqlite3.Connection) -> None:
+    """Drop every temporary trigger, view and table (indexes go with their tables)."""
+    temporary = conn.execute(
+        "SELECT type, name FROM temp.sqlite_master WHERE type IN ('trigger', 'view', 'table')"
+    ).fetchall()
+    for kind, name in temporary:
+        conn.execute(f"DROP {kind.upper()} IF EXISTS temp.{quote(name)}")

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
@@ -78,14 +78,19 @@ RESETS = ("clone", "rollback")
 
 
 def split_reset(choice: str) -> tuple[str, str]:
-    """(server URL, reset) from `postgresql://...[?reset=clone|rollback]` (default clone)."""
+    """(server URL, reset) from `postgresql://...[?reset=clone|rollback]` (default clone).
+
+    The other parameters are passed on as written: libpq reads `%20` as a space but `+`
+    as a plus, unlike a form decoder, so decoding and re-encoding them would turn an
+    `options=-c%20statement_timeout%3D5000` into an `options` the server refuses.
+    """
     parts = urlsplit(choice)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    resets = [value for key, value in query if key == "reset"]
+    pairs = [pair for pair in parts.query.split("&") if pair]
+    resets = [unquote(p.partition("=")[2]) for p in pairs if p.partition("=")[0] == "reset"]
     reset = resets[-1] if resets else "clone"
     if reset not in RESETS:
         raise SubstrateError(f"--substrate reset={reset!r}: use one of {list(RESETS)}")
-    rest = urlencode([(key, value) for key, value in query if key != "reset"])
+    rest = "&".join(p for p in pairs if p.partition("=")[0] != "reset")
     return urlunsplit(parts._replace(query=rest)), reset
 
 

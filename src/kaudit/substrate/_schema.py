@@ -86,3 +86,16 @@ def _read_tables(
             name, columns, primary_key, sql or "", not (without and without[0])
         )
     return Schema(tables)
+
+
+def rowid_alias(conn: sqlite3.Connection, table: TableSchema) -> str | None:
+    """The column that is SQLite's rowid under another name (`INTEGER PRIMARY KEY`), if any.
+
+    SQLite indexes every other primary key separately, so a one-column key on a rowid
+    table without a `pk` index is the rowid itself (`INTEGER PRIMARY KEY DESC`, `INT
+    PRIMARY KEY` and WITHOUT ROWID tables get an index and are ordinary keys).
+    """
+    if not table.has_rowid or len(table.primary_key) != 1:
+        return None
+    indexes = conn.execute(f"PRAGMA index_list({quote(table.name)})").fetchall()
+    return None if any(row[3] == "pk" for row in indexes) else table.primary_key[0]

@@ -114,14 +114,25 @@ class SqliteSandbox:
     ) -> None:
         self.run_id = run_id
         self.initial = template
-        conn = pool.take() if pool is not None else None
-        if conn is None:
-            conn = seeded_connection(run_id, template)
+        idle = pool.take() if pool is not None else None
+        conn, script = idle if idle is not None else (seeded_connection(run_id, template), None)
         self._conn = conn
         self._frozen: FrozenState | None = None
-        self._pooled = None if pool is None else PooledRun(conn, pool, template.image, run_id)
+        self._pooled = (
+            None if pool is None else PooledRun(conn, pool, template.image, run_id, script)
+        )
         self._rules = self._pooled or StatementRules(run_id)
         self.db = SqliteDb(conn, self._rules)
+
+    def hold_script(self, script: str) -> None:
+        """Run the harness's own set-up `script` (temp objects only) before the run begins.
+
+        A pooled connection that already holds it from an earlier run keeps it instead.
+        """
+        if self._pooled is None:
+            self._conn.executescript(script)
+        else:
+            self._pooled.hold_script(script)
 
     def dump(self) -> FrozenState:
         """The state now, frozen read-only; an open transaction is an error, not a rollback.
@@ -136,6 +147,8 @@ class SqliteSandbox:
             pending = pooled is not None and pooled.pending
             if self.db.depth or (self._conn.in_transaction and not pending):
                 raise SubstrateError(f"run {self.run_id}: dump requested inside a transaction")
+            if pooled is not None and not pending:
+                pooled.settle()  # a run with no statement: no earlier run's guard script
             try:
                 self._frozen = self._freeze(pending)
             except sqlite3.Error as exc:

@@ -1,0 +1,111 @@
+"""A boundary's scope triggers on pooled sandboxes: kept for the same scope, never leaked.
+
+Runs go through `guard_for`, as a campaign's do, so a pooled connection may hand the
+next run the triggers the last one made (`SqliteSandbox.hold_script`).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kaudit.boundary import guard_for
+from kaudit.spec import Identity
+from kaudit.substrate import DatabaseError, SqliteSandbox, SqliteSubstrate
+from kaudit.worlds import get_world
+
+OUT_OF_ORG_A = "UPDATE account SET name = 'x' WHERE id = 'ACC_001'"  # an ORG_B account
+IN_ORG_A = "UPDATE account SET name = 'x' WHERE id = 'ACC_000'"
+
+
+def mini() -> SqliteSubstrate:
+    substrate = get_world("mini").substrate()
+    assert isinstance(substrate, SqliteSubstrate)
+    return substrate
+
+
+def temp_objects(box: SqliteSandbox) -> int:
+    row = box.db.one("SELECT count(*) AS n FROM temp.sqlite_master")
+    assert row is not None
+    return int(row["n"])
+
+
+def test_the_next_run_with_the_same_scope_reuses_the_triggers_and_is_still_bounded() -> None:
+    """Fails if release drops the held script (no reuse: the pool's tag is None), if the
+    kept triggers stop refusing, or if they report to the previous run's guard (the
+    denial would be missing from the second run's notes)."""
+    substrate = mini()
+    identity = Identity(role="agent", scope={"org": "ORG_A"})
+    first = substrate.seed("r1")
+    guard_for(first, identity)
+    with pytest.raises(DatabaseError):
+        first.db.execute(OUT_OF_ORG_A)
+    first.close()
+    [(_, held)] = substrate._pool._idle  # type: ignore[union-attr]
+    assert held is not None and "kaudit_scope_" in held
+    second = substrate.seed("r2")
+    assert second.db.conn is first.db.conn
+    guard = guard_for(second, identity)
+    with pytest.raises(DatabaseError):
+        second.db.execute(OUT_OF_ORG_A)
+    assert [d.key for d in guard.take()] == ['["ACC_001"]']  # type: ignore[attr-defined]
+    assert second.db.execute(IN_ORG_A) == 1
+    second.close()
+
+
+def test_a_run_under_another_scope_or_none_sees_only_its_own_boundary() -> None:
+    """Fails if a pooled connection hands one identity's triggers to a run with another
+    scope (ORG_B's own rows refused), to a run whose identity has no scope, or to a run
+    with no identity at all (temp objects a fresh sandbox does not have)."""
+    substrate = mini()
+    first = substrate.seed("a")
+    guard_for(first, Identity(role="agent", scope={"org": "ORG_A"}))
+    first.close()
+    other = substrate.seed("b")
+    guard_for(other, Identity(role="agent", scope={"org": "ORG_B"}))
+    assert other.db.execute(OUT_OF_ORG_A) == 1
+    with pytest.raises(DatabaseError):
+        other.db.execute(IN_ORG_A)
+    other.close()
+    unscoped = substrate.seed("c")
+    assert unscoped.db.conn is first.db.conn
+    guard_for(unscoped, Identity(role="agent"))
+    assert unscoped.db.execute(IN_ORG_A) == 1 and temp_objects(unscoped) == 0
+    unscoped.close()
+    guard_for(kept := substrate.seed("d"), Identity(role="agent", scope={"org": "ORG_A"}))
+    kept.close()
+    free = substrate.seed("e")
+    assert temp_objects(free) == 0
+    assert free.db.execute(OUT_OF_ORG_A) == 1
+    free.close()
+
+
+def test_a_run_without_statements_freezes_no_earlier_scope() -> None:
+    """Fails if a run that ran nothing (the agent answered at once) keeps the previous
+    run's triggers in its frozen state and hands them on."""
+    substrate = mini()
+    first = substrate.seed("a")
+    guard_for(first, Identity(role="agent", scope={"org": "ORG_A"}))
+    first.close()
+    idle = substrate.seed("b")
+    frozen = idle.dump()
+    with frozen.reading() as conn:
+        assert conn.execute("SELECT count(*) FROM temp.sqlite_master").fetchone() == (0,)
+    idle.close()
+    frozen.release()
+
+
+def test_the_agents_sql_cannot_drop_the_scope_triggers() -> None:
+    """Fails if the authorizer lets SQL drop a scope trigger: the rest of the run would
+    write outside its scope unrefused. The attempt is noted as a denial."""
+    substrate = mini()
+    box = substrate.seed("a")
+    guard = guard_for(box, Identity(role="agent", scope={"org": "ORG_A"}))
+    names = box.db.query("SELECT name FROM temp.sqlite_master WHERE type = 'trigger'")
+    assert names
+    for row in names:
+        with pytest.raises(DatabaseError, match="not authorized"):
+            box.db.execute(f"DROP TRIGGER temp.{row['name']}")
+    assert any("cannot be dropped" in d.reason for d in guard.take())  # type: ignore[attr-defined]
+    with pytest.raises(DatabaseError):
+        box.db.execute(OUT_OF_ORG_A)
+    box.close()

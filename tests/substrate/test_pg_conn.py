@@ -1,0 +1,61 @@
+"""Connections to the real server: the user's session settings survive kaudit's own."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+from kaudit.substrate import open_substrate
+from kaudit.substrate._pg_conn import connect
+from tests.substrate import pg_world
+
+pytestmark = pytest.mark.postgres
+
+
+def with_options(url: str, options: str) -> str:
+    return f"{url}{'&' if '?' in url else '?'}options={quote(options)}"
+
+
+def settings(url: str, *names: str) -> tuple[str, ...]:
+    with connect(url) as conn:
+        return tuple(str(conn.execute(f"SHOW {name}").fetchone()[0]) for name in names)  # type: ignore[index]
+
+
+def test_the_urls_options_are_kept_beside_kaudits(pg_url: str) -> None:
+    """Fails if kaudit's `options` replace the URL's (the user's statement_timeout and
+    search_path silently gone) or the user's displace kaudit's UTC."""
+    url = with_options(pg_url, "-c statement_timeout=4321 -c search_path=public,pg_catalog")
+    assert settings(url, "statement_timeout", "search_path", "TimeZone") == (
+        "4321ms",
+        "public,pg_catalog",
+        "UTC",
+    )
+
+
+def test_pgoptions_is_kept_when_the_url_has_none(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fails if the `options` kaudit passes make libpq ignore the user's `PGOPTIONS`."""
+    monkeypatch.setenv("PGOPTIONS", "-c lock_timeout=2345")
+    assert settings(pg_url, "lock_timeout", "TimeZone") == ("2345ms", "UTC")
+
+
+def test_kaudits_timezone_wins_over_the_users(pg_url: str) -> None:
+    """Fails if a user's TimeZone reaches kaudit's sessions: timestamptz values would read
+    back in that zone, unlike the template's text."""
+    url = with_options(pg_url, "-c TimeZone=Asia/Tokyo -c statement_timeout=5000")
+    assert settings(url, "TimeZone", "statement_timeout") == ("UTC", "5s")
+
+
+def test_a_run_sandbox_session_carries_the_urls_options(pg_url: str) -> None:
+    """Fails if a run's own connection (the one the agent's tools use) drops the URL's
+    options, even though the admin connections keep them."""
+    url = with_options(pg_url, "-c statement_timeout=6789")
+    substrate = open_substrate(url, pg_world.blueprint())
+    sandbox = substrate.seed("kaudit_pgconn_options/m/t/0")
+    try:
+        row = sandbox.db.one("SHOW statement_timeout")  # type: ignore[attr-defined]
+    finally:
+        sandbox.close()
+    assert row == {"statement_timeout": "6789ms"}
