@@ -105,7 +105,56 @@ def test_the_agents_sql_cannot_drop_the_scope_triggers() -> None:
     for row in names:
         with pytest.raises(DatabaseError, match="not authorized"):
             box.db.execute(f"DROP TRIGGER temp.{row['name']}")
-    assert any("cannot be dropped" in d.reason for d in guard.take())  # type: ignore[attr-defined]
+    assert any("cannot be changed" in d.reason for d in guard.take())  # type: ignore[attr-defined]
     with pytest.raises(DatabaseError):
         box.db.execute(OUT_OF_ORG_A)
     box.close()
+
+
+def test_recursive_triggers_cannot_be_turned_off_to_replace_another_scopes_row() -> None:
+    """Fails if the authorizer lets `PRAGMA recursive_triggers = OFF` through: then
+    `INSERT OR REPLACE` deletes ORG_B's row without firing the delete scope trigger and
+    writes an ORG_A row under its key, with no denial."""
+    box = mini().seed("a")
+    guard = guard_for(box, Identity(role="agent", scope={"org": "ORG_A"}))
+    with pytest.raises(DatabaseError, match="not authorized"):
+        box.db.execute("PRAGMA recursive_triggers = OFF")
+    with pytest.raises(DatabaseError):
+        box.db.execute(
+            "INSERT OR REPLACE INTO account (id, org, name, balance, status) "
+            "VALUES ('ACC_001', 'ORG_A', 'taken', 0, 'open')"
+        )
+    assert box.db.one("SELECT org FROM account WHERE id = 'ACC_001'") == {"org": "ORG_B"}
+    reasons = [d.reason for d in guard.take()]  # type: ignore[attr-defined]
+    assert any("recursive triggers" in r for r in reasons)
+    box.close()
+
+
+def test_a_trigger_named_like_the_scope_s_own_cannot_be_made() -> None:
+    """Fails if SQL may create a trigger under the scope's prefix: the table check trusts
+    what such a trigger runs, so it would delete rows of a table outside the grant."""
+    box = mini().seed("a")
+    guard_for(box, Identity(role="agent", tables={"account": ("read", "update")}))
+    for kind in ("TEMP TRIGGER", "TRIGGER"):
+        with pytest.raises(DatabaseError, match="not authorized"):
+            box.db.execute(
+                f"CREATE {kind} kaudit_scope_x AFTER UPDATE ON main.account "
+                "BEGIN DELETE FROM link; END"
+            )
+    with pytest.raises(DatabaseError, match="not authorized"):
+        box.db.execute("CREATE TEMP VIEW kaudit_scope_v AS SELECT * FROM link")
+    box.close()
+
+
+def test_a_snapshot_before_the_first_statement_drops_an_earlier_scope() -> None:
+    """Fails if leaving the pool before the run's first statement (`snapshot()`) skips
+    dropping the previous run's triggers: an unguarded run then has its writes refused."""
+    substrate = mini()
+    first = substrate.seed("a")
+    guard_for(first, Identity(role="agent", scope={"org": "ORG_A"}))
+    first.close()
+    free = substrate.seed("b")
+    assert free.db.conn is first.db.conn
+    free.snapshot()
+    assert free.db.execute(OUT_OF_ORG_A) == 1 and temp_objects(free) == 0
+    free.close()

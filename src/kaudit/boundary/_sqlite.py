@@ -28,6 +28,17 @@ _OPS: dict[int, TableOp] = {
 }
 _GUARD_PREFIX = "kaudit_scope_"
 _NOTE = "kaudit_boundary_note"
+_NAMED_DDL = frozenset(
+    {
+        sqlite3.SQLITE_DROP_TEMP_TRIGGER,
+        sqlite3.SQLITE_DROP_TRIGGER,
+        sqlite3.SQLITE_CREATE_TEMP_TRIGGER,
+        sqlite3.SQLITE_CREATE_TRIGGER,
+        sqlite3.SQLITE_CREATE_TEMP_VIEW,
+        sqlite3.SQLITE_CREATE_VIEW,
+    }
+)
+"""DDL whose first argument names the trigger or view made or dropped."""
 _SCRIPTS: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
 _SCRIPTS_KEPT = 256
 """Scope scripts kept per process, by (template digest, scope): a few per task."""
@@ -97,11 +108,22 @@ class SqliteGuard:
         return sqlite3.SQLITE_DENY
 
     def _authorize_other(self, action: int, arg1: str | None, arg2: str | None) -> int:
-        """Refuse dropping the scope's own triggers; allow every other non-table action."""
-        if action != sqlite3.SQLITE_DROP_TEMP_TRIGGER or not (arg1 or "").startswith(_GUARD_PREFIX):
+        """Refuse what would lift the scope; allow every other non-table action.
+
+        The scope's own triggers may not be dropped, and no trigger or view may be made
+        under their prefix (the table check trusts statements run by such a trigger).
+        `PRAGMA recursive_triggers = OFF` would let `INSERT OR REPLACE` delete a row of
+        another scope without firing the delete trigger that guards it.
+        """
+        reason: str | None = None
+        if action in _NAMED_DDL and (arg1 or "").startswith(_GUARD_PREFIX):
+            reason = f"the scope triggers of role {self.identity.role} cannot be changed"
+        elif action == sqlite3.SQLITE_PRAGMA and _sets(arg1, arg2, "recursive_triggers"):
+            reason = f"role {self.identity.role} may not turn recursive triggers off"
+        if reason is None:
             return sqlite3.SQLITE_OK
-        reason = f"the scope triggers of role {self.identity.role} cannot be dropped"
-        self.denials.append(Denial(arg2 or "", None, reason))
+        table = arg2 if action == sqlite3.SQLITE_DROP_TEMP_TRIGGER else None
+        self.denials.append(Denial(table or "", None, reason))
         return sqlite3.SQLITE_DENY
 
     def _note_scope(self, table: str, key: str, column: str) -> int:
@@ -127,6 +149,11 @@ class SqliteGuard:
                     _SCRIPTS.clear()
                 _SCRIPTS[key] = script
         return script
+
+
+def _sets(pragma: str | None, value: str | None, name: str) -> bool:
+    """Whether a PRAGMA action sets `name` (reading it passes no value)."""
+    return value is not None and (pragma or "").lower() == name
 
 
 def _scope_triggers(table: str, key: tuple[str, ...], column: str, value: str) -> str:

@@ -372,6 +372,7 @@ class PooledRun(StatementRules):
 
     def commit(self) -> None:
         """Commit the run's work and go on in autocommit; the connection is not pooled again."""
+        self.settle()  # a run that leaves before its first statement: no earlier guard script
         if self.pending:
             self.conn.execute("COMMIT")
         self._left = True
