@@ -347,6 +347,16 @@ def test_the_other_url_parameters_pass_through_as_written() -> None:
     )
 
 
+def test_a_hostless_url_stays_a_url() -> None:
+    """Bug caught: the URL rebuilt by `urlunsplit`, which writes `postgresql:///db` (a Unix
+    socket, `PGHOST` or a service file) as `postgresql:/db`, a string libpq refuses."""
+    assert split_reset("postgresql:///?service=kr&reset=rollback") == (
+        "postgresql:///?service=kr",
+        "rollback",
+    )
+    assert split_reset("postgresql:///kaudit") == ("postgresql:///kaudit", "clone")
+
+
 @pytest.fixture(scope="module")
 def pooled(pg_url: str) -> PostgresSubstrate:
     substrate = open_substrate(pg_url + "?reset=rollback", pg_world.blueprint())

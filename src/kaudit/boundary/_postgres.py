@@ -24,7 +24,8 @@ The table grant covers foreign keys as on SQLite, whose authorizer sees the chec
 actions a statement's keys add: a statement-level trigger refuses, before any row is
 touched, a statement whose checks or actions need a right outside the grant
 (`_referential`), with the same "permission denied for table ..." as the grant itself
-and the operation the identity lacks in its detail.
+and the operation the identity lacks in its detail. An UPSERT fires both its INSERT and
+its UPDATE OF triggers, so it is checked for both, as SQLite checks it.
 
 Limits: the policy of an UPDATE or DELETE is checked on the rows the statement reads; a
 tool whose WHERE clause uses a non-leakproof function may be checked against rows its
@@ -92,6 +93,8 @@ _PRIVILEGES: dict[TableOp, str] = {
 }
 _VERBS: dict[str, TableOp] = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
 _DENIED = re.compile(r"permission denied for table (.+)$")
+_UPSERT = re.compile(r"\bON\s+CONFLICT\b.*\bDO\s+UPDATE\b", re.IGNORECASE | re.DOTALL)
+"""An INSERT that may update: it also needs `update`, which SQLite asks for after `read`."""
 _ROLES: set[str] = set()
 """Servers this process has already created the role on."""
 _ROLES_LOCK = threading.Lock()
@@ -301,15 +304,20 @@ class PostgresGuard:
             return
         denied = _DENIED.match(message)
         if denied is not None:
-            table = denied.group(1)
-            verb = statement.lstrip().split(None, 1)[0].upper() if statement.strip() else ""
-            op = _VERBS.get(verb, "read")
-            if exc.diag.message_detail in _PRIVILEGES:
-                op = exc.diag.message_detail  # a foreign key's need, named by its trigger
-            elif self.identity.allows(table, op):
-                op = "read"  # the write was allowed; what it read was not
+            table, detail = denied.group(1), exc.diag.message_detail
+            # A foreign key's need is named by its trigger; PostgreSQL's own refusal
+            # names no operation: the first right SQLite's authorizer would ask for.
+            op = detail if detail in _PRIVILEGES else self._first_lacking(table, statement)
             reason = f"role {self.identity.role} may not {op} {table}"
             self.denials.append(Denial(table, None, reason))
+
+    def _first_lacking(self, table: str, statement: str) -> str:
+        """The first right on `table` the statement needs and the identity lacks."""
+        verb = statement.lstrip().split(None, 1)[0].upper() if statement.strip() else ""
+        asked: list[TableOp] = [_VERBS[verb], "read"] if verb in _VERBS else ["read"]
+        if verb == "INSERT" and _UPSERT.search(statement):
+            asked.append("update")
+        return next((op for op in asked if not self.identity.allows(table, op)), "read")
 
 
 def _statement_needs(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -30,36 +29,40 @@ connection, and a peer that vanished fails the socket after about a minute, so t
 check on it fails instead of waiting on a dead link. A URL's own settings win."""
 
 
-KAUDIT_OPTIONS = "-c TimeZone=UTC"
-"""Server settings kaudit adds to every session: UTC, so a timestamptz reads back as the
-same ISO text in every session (the template's dump and each run's are compared)."""
+SESSION_SETTINGS = "SET TimeZone = 'UTC'"
+"""What kaudit sets in every session, once, right after connecting: UTC, so a timestamptz
+reads back as the same ISO text in every session (the template's dump and each run's are
+compared).
 
-
-def session_options(given: dict[str, Any]) -> str:
-    """The `options` of a connection: the user's own (URL, else `PGOPTIONS`), then kaudit's.
-
-    libpq takes a connection's `options` instead of the URL's and of `PGOPTIONS`, so
-    kaudit's are appended to the user's rather than passed alone (which would silently
-    drop a `search_path` or `statement_timeout` the user asked for). For a setting both
-    name, kaudit's comes last and wins: only `TimeZone`.
-    """
-    user = given.get("options") or os.environ.get("PGOPTIONS", "")
-    return f"{user} {KAUDIT_OPTIONS}".strip()
+Set by a statement rather than passed as the connection's `options`: libpq takes an
+explicit `options` instead of the user's own from the URL, `PGOPTIONS` or a service
+file, and for a service file kaudit cannot see them to merge. A session-level SET in
+autocommit outlives every later transaction, so a pooled connection whose runs are
+rolled back keeps it (a SET a tool runs inside a run's transaction is rolled back with
+it). The user's `TimeZone`, if any, is the one setting overridden."""
 
 
 def connect(url: str, dbname: str | None = None) -> psycopg.Connection[Any]:
-    """An autocommit connection to `url`, or to database `dbname` on the same server."""
+    """An autocommit connection to `url`, or to database `dbname` on the same server.
+
+    The session has the user's settings (URL, `PGOPTIONS`, service file) and kaudit's UTC.
+    """
     extra: dict[str, Any] = {} if dbname is None else {"dbname": dbname}
     try:
         given = conninfo_to_dict(url)
         extra |= {key: value for key, value in KEEPALIVES.items() if key not in given}
-        extra["options"] = session_options(given)
-        return psycopg.connect(url, autocommit=True, **extra)
+        conn = psycopg.connect(url, autocommit=True, **extra)
     except psycopg.Error as exc:
         message = str(exc).replace(url, redacted(url))
         raise SubstrateError(
             f"cannot connect to PostgreSQL at {redacted(url)}: {message}"
         ) from None
+    try:
+        conn.execute(SESSION_SETTINGS)
+    except psycopg.Error as exc:
+        conn.close()
+        raise SubstrateError(f"PostgreSQL at {redacted(url)}: {SESSION_SETTINGS}: {exc}") from None
+    return conn
 
 
 def drop_database(admin: psycopg.Connection[Any], name: str) -> None:

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 import psycopg
 from psycopg import sql
@@ -82,16 +82,19 @@ def split_reset(choice: str) -> tuple[str, str]:
 
     The other parameters are passed on as written: libpq reads `%20` as a space but `+`
     as a plus, unlike a form decoder, so decoding and re-encoding them would turn an
-    `options=-c%20statement_timeout%3D5000` into an `options` the server refuses.
+    `options=-c%20statement_timeout%3D5000` into an `options` the server refuses. The
+    rest of the URL is kept as text too: `urlunsplit` writes a hostless
+    `postgresql:///db` (a Unix socket, `PGHOST`, a service) as `postgresql:/db`, which
+    libpq does not read as a URL.
     """
-    parts = urlsplit(choice)
-    pairs = [pair for pair in parts.query.split("&") if pair]
+    base, _, query = choice.partition("?")
+    pairs = [pair for pair in query.split("&") if pair]
     resets = [unquote(p.partition("=")[2]) for p in pairs if p.partition("=")[0] == "reset"]
     reset = resets[-1] if resets else "clone"
     if reset not in RESETS:
         raise SubstrateError(f"--substrate reset={reset!r}: use one of {list(RESETS)}")
     rest = "&".join(p for p in pairs if p.partition("=")[0] != "reset")
-    return urlunsplit(parts._replace(query=rest)), reset
+    return f"{base}?{rest}" if rest else base, reset
 
 
 def _load(conn: psycopg.Connection[Any], image: StateDump, tables: list[PgTable]) -> None:
