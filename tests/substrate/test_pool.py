@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import suppress
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -380,6 +381,32 @@ def test_statements_that_hide_changes_or_reach_other_runs_make_the_run_invalid(
     with pytest.raises(SubstrateError, match=pragma):
         sandbox.dump()
     sandbox.close()
+
+
+@pytest.mark.parametrize("pooled", [True, False])
+@pytest.mark.parametrize(
+    "sql",
+    ["ATTACH '{path}' AS x", "ATTACH DATABASE ? AS x", "/* */ ATTACH 'file:{path}' AS x",
+     "VACUUM INTO '{path}'", "VACUUM main INTO '{path}'"],
+)  # fmt: skip
+def test_sql_that_writes_a_file_on_the_host_makes_the_run_invalid(
+    pooled: bool, sql: str, tmp_path: Path
+) -> None:
+    """Fails if a sandbox let the run's SQL write a file on the host (an attached file
+    database, `VACUUM INTO`): data would outlive the run for a later run to read, and
+    the host's disk fill. No file may appear. Tried by hand: no ATTACH/VACUUM INTO rule in
+    `refusal` (the file appeared and the run was labeled). In-memory attaches still run."""
+    target = tmp_path / "leak.db"
+    substrate = mini()
+    sandbox = substrate.seed("r") if pooled else SqliteSandbox("r", substrate.template)
+    params = (str(target),) if "?" in sql else ()
+    with pytest.raises(SubstrateError, match="file on the host"):
+        sandbox.db.execute(sql.format(path=target), params)
+    assert not target.exists()
+    sandbox.close()
+    memory = substrate.seed("m") if pooled else SqliteSandbox("m", substrate.template)
+    memory.db.execute("ATTACH DATABASE ':memory:' AS scratch")
+    memory.close()
 
 
 def test_a_reused_connection_shows_the_counters_and_functions_of_a_fresh_one() -> None:

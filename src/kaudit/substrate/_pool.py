@@ -38,7 +38,7 @@ from typing import Literal
 from kaudit.errors import SubstrateError
 from kaudit.substrate._capture import CHANGE_LOG
 from kaudit.substrate._schema import INTERNAL_PREFIX, quote
-from kaudit.substrate._statement import Statement, read_statement
+from kaudit.substrate._statement import Statement, read_statement, tokens_of
 
 IDLE_PER_WORLD = 8
 """Idle connections kept per template (a local campaign runs 8 sandboxes at once)."""
@@ -100,10 +100,26 @@ def refusal(sql: str) -> str | None:
         return f"PRAGMA {statement.pragma} {_REFUSED_PRAGMAS[statement.pragma]}"
     if statement.kind in _SAVEPOINTS and any(map(_ATOMIC_SAVEPOINT.fullmatch, statement.names)):
         return "it ends or rolls back a savepoint of atomic() itself, behind its back"
+    if statement.kind == "ATTACH" and not statement.explained and not _attaches_memory(sql):
+        return "it attaches a file on the host (only ':memory:' or '' may be attached)"
+    if statement.kind == "VACUUM" and "INTO" in statement.words and not statement.explained:
+        return "VACUUM INTO writes a file on the host"
     internal = sorted(name for name in statement.names if name.startswith(INTERNAL_PREFIX))
     if internal and statement.kind not in _READS_ONLY and not statement.explained:
         return f"it names kaudit's own {internal[0]} (the change log the labeler trusts)"
     return None
+
+
+def _attaches_memory(sql: str) -> bool:
+    """Whether an ATTACH names a private in-memory database by a literal.
+
+    A file (or a bound parameter that may hold one) would let a run write on the host
+    and leave data there for a later run to read, pooled or not.
+    """
+    tokens = tokens_of(sql)[1:]  # after ATTACH
+    if tokens and tokens[0][0] == "word" and tokens[0][1].upper() == "DATABASE":
+        tokens = tokens[1:]
+    return bool(tokens) and tokens[0] in (("string", "':memory:'"), ("string", "''"))
 
 
 def touches_connection(sql: str) -> bool:

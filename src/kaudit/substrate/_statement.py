@@ -47,7 +47,7 @@ class Statement:
     literal for a name where a name is expected (`DELETE FROM 'log'`)."""
 
 
-def _tokens(sql: str) -> list[tuple[str, str]]:
+def tokens_of(sql: str) -> list[tuple[str, str]]:
     """(type, text) of every token but spaces and comments; quoted names unquoted."""
     out: list[tuple[str, str]] = []
     for match in _TOKEN.finditer(sql):
@@ -77,7 +77,7 @@ def _pragma(tokens: list[tuple[str, str]]) -> tuple[str, bool]:
 @functools.lru_cache(maxsize=4096)
 def read_statement(sql: str) -> Statement:
     """The statement's kind, words and PRAGMA, memoized (tools repeat their SQL)."""
-    tokens = _tokens(sql)
+    tokens = tokens_of(sql)
     words = tuple(text.upper() for kind, text in tokens if kind == "word")
     upper = [(kind, text.upper()) for kind, text in tokens[:3]]
     explained = upper[:1] == [("word", "EXPLAIN")]
