@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from kaudit.label._full_diff import differing_rows
+from kaudit.label._full_diff import declares_collation, differing_rows
 from kaudit.label._types import Row, RowChange
 from kaudit.label._values import Value, same_value
 from kaudit.substrate import (
@@ -290,10 +290,12 @@ def _where_key(table: TableSchema) -> str:
     """The row whose key is exactly the bound values, byte for byte.
 
     Each key column is compared under its own collation (so the key's index is used)
-    and again under BINARY: under NOCASE, the key 'A' would also find the row 'a'.
+    and, when the table declares any collation, again under BINARY: under NOCASE, the
+    key 'A' would also find the row 'a'.
     """
+    exact = " AND {c} IS ?{i} COLLATE BINARY" if declares_collation(table) else ""
     return " AND ".join(
-        f"{quote(c)} IS ?{i} AND {quote(c)} IS ?{i} COLLATE BINARY"
+        f"{quote(c)} IS ?{i}" + exact.format(c=quote(c), i=i)
         for i, c in enumerate(table.primary_key, start=1)
     )
 
