@@ -122,6 +122,15 @@ def _attaches_memory(sql: str) -> bool:
     return bool(tokens) and tokens[0] in (("string", "':memory:'"), ("string", "''"))
 
 
+@functools.lru_cache(maxsize=4096)
+def statement_rules(sql: str) -> tuple[str | None, bool, bool]:
+    """`refusal`, `touches_connection` and `creates` of `sql`, memoized together.
+
+    Every sandbox statement asks all three, and tools repeat their SQL run after run.
+    """
+    return refusal(sql), touches_connection(sql), creates(sql)
+
+
 def touches_connection(sql: str) -> bool:
     """Whether `sql` can leave state on the connection (a PRAGMA, ATTACH, DETACH, VACUUM)."""
     statement = read_statement(sql)
@@ -279,11 +288,11 @@ class StatementRules:
             raise SubstrateError(self.broken)
         if sql is None:
             return
-        reason = refusal(sql)
+        reason, touches, makes = statement_rules(sql)
         if reason is not None:
             self._break(f"a sandbox cannot run {sql.strip()[:60]!r}: {reason}")
-        self.touched = self.touched or touches_connection(sql)
-        self.created = self.created or creates(sql)
+        self.touched = self.touched or touches
+        self.created = self.created or makes
 
     def after(self) -> None:
         """Nothing to check after a statement outside a pool."""
