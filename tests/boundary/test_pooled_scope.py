@@ -158,3 +158,31 @@ def test_a_snapshot_before_the_first_statement_drops_an_earlier_scope() -> None:
     free.snapshot()
     assert free.db.execute(OUT_OF_ORG_A) == 1 and temp_objects(free) == 0
     free.close()
+
+
+@pytest.mark.parametrize(
+    ("identity", "statements"),
+    [
+        (Identity(role="agent", tables={"account": ("read", "update")}),
+         ["ALTER TABLE account RENAME TO a_old", "ALTER TABLE link RENAME TO account"]),
+        (Identity(role="agent", tables={"account": ("read", "update")}),
+         ["ALTER TABLE link DROP COLUMN note"]),
+        (Identity(role="agent", scope={"org": "ORG_A"}),
+         ["ALTER TABLE account DROP COLUMN updated_at"]),
+    ],
+)  # fmt: skip
+def test_alter_table_cannot_swap_a_grant_or_change_rows_outside_the_scope(
+    identity: Identity, statements: list[str]
+) -> None:
+    """Fails if the authorizer let ALTER TABLE through under a grant or a scope: the
+    grant is checked by name, so swapping names gave `account`'s rights on `link`
+    (40 link rows updated, no denial), and dropping a column changed rows outside the
+    grant and of every scope."""
+    box = mini().seed("a")
+    guard = guard_for(box, identity)
+    with pytest.raises(DatabaseError, match="not authorized"):
+        for sql in statements:
+            box.db.execute(sql)
+    assert any("may not alter table" in d.reason for d in guard.take())  # type: ignore[attr-defined]
+    assert box.dump().digest == box.initial.digest
+    box.close()

@@ -354,6 +354,7 @@ def test_an_unpooled_block_whose_commit_fails_is_undone_and_reported() -> None:
     ("sql", "pragma"),
     [
         ('PRAGMA "writable_schema" = 1', "writable_schema"),
+        ("; PRAGMA writable_schema = ON", "writable_schema"),
         ("PRAGMA main.schema_version = 7", "schema_version"),
         ("EXPLAIN PRAGMA hard_heap_limit = 1", "hard_heap_limit"),
         ("DELETE FROM '_KAUDIT_change_log'", "_kaudit_change_log"),
@@ -387,7 +388,8 @@ def test_statements_that_hide_changes_or_reach_other_runs_make_the_run_invalid(
 @pytest.mark.parametrize(
     "sql",
     ["ATTACH '{path}' AS x", "ATTACH DATABASE ? AS x", "/* */ ATTACH 'file:{path}' AS x",
-     "VACUUM INTO '{path}'", "VACUUM main INTO '{path}'"],
+     "VACUUM INTO '{path}'", "VACUUM main INTO '{path}'", "ATTACH '' || '{path}' AS x",
+     "ATTACH ':memory:' || '{path}' AS x", ";ATTACH '{path}' AS x", "; VACUUM INTO '{path}'"],
 )  # fmt: skip
 def test_sql_that_writes_a_file_on_the_host_makes_the_run_invalid(
     pooled: bool, sql: str, tmp_path: Path
@@ -395,7 +397,9 @@ def test_sql_that_writes_a_file_on_the_host_makes_the_run_invalid(
     """Fails if a sandbox let the run's SQL write a file on the host (an attached file
     database, `VACUUM INTO`): data would outlive the run for a later run to read, and
     the host's disk fill. No file may appear. Tried by hand: no ATTACH/VACUUM INTO rule in
-    `refusal` (the file appeared and the run was labeled). In-memory attaches still run."""
+    `refusal` (the file appeared and the run was labeled); only the first token after
+    ATTACH read (`'' || 'f.db'` is an expression naming a file); a leading `;` taken for
+    the statement's kind (SQLite skips empty statements). In-memory attaches still run."""
     target = tmp_path / "leak.db"
     substrate = mini()
     sandbox = substrate.seed("r") if pooled else SqliteSandbox("r", substrate.template)

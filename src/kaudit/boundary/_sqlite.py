@@ -71,6 +71,7 @@ class SqliteGuard:
     ) -> None:
         self.identity = identity
         self.denials: list[Denial] = []
+        self._bounded = identity.tables is not None or bool(identity.scope)
         self._conn = conn
         register_function(conn, _NOTE, 3, self._note_scope)  # disarmed when the sandbox goes
         # Run even when the script is empty: it replaces another identity's triggers a
@@ -113,16 +114,25 @@ class SqliteGuard:
         The scope's own triggers may not be dropped, and no trigger or view may be made
         under their prefix (the table check trusts statements run by such a trigger).
         `PRAGMA recursive_triggers = OFF` would let `INSERT OR REPLACE` delete a row of
-        another scope without firing the delete trigger that guards it.
+        another scope without firing the delete trigger that guards it. Under a table
+        grant or a scope, ALTER TABLE is refused: the grant is checked by table name, so
+        renaming tables would swap their rights, and dropping a column changes the rows
+        of every scope and of tables outside the grant.
         """
         reason: str | None = None
         if action in _NAMED_DDL and (arg1 or "").startswith(_GUARD_PREFIX):
             reason = f"the scope triggers of role {self.identity.role} cannot be changed"
         elif action == sqlite3.SQLITE_PRAGMA and _sets(arg1, arg2, "recursive_triggers"):
             reason = f"role {self.identity.role} may not turn recursive triggers off"
+        elif action == sqlite3.SQLITE_ALTER_TABLE and self._bounded:
+            reason = f"role {self.identity.role} may not alter table {arg2}"
         if reason is None:
             return sqlite3.SQLITE_OK
-        table = arg2 if action == sqlite3.SQLITE_DROP_TEMP_TRIGGER else None
+        table = (
+            arg2
+            if action in (sqlite3.SQLITE_DROP_TEMP_TRIGGER, sqlite3.SQLITE_ALTER_TABLE)
+            else None
+        )
         self.denials.append(Denial(table or "", None, reason))
         return sqlite3.SQLITE_DENY
 

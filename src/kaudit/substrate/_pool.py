@@ -38,7 +38,7 @@ from typing import Literal
 from kaudit.errors import SubstrateError
 from kaudit.substrate._capture import CHANGE_LOG
 from kaudit.substrate._schema import INTERNAL_PREFIX, quote
-from kaudit.substrate._statement import Statement, read_statement, tokens_of
+from kaudit.substrate._statement import Statement, read_statement, statement_tokens
 
 IDLE_PER_WORLD = 8
 """Idle connections kept per template (a local campaign runs 8 sandboxes at once)."""
@@ -111,15 +111,20 @@ def refusal(sql: str) -> str | None:
 
 
 def _attaches_memory(sql: str) -> bool:
-    """Whether an ATTACH names a private in-memory database by a literal.
+    """Whether an ATTACH is exactly `ATTACH [DATABASE] ':memory:'|'' AS name`.
 
-    A file (or a bound parameter that may hold one) would let a run write on the host
-    and leave data there for a later run to read, pooled or not.
+    The filename is an expression: a file (`'' || 'f.db'`, a bound parameter) would let a
+    run write on the host and leave data there for a later run to read, pooled or not,
+    so anything but one of the two literals followed by `AS name` is refused.
     """
-    tokens = tokens_of(sql)[1:]  # after ATTACH
+    tokens = statement_tokens(sql)[1:]  # after ATTACH
     if tokens and tokens[0][0] == "word" and tokens[0][1].upper() == "DATABASE":
         tokens = tokens[1:]
-    return bool(tokens) and tokens[0] in (("string", "':memory:'"), ("string", "''"))
+    while tokens and tokens[-1] == ("other", ";"):
+        tokens = tokens[:-1]
+    if len(tokens) != 3 or tokens[0] not in (("string", "':memory:'"), ("string", "''")):
+        return False
+    return tokens[1][0] == "word" and tokens[1][1].upper() == "AS" and tokens[2][0] != "other"
 
 
 @functools.lru_cache(maxsize=4096)

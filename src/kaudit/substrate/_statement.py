@@ -74,10 +74,22 @@ def _pragma(tokens: list[tuple[str, str]]) -> tuple[str, bool]:
     return name.lower(), sets
 
 
+def statement_tokens(sql: str) -> list[tuple[str, str]]:
+    """The tokens of `sql` from its first statement on.
+
+    SQLite skips empty statements (`;`) before it, so `;ATTACH ...` is an ATTACH.
+    """
+    tokens = tokens_of(sql)
+    start = 0
+    while start < len(tokens) and tokens[start] == ("other", ";"):
+        start += 1
+    return tokens[start:]
+
+
 @functools.lru_cache(maxsize=4096)
 def read_statement(sql: str) -> Statement:
     """The statement's kind, words and PRAGMA, memoized (tools repeat their SQL)."""
-    tokens = tokens_of(sql)
+    tokens = statement_tokens(sql)
     words = tuple(text.upper() for kind, text in tokens if kind == "word")
     upper = [(kind, text.upper()) for kind, text in tokens[:3]]
     explained = upper[:1] == [("word", "EXPLAIN")]
