@@ -57,22 +57,8 @@ def statements(draw: st.DrawFn) -> str:
 
 def authorized_pragma(sql: str) -> tuple[str, bool] | None:
     """The PRAGMA SQLite's compiler asks to run for `sql` (name, with a value?), or None."""
-    conn = sqlite3.connect(":memory:")
-    seen: list[tuple[str, bool]] = []
-
-    def note(action: int, arg1: str | None, arg2: str | None, *_: object) -> int:
-        if action == sqlite3.SQLITE_PRAGMA:
-            seen.append(((arg1 or "").lower(), arg2 is not None))
-        return sqlite3.SQLITE_DENY  # asked before the PRAGMA acts: nothing runs
-
-    conn.set_authorizer(note)
-    try:
-        conn.execute(sql)
-    except sqlite3.Error:
-        pass
-    finally:
-        conn.close()
-    return seen[0] if seen else None
+    pragmas = [(a1, a2) for action, a1, a2 in asked(sql) if action == sqlite3.SQLITE_PRAGMA]
+    return ((pragmas[0][0] or "").lower(), pragmas[0][1] is not None) if pragmas else None
 
 
 @settings(max_examples=300, deadline=None)
@@ -120,13 +106,16 @@ def attaches_and_creates(draw: st.DrawFn) -> str:
     return f"{gap()}{explain}{gap() if explain else ''}{body}{gap()}"
 
 
-def authorized_actions(sql: str) -> set[int]:
-    """The actions SQLite's compiler asks about for `sql`, nothing run."""
-    conn = sqlite3.connect(":memory:")
-    seen: set[int] = set()
+def asked(sql: str) -> list[tuple[int, str | None, str | None]]:
+    """What SQLite's compiler asks the authorizer for `sql`: (action, arg1, arg2), in order.
 
-    def note(action: int, *_: object) -> int:
-        seen.add(action)
+    Every request is denied, so nothing runs: PRAGMAs are asked before they act.
+    """
+    conn = sqlite3.connect(":memory:")
+    seen: list[tuple[int, str | None, str | None]] = []
+
+    def note(action: int, arg1: str | None, arg2: str | None, *_: object) -> int:
+        seen.append((action, arg1, arg2))
         return sqlite3.SQLITE_DENY
 
     conn.set_authorizer(note)
@@ -137,6 +126,11 @@ def authorized_actions(sql: str) -> set[int]:
     finally:
         conn.close()
     return seen
+
+
+def authorized_actions(sql: str) -> set[int]:
+    """The actions SQLite's compiler asks about for `sql`, nothing run."""
+    return {action for action, _, _ in asked(sql)}
 
 
 @settings(max_examples=200, deadline=None)
