@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate._schema import Schema, quote, read_schema
+from kaudit.substrate._schema import Schema, drop_temporary, read_schema
 
 _READS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
 FILE_FUNCTIONS = frozenset(
@@ -59,11 +59,7 @@ def shadows_dropped(conn: sqlite3.Connection) -> None:
     schema reader calls) would answer for it to the checks and the labeler. Temporary
     triggers stay: on a frozen state no write can fire them.
     """
-    rows = conn.execute(
-        "SELECT type, name FROM temp.sqlite_master WHERE type IN ('table', 'view')"
-    ).fetchall()
-    for kind, name in rows:
-        conn.execute(f"DROP {'TABLE' if kind == 'table' else 'VIEW'} temp.{quote(name)}")
+    drop_temporary(conn, ("table", "view"))
 
 
 class ReadOnlyGuard:

@@ -37,9 +37,11 @@ from typing import Literal
 
 from kaudit.errors import SubstrateError
 from kaudit.substrate._capture import CHANGE_LOG
-from kaudit.substrate._schema import INTERNAL_PREFIX, quote
+from kaudit.substrate._schema import INTERNAL_PREFIX, drop_temporary
 from kaudit.substrate._statement import Statement, read_statement, statement_tokens
 
+_TEMPORARY = ("trigger", "view", "table")
+"""Every kind of temp object SQL can make; a fresh sandbox has none."""
 IDLE_PER_WORLD = 8
 """Idle connections kept per template (a local campaign runs 8 sandboxes at once)."""
 IDLE_IN_PROCESS = 16
@@ -350,7 +352,7 @@ class PooledRun(StatementRules):
         if self._opened:
             raise SubstrateError(f"run {self.run_id}: a guard script after the run began")
         if self._script != script:
-            _drop_temporary(self.conn)
+            drop_temporary(self.conn, _TEMPORARY)
             self.conn.executescript(script)
             self._script = script
             self._script_rows = _temp_rows(self.conn)
@@ -359,7 +361,7 @@ class PooledRun(StatementRules):
     def settle(self) -> None:
         """Drop a guard script an earlier run left that this run did not ask for."""
         if self._script is not None and not self._holds_script:
-            _drop_temporary(self.conn)
+            drop_temporary(self.conn, _TEMPORARY)
             self._script = None
             self._script_rows = frozenset()
 
@@ -445,7 +447,7 @@ class PooledRun(StatementRules):
             # Temporary objects that outlived the rollback were made outside the run's
             # transaction, by the harness before the run's first statement (a
             # boundary's scope triggers); a fresh connection has none.
-            _drop_temporary(conn)
+            drop_temporary(conn, _TEMPORARY)
             if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
                 return False
         if not counted and conn.execute("SELECT last_insert_rowid() OR changes()").fetchone()[0]:
@@ -460,12 +462,3 @@ def _temp_rows(conn: sqlite3.Connection) -> frozenset[tuple[str, str]]:
     """The temp schema's objects as SQLite stores them: (name, sql)."""
     rows = conn.execute("SELECT name, coalesce(sql, '') FROM temp.sqlite_master").fetchall()
     return frozenset(rows)
-
-
-def _drop_temporary(conn: sqlite3.Connection) -> None:
-    """Drop every temporary trigger, view and table (indexes go with their tables)."""
-    temporary = conn.execute(
-        "SELECT type, name FROM temp.sqlite_master WHERE type IN ('trigger', 'view', 'table')"
-    ).fetchall()
-    for kind, name in temporary:
-        conn.execute(f"DROP {kind.upper()} IF EXISTS temp.{quote(name)}")

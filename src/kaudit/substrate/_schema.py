@@ -99,3 +99,16 @@ def rowid_alias(conn: sqlite3.Connection, table: TableSchema) -> str | None:
         return None
     indexes = conn.execute(f"PRAGMA index_list({quote(table.name)})").fetchall()
     return None if any(row[3] == "pk" for row in indexes) else table.primary_key[0]
+
+
+def drop_temporary(conn: sqlite3.Connection, kinds: tuple[str, ...]) -> None:
+    """Drop the temp schema's objects of `kinds` ('trigger', 'view', 'table').
+
+    Indexes and triggers on a temporary table go with it.
+    """
+    marks = ", ".join("?" * len(kinds))
+    rows = conn.execute(
+        f"SELECT type, name FROM temp.sqlite_master WHERE type IN ({marks})", kinds
+    ).fetchall()
+    for kind, name in rows:
+        conn.execute(f"DROP {kind.upper()} IF EXISTS temp.{quote(name)}")
