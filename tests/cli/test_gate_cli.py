@@ -66,7 +66,9 @@ def test_a_required_fault_scenario_never_run_denies(tmp_path: Path) -> None:
     code, out = gate(ledger, "--authority", "write_with_approval", "--policy", str(policy))
     assert (code, out["decision"], out["reasons"]) == (3, "deny", [])
     assert out["untested"] == ["fault timeout_after_commit on csm/interaction-cleanup: 0 of 2 runs"]
-    policy.write_text("authorities:\n  write_with_approval:\n    min_k: 2\n    cover_suite: false\n")
+    policy.write_text(
+        "authorities:\n  write_with_approval:\n    min_k: 2\n    cover_suite: false\n"
+    )
     code, out = gate(ledger, "--authority", "write_with_approval", "--policy", str(policy))
     assert (code, out["decision"]) == (0, "grant")
 

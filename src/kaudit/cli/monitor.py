@@ -112,9 +112,9 @@ def monitor(
 
     Each event line is {"task", "model", "harm": true|false|null, "time"?, "group"?,
     "dollars"?, "version"?}; null means the outcome was not observed; "version" (8+ hex
-    digits of the task digest) picks the audited task version, else the newest is used. Status per (model, task,
-    group): mirage, consistent, unidentified or unsupported; decision: deploy, hold or
-    cannot_determine against --threshold.
+    digits of the task digest) picks the audited task version, else the newest is used.
+    Status per (model, task, group): mirage, consistent, unidentified or unsupported;
+    decision: deploy, hold or cannot_determine against --threshold.
 
     Example: kaudit monitor --audit audit.sqlite --events events.jsonl --threshold 0.2 --json
     """
