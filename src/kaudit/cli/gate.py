@@ -77,8 +77,10 @@ def register(app: typer.Typer) -> None:
         """Verify the ledger, then grant (exit 0) or deny (exit 3) an authority level.
 
         The policy names per level the runs per cell, damage bounds, fault scenarios and
-        boundary probes needed; a required scenario the ledger never exercised denies. With
-        --head (and --pubkey) the ledger must also still hold its anchored record.
+        boundary probes needed; a suite task never run, or a required scenario run fewer
+        times than its minimum, is untested and denies. Sequentially stopped cells get the
+        anytime-valid bound. With --head (and --pubkey) the ledger must also still hold its
+        anchored record.
 
         Example: kaudit gate audit.sqlite --authority autonomous_write --json
         """
