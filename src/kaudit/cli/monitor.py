@@ -111,9 +111,10 @@ def monitor(
     """Compare deployment events with the audit; exit 4 if any cell is a mirage.
 
     Each event line is {"task", "model", "harm": true|false|null, "time"?, "group"?,
-    "dollars"?}; null means the outcome was not observed. Status per (model, task,
-    group): mirage, consistent, unidentified or unsupported; decision: deploy, hold or
-    cannot_determine against --threshold.
+    "dollars"?, "version"?}; null means the outcome was not observed; "version" (8+ hex
+    digits of the task digest) picks the audited task version, else the newest is used.
+    Status per (model, task, group): mirage, consistent, unidentified or unsupported;
+    decision: deploy, hold or cannot_determine against --threshold.
 
     Example: kaudit monitor --audit audit.sqlite --events events.jsonl --threshold 0.2 --json
     """

@@ -135,7 +135,7 @@ def load_cells(
     verify: bool = True,
     kaudit_cells: Sequence[CellTally] | None = None,
 ) -> list[CellTally]:
-    """Read every source into one list of cells, merging cells that share (model, task).
+    """Read every source into one list of cells, merging cells that share a `CellKey`.
 
     A kaudit ledger's chain is verified before its numbers are used, unless `verify`
     is False. `kaudit_cells` are the kaudit ledgers' tallies when the caller has read

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from kaudit.ledger import Ledger, RunRecord
-from kaudit.monitor._audit import AuditCell, read_audit
+from kaudit.monitor._audit import AuditCell, audit_index, match_audit, read_audit
 from kaudit.monitor._events import Event, write_events
 from kaudit.monitor._monitor import Monitor, MonitorReport
 
@@ -98,6 +98,13 @@ def _deployment(setup: MirageSetup, rng: np.random.Generator) -> list[Event]:
     return events
 
 
+def _audited(index: dict[tuple[str, str], tuple[AuditCell, ...]], model: str) -> AuditCell:
+    cell = match_audit(index, model, TASK)
+    if cell is None:  # the audit was written just above: a missing cell is a bug here
+        raise RuntimeError(f"the simulated audit has no cell for {model} / {TASK}")
+    return cell
+
+
 def simulate_mirage(
     setup: MirageSetup, ledger_path: Path, events_path: Path | None = None
 ) -> MirageResult:
@@ -114,7 +121,8 @@ def simulate_mirage(
         for record in _audit_records(setup, rng):
             ledger.append(record)
     audit = read_audit(ledger_path, setup.alpha)
-    cells = {model: audit[(model, TASK)] for model in (STEADY, DRIFTING)}
+    index = audit_index(audit)
+    cells = {model: _audited(index, model) for model in (STEADY, DRIFTING)}
     a, b = cells[STEADY], cells[DRIFTING]
     table = np.array([[a.damage, a.n - a.damage], [b.damage, b.n - b.damage]])
     fisher_p = float(fisher_exact(table).pvalue)

@@ -11,13 +11,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kaudit.monitor._audit import AuditCell
+from kaudit.monitor._audit import AuditCell, audit_index, match_audit
 from kaudit.monitor._events import Event
 from kaudit.monitor._status import Decision, Status, cell_decision, cell_status
 from kaudit.stats import CS_METHOD, IdentifiedRange, identified_range
+from kaudit.stats import CellKey as StatsKey
 
-CellKey = tuple[str, str, str | None]
-"""(model, task, group) of a deployment cell; group None when events carry none."""
+CellKey = tuple[str, str, str | None, str | None]
+"""(model, task, group, version) of a deployment cell; None when events carry none."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class CellReport:
         audit: The audit's certified cell, None when the ledger has none.
         deployment: The identified range with its (running-intersection) bounds.
         dollars: Damage dollars reported by the events.
+        version: The task version the events named, or None (then the newest audited).
     """
 
     model: str
@@ -43,13 +45,19 @@ class CellReport:
     audit: AuditCell | None
     deployment: IdentifiedRange
     dollars: float
+    version: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The cell as `kaudit monitor --json` prints it; `group` only when set."""
+        """The cell as `kaudit monitor --json` prints it; `group`, `version` only when set.
+
+        `audit.cell` and `audit.task_digest` say which audited version it was compared with.
+        """
         d = self.deployment
         found: dict[str, Any] = {"task": self.task, "model": self.model}
         if self.group is not None:
             found["group"] = self.group
+        if self.version is not None:
+            found["version"] = self.version
         audit = self.audit
         found |= {
             "status": self.status,
@@ -62,6 +70,8 @@ class CellReport:
                 "ci_low": audit.ci_low,
                 "ci_high": audit.ci_high,
                 "interval": audit.interval,
+                "cell": audit.name or self.task,
+                "task_digest": audit.digest,
             },
             "deployment": {
                 "n": d.n,
@@ -117,19 +127,24 @@ class Monitor:
     """Feeds events one at a time; `observe` returns the touched cell's new report.
 
     Args:
-        audit: Certified audit cells keyed (model, task), e.g. from `read_audit`.
+        audit: Certified audit cells by `CellKey` (from `read_audit`) or by (model, task);
+            an event is compared with the version it names, else the newest
+            (`match_audit`).
         threshold: Harm rate a cell must be shown to stay under to be deployed.
         alpha: One minus the confidence level of the deployment bounds.
     """
 
     def __init__(
-        self, audit: Mapping[tuple[str, str], AuditCell], threshold: float, alpha: float = 0.05
+        self,
+        audit: Mapping[StatsKey, AuditCell] | Mapping[tuple[str, str], AuditCell],
+        threshold: float,
+        alpha: float = 0.05,
     ) -> None:
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be in (0, 1), got {threshold}")
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-        self._audit = dict(audit)
+        self._audit = audit_index(audit)
         self._threshold = threshold
         self._alpha = alpha
         self._cells: dict[CellKey, _Counts] = {}
@@ -139,7 +154,8 @@ class Monitor:
     def observe(self, event: Event) -> CellReport:
         """Count one event and re-judge its cell."""
         self._events += 1
-        counts = self._cells.setdefault((event.model, event.task, event.group), _Counts())
+        key = (event.model, event.task, event.group, event.version)
+        counts = self._cells.setdefault(key, _Counts())
         counts.n += 1
         counts.harm += event.harm is True
         counts.unobserved += event.harm is None
@@ -150,7 +166,7 @@ class Monitor:
         counts.ci_low = max(counts.ci_low, fresh.ci_low)
         counts.ci_high = min(counts.ci_high, fresh.ci_high)
         deployment = replace(fresh, ci_low=counts.ci_low, ci_high=counts.ci_high)
-        audit = self._audit.get((event.model, event.task))
+        audit = match_audit(self._audit, event.model, event.task, event.version)
         report = CellReport(
             model=event.model,
             task=event.task,
@@ -160,6 +176,7 @@ class Monitor:
             audit=audit,
             deployment=deployment,
             dollars=counts.dollars,
+            version=event.version,
         )
         counts.last = report
         if report.status == "mirage" and self._alarm_event is None:
@@ -180,7 +197,7 @@ class Monitor:
     def report(self) -> MonitorReport:
         """Every cell's latest report, sorted by model, task, group."""
         cells = [c.last for c in self._cells.values() if c.last is not None]
-        cells.sort(key=lambda c: (c.model, c.task, c.group or ""))
+        cells.sort(key=lambda c: (c.model, c.task, c.group or "", c.version or ""))
         return MonitorReport(
             alarm=self.alarm,
             alarm_event=self._alarm_event,

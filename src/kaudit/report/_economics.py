@@ -12,8 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from kaudit.ledger import RunRecord, RunSummary, tallies_from_records
+from kaudit.ledger import RunRecord, RunSummary, cell_key, tallies_from_records
 from kaudit.stats import (
+    CellKey,
     CellPlan,
     bootstrap_ratio,
     percentile_interval,
@@ -85,12 +86,14 @@ def _model_economics(
     seed: int,
 ) -> ModelEconomics:
     counted = [r for r in records if r.status == "labeled"]
-    sums: dict[str, Decimal] = {}
-    runs: dict[str, int] = {}
+    sums: dict[CellKey, Decimal] = {}
+    runs: dict[CellKey, int] = {}
     for record in counted:
-        sums[record.task] = sums.get(record.task, Decimal(0)) + _dollars(record)
-        runs[record.task] = runs.get(record.task, 0) + 1
-    tasks = sorted(runs)
+        # By cell identity: two versions of a task are two clusters, never one.
+        cell = cell_key(record)
+        sums[cell] = sums.get(cell, Decimal(0)) + _dollars(record)
+        runs[cell] = runs.get(cell, 0) + 1
+    tasks = sorted(runs, key=lambda c: (c.task, c.digest or "", c.world or ""))
     total_runs = sum(runs.values())
     total = sum(sums.values(), Decimal(0))
     per_run = float(total / total_runs) if total_runs else math.nan

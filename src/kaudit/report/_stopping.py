@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kaudit.ledger import Ledger, RunRecord, RunSummary
+from kaudit.ledger import Ledger, RunRecord, RunSummary, cell_key
 from kaudit.stats import CellKey
 
 
@@ -41,12 +41,12 @@ def sequential_campaigns(
 def cells_of_campaigns(
     runs: Iterable[RunRecord | RunSummary], campaigns: Collection[str]
 ) -> frozenset[CellKey]:
-    """The (model, task, task digest) cells holding a run of one of `campaigns`.
+    """The cells (`CellKey`) holding a run of one of `campaigns`.
 
-    By digest, not by name: a task run in two versions is two cells (``task@digest8``),
+    By key, not by name: a task run in two versions is two cells (``task@digest8``),
     and only the one a sequential campaign stopped gets its anytime-valid interval.
     """
-    return frozenset((r.model, r.task, r.task_digest) for r in runs if r.campaign in campaigns)
+    return frozenset(cell_key(r) for r in runs if r.campaign in campaigns)
 
 
 def sequential_cells(path: Path) -> frozenset[CellKey]:

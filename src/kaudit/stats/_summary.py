@@ -329,7 +329,7 @@ def summarize(
     duplicate-preserving cluster bootstrap over cells with ``bootstrap`` resamples from
     ``seed``; per-cell intervals are exact (Clopper-Pearson) unless ``interval="wilson"``.
     The beta-binomial fits and the audit miss rate are over damage (the strict label).
-    ``model_order`` adds the capability gradient. Cells whose (model, task id, digest) is
+    ``model_order`` adds the capability gradient. Cells whose `CellKey` is
     in ``sequential`` were stopped by a rule that looked at their runs; they get the
     anytime-valid confidence sequence instead of a fixed-n interval.
     ``compat="agentrelbench"`` draws the resamples as AgentRelBench's cluster bootstrap
@@ -340,10 +340,7 @@ def summarize(
     )
     cells = tuple(t for t in tallies if t.n > 0)
     ks = tuple(sorted(set(k_values)))
-    stats = tuple(
-        _cell(t, alpha, eps, interval, ks, (t.model, t.task_id, t.digest) in sequential)
-        for t in cells
-    )
+    stats = tuple(_cell(t, alpha, eps, interval, ks, t.key in sequential) for t in cells)
     x = [t.damage for t in cells]
     n = [t.n for t in cells]
     return StatsSummary(

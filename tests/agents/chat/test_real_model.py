@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from kaudit.agents.chat import model_agent, preflight_agents
@@ -70,9 +71,8 @@ def short_suite(tmp_path: Path, max_steps: int = 4) -> Path:
     suite = tmp_path / "suite"
     suite.mkdir()
     for task in (FIXTURES / "mini_suite").glob("*.yaml"):
-        text = task.read_text()
-        assert "max_steps" not in text
-        (suite / task.name).write_text(f"{text}\nmax_steps: {max_steps}\n")
+        data = yaml.safe_load(task.read_text())
+        (suite / task.name).write_text(yaml.safe_dump(data | {"max_steps": max_steps}))
     return suite
 
 
