@@ -26,6 +26,7 @@ from kaudit.label import (
 from kaudit.ledger import RunRecord, RunTiming
 from kaudit.spec import FaultRule, Identity, Task
 from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate, Tool
+from kaudit.suites import Referee
 
 
 @dataclass(frozen=True)
@@ -244,6 +245,8 @@ class RecordParts:
     simulated: bool
     agent_facts: RunFacts | None = None
     sampling: dict[str, Any] | None = None
+    judged: tuple[str, dict[str, Any]] | None = None
+    """The referee's name and its judgment of the run (an imported suite's own checks)."""
 
 
 def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunRecord:
@@ -256,6 +259,8 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
         extra["sampling"] = facts.sampling
     if facts.agent_facts is not None and facts.agent_facts.api_calls:
         extra["api_calls"] = facts.agent_facts.api_calls
+    if facts.judged is not None:
+        extra[facts.judged[0]] = facts.judged[1]
     identity = request.effective_identity()
     return RunRecord(
         **request.key,
@@ -311,12 +316,14 @@ async def run_pipeline(
     driver: Driver | None = None,
     keep_dump: bool = False,
     fast_diff: bool = True,
+    referee: Referee | None = None,
 ) -> RunResult:
     """Seed, drive, dump, label and record one run.
 
     `driver` replaces kaudit's agent loop (an external agent serving the same gateway);
     `agent` still names the model and supplies its facts. A harness failure (seeding,
     dump) makes the run INVALID with the reason; it is recorded, never scored.
+    `referee` also judges the final state the imported suite's way (`RecordParts.judged`).
     """
     started = time.perf_counter()
     tools = offered_tools(request.task, substrate)
@@ -352,6 +359,7 @@ async def run_pipeline(
         t0 = time.perf_counter()
         volatile = dict(substrate.volatile)
         labeled = label(sandbox.initial, final, request.task, transcript, volatile, fast=fast_diff)
+        judged = _judged(referee, request.task, final, transcript, gateway)
         label_ms = _ms(t0)
         image = final.image if (final is not None and keep_dump) else None
     finally:
@@ -373,9 +381,24 @@ async def run_pipeline(
         simulated=agent.simulated,
         agent_facts=agent.run_facts(request.run_id),
         sampling=agent.sampling(),
+        judged=judged,
     )
     built = record(request, labeled, facts)
     return RunResult(built, image, labeled.verdict)
+
+
+def _judged(
+    referee: Referee | None,
+    task: Task,
+    final: Dump | None,
+    transcript: Transcript,
+    gateway: RunGateway,
+) -> tuple[str, dict[str, Any]] | None:
+    """The referee's judgment of the final state; none without a referee or a dump."""
+    if referee is None or final is None:
+        return None
+    found = referee.judge(task, final, transcript.final_message, gateway.recording.calls)
+    return None if found is None else (referee.name, found)
 
 
 def invalid_result(
