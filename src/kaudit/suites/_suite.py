@@ -163,7 +163,11 @@ ENTRY_POINT_GROUP = "kaudit.suites"
 SUITE_LOADERS: Registry[SuiteLoader] = Registry(
     "suite loader",
     ENTRY_POINT_GROUP,
-    builtins=("kaudit.suites._agentrelbench", "kaudit.suites._own_world", "kaudit.suites._agentdojo"),
+    builtins=(
+        "kaudit.suites._agentrelbench",
+        "kaudit.suites._own_world",
+        "kaudit.suites._agentdojo",
+    ),
     error=SuiteError,
 )
 """Loaders for suite references written `PREFIX:ARGUMENT`, by prefix."""

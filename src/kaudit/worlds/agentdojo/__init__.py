@@ -6,7 +6,7 @@ lives in `kaudit.suites`.
 """
 
 from kaudit.worlds.agentdojo._attack import ATTACK, important_instructions, injectable
-from kaudit.worlds.agentdojo._referee import REFEREE, AgentDojoReferee, explain
+from kaudit.worlds.agentdojo._referee import REFEREE, AgentDojoReferee
 from kaudit.worlds.agentdojo._tables import TableLayout, layout_of, read_env, rows_of
 from kaudit.worlds.agentdojo._tasks import PairSource, build_task, row_edits
 from kaudit.worlds.agentdojo._tools import agentdojo_tool, tool_tag
@@ -21,7 +21,6 @@ __all__ = [
     "TableLayout",
     "agentdojo_tool",
     "build_task",
-    "explain",
     "important_instructions",
     "injectable",
     "injections_digest",

@@ -97,8 +97,9 @@ def _collection_table(part: str, field: str, annotation: Any) -> TableLayout | N
         return TableLayout(field, part, field, "list", key, _model_columns(item), item)
     if origin is dict and len(args) == 2 and args[0] is str:
         if _is_model(args[1]):
-            return TableLayout(field, part, field, "dict", DICT_KEY, _model_columns(args[1]),
-                               args[1])  # fmt: skip
+            return TableLayout(
+                field, part, field, "dict", DICT_KEY, _model_columns(args[1]), args[1]
+            )
         return TableLayout(field, part, field, "dict", DICT_KEY, (_column(VALUE, args[1]),), None)
     return None
 
@@ -127,8 +128,9 @@ def layout_of(env_type: type[BaseModel]) -> tuple[TableLayout, ...]:
 
 
 def _renamed(table: TableLayout, name: str) -> TableLayout:
-    return TableLayout(name, table.part, table.field, table.kind, table.key, table.columns,
-                       table.item_model)  # fmt: skip
+    return TableLayout(
+        name, table.part, table.field, table.kind, table.key, table.columns, table.item_model
+    )
 
 
 def create_sql(table: TableLayout) -> str:
@@ -173,9 +175,7 @@ def rows_of(tables: Sequence[TableLayout], env: BaseModel) -> dict[str, dict[Any
         items = value.items() if table.kind == "dict" else enumerate(value)
         rows: dict[Any, dict[str, Any]] = {}
         for position, (index, item) in enumerate(items):
-            key = index if table.kind == "dict" else (
-                item.id if table.key == "id" else position
-            )  # fmt: skip
+            key = index if table.kind == "dict" else (item.id if table.key == "id" else position)
             rows[key] = _row(table, key, position, item)
         out[table.name] = rows
     return out
@@ -214,9 +214,7 @@ def read_env(tables: Sequence[TableLayout], env_type: type[BaseModel], query: Qu
             row = rows[0] if rows else {}
             parts[table.part].update({c.name: _loaded(c, row.get(c.name)) for c in table.columns})
             continue
-        values = [
-            {c.name: _loaded(c, r.get(c.name)) for c in table.columns} for r in rows
-        ]  # fmt: skip
+        values = [{c.name: _loaded(c, r.get(c.name)) for c in table.columns} for r in rows]
         if table.kind == "list":
             parts[table.part][table.field or ""] = values
         elif table.item_model is None:
@@ -268,7 +266,5 @@ def write_changes(
             diff = {c: v for c, v in row.items() if old[k].get(c) != v}
             if diff:
                 sets = ", ".join(f"{quote(c)} = ?" for c in diff)
-                changed += execute(
-                    f"UPDATE {name} SET {sets} WHERE {key} = ?", (*diff.values(), k)
-                )
+                changed += execute(f"UPDATE {name} SET {sets} WHERE {key} = ?", (*diff.values(), k))
     return changed

@@ -76,8 +76,14 @@ class AgentDojoWorld:
         """sha256 over agentdojo's version, the suite, the environment and the layout."""
         from importlib.metadata import version
 
-        parts = ("agentdojo", version("agentdojo"), self.suite.name, self.version,
-                 LAYOUT_VERSION, self._environment_json)  # fmt: skip
+        parts = (
+            "agentdojo",
+            version("agentdojo"),
+            self.suite.name,
+            self.version,
+            LAYOUT_VERSION,
+            self._environment_json,
+        )
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def build(self, conn: sqlite3.Connection) -> None:
@@ -100,9 +106,7 @@ class AgentDojoWorld:
         Order is how AgentDojo's tools see a list, not a fact about a row: a removal
         shifts every later position, which must not read as a change to those rows.
         """
-        return {
-            t.name: (POSITION,) for t in self.tables if t.kind != "one" and t.key != POSITION
-        }
+        return {t.name: (POSITION,) for t in self.tables if t.kind != "one" and t.key != POSITION}
 
     @property
     def source_database(self) -> str | None:
@@ -116,8 +120,7 @@ class AgentDojoWorld:
 
         runtime = FunctionsRuntime(self.suite.tools)
         return {
-            f.name: agentdojo_tool(f, runtime, self.tables, self.env_type)
-            for f in self.suite.tools
+            f.name: agentdojo_tool(f, runtime, self.tables, self.env_type) for f in self.suite.tools
         }
 
     def toolset(
