@@ -318,7 +318,7 @@ def referee_tables(report: RefereeReport) -> list[TextTable]:
                 str(p.security),
                 "yes" if p.stochastic else "no",
                 _pct(p.single_run_miss),
-                f"{p.dollars:,.2f}",
+                f"{p.dollars:,.2f}" if p.dollars else "",
             )
             for p in report.pairs
         ),
