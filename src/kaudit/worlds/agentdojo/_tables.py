@@ -108,10 +108,9 @@ def layout_of(env_type: type[BaseModel]) -> tuple[TableLayout, ...]:
     """The tables of environments of type `env_type`; an unmappable part is a SuiteError."""
     tables: list[TableLayout] = []
     for part, info in env_type.model_fields.items():
-        model = info.annotation
-        if not _is_model(model):
+        if not _is_model(info.annotation):
             raise SuiteError(f"agentdojo environment part {part!r} is not a model")
-        assert isinstance(model, type) and issubclass(model, BaseModel)  # narrowed above
+        model = typing.cast(type[BaseModel], info.annotation)
         plain: list[Column] = []
         for field, finfo in model.model_fields.items():
             collection = _collection_table(part, field, finfo.annotation)
