@@ -60,3 +60,16 @@ def test_referee_names_a_wrong_security_judgment(banking: Suite) -> None:
     task = banking.tasks["user_task_0/injection_task_5"]
     found = referee.script_mismatches(task, "injection", {"utility": False, "security": False})
     assert found == ["agentdojo security: expected True, got False"]
+
+
+def test_two_identical_payments_need_two_new_rows(banking: Suite) -> None:
+    """Fails if a second identical ground-truth payment is satisfied by the first one."""
+    from kaudit.worlds.agentdojo._tasks import RowEdit, _Rules
+
+    world = banking.referee.sources["user_task_0"].world  # type: ignore[union-attr]
+    table = next(t for t in world.tables if t.name == "transactions")
+    rules = _Rules("banking")
+    for index, key in enumerate((8, 9)):
+        row = {"id": key, "position": key, "recipient": "X", "amount": 1.0, "subject": "s"}
+        rules.add(index, RowEdit(table, "added", key, None, row), {})
+    assert [c.expected for c in rules.checks] == [1, 2]

@@ -114,6 +114,7 @@ class _Rules:
         self.allowed: list[dict[str, Any]] = []
         self.checks: list[Check] = []
         self.params: dict[str, Any] = {}
+        self.added: list[tuple[str, tuple[tuple[str, Any], ...]]] = []
 
     def param(self, index: int, column: str, value: Any) -> str:
         name = f"c{index}_{column}"
@@ -132,7 +133,10 @@ class _Rules:
             )
             intent = {c: edit.after[c] for c in columns}
             self.allowed.append({"table": table.name, "op": "added", "where": intent})
+            # Rows like it already there, and those an earlier ground-truth call added.
             already = sum(all(r.get(c) == v for c, v in intent.items()) for r in pre_rows.values())
+            already += self.added.count((table.name, tuple(intent.items())))
+            self.added.append((table.name, tuple(intent.items())))
             self.checks.append(
                 Check(
                     name=f"{table.name}_added_{index}",
