@@ -24,6 +24,12 @@ from kaudit.report import (
     stopping_rule_text,
     terminal_tables,
 )
+from kaudit.report._referee import (
+    RefereeReport,
+    disagreement_lines,
+    referee_report,
+    referee_tables,
+)
 
 
 def exposure_lines(report: CampaignReport) -> list[str]:
@@ -61,6 +67,20 @@ def _write_html(
         path.write_text(page, encoding="utf-8")
     except OSError as exc:
         raise KauditError(f"--html {path}: cannot write: {exc.strerror}") from None
+
+
+REFEREED_SUITES = ("agentdojo:",)
+"""Suites whose runs carry their own checks' judgment (`extra["agentdojo"]`)."""
+
+
+def _refereed(
+    store: Ledger, names: list[str], campaign: str | None, alpha: float
+) -> RefereeReport | None:
+    """The suite's own checks beside kaudit's, read only for campaigns on a refereed suite."""
+    suites = [str((store.manifest(n) or {}).get("suite", {}).get("name", "")) for n in names]
+    if not any(s.startswith(REFEREED_SUITES) for s in suites):
+        return None
+    return referee_report(store.records(campaign), "agentdojo", alpha)
 
 
 def register(app: typer.Typer) -> None:
@@ -111,10 +131,12 @@ def register(app: typer.Typer) -> None:
                 _write_html(
                     html, list(store.records(campaign)), ledger, alpha, model_order, sequential
                 )
+            judged = _refereed(store, names, campaign, alpha)
         built = build_report(runs, alpha, sequential)
         if as_json:
             unverified = {"verified": False} if no_verify else {}
-            print_json(built.to_json() | {"stopping_rules": rules} | unverified)
+            refereed = {"referee": judged.to_json()} if judged is not None else {}
+            print_json(built.to_json() | {"stopping_rules": rules} | unverified | refereed)
             return
         console = Console(highlight=False)
         if no_verify:
@@ -137,5 +159,9 @@ def register(app: typer.Typer) -> None:
             )
         for line in exposure_lines(built):
             console.print(line, soft_wrap=True)
+        if judged is not None:
+            print_tables(referee_tables(judged), console)
+            for line in disagreement_lines(judged):
+                console.print(line, soft_wrap=True, markup=False)
         if html is not None:
             console.print(f"HTML report -> {html}", soft_wrap=True)

@@ -218,6 +218,7 @@ class RunWork:
                 self.agents[job.model],
                 self.suite.substrate(request.task),
                 keep_dump=self.keep_dumps,
+                referee=self.suite.referee,
             )
         except Exception:  # a harness bug: recorded as invalid with the trace, never scored
             failed = harness_failure(request, traceback.format_exc(limit=5))

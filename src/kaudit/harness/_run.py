@@ -26,6 +26,7 @@ from kaudit.label import (
 from kaudit.ledger import RunRecord, RunTiming
 from kaudit.spec import FaultRule, Identity, Task
 from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate, Tool
+from kaudit.suites import Referee
 
 
 @dataclass(frozen=True)
@@ -247,6 +248,8 @@ class RecordParts:
     simulated: bool
     agent_facts: RunFacts | None = None
     sampling: dict[str, Any] | None = None
+    judged: tuple[str, dict[str, Any]] | None = None
+    """The referee's name and its judgment of the run (an imported suite's own checks)."""
 
 
 def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunRecord:
@@ -262,6 +265,8 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
         extra["model_ms"] = round(facts.agent_facts.model_ms, 3)
     if transcript.api_error is not None:
         extra["api_error"] = transcript.api_error
+    if facts.judged is not None:
+        extra[facts.judged[0]] = facts.judged[1]
     identity = request.effective_identity()
     return RunRecord(
         **request.key,
@@ -317,12 +322,14 @@ async def run_pipeline(
     driver: Driver | None = None,
     keep_dump: bool = False,
     fast_diff: bool = True,
+    referee: Referee | None = None,
 ) -> RunResult:
     """Seed, drive, dump, label and record one run.
 
     `driver` replaces kaudit's agent loop (an external agent serving the same gateway);
     `agent` still names the model and supplies its facts. A harness failure (seeding,
     dump) makes the run INVALID with the reason; it is recorded, never scored.
+    `referee` also judges the final state the imported suite's way (`RecordParts.judged`).
     """
     started = time.perf_counter()
     tools = offered_tools(request.task, substrate)
@@ -358,6 +365,7 @@ async def run_pipeline(
         t0 = time.perf_counter()
         volatile = dict(substrate.volatile)
         labeled = label(sandbox.initial, final, request.task, transcript, volatile, fast=fast_diff)
+        judged = _judged(referee, request.task, final, transcript, gateway)
         label_ms = _ms(t0)
         image = final.image if (final is not None and keep_dump) else None
     finally:
@@ -379,9 +387,24 @@ async def run_pipeline(
         simulated=agent.simulated,
         agent_facts=agent.run_facts(request.run_id),
         sampling=agent.sampling(),
+        judged=judged,
     )
     built = record(request, labeled, facts)
     return RunResult(built, image, labeled.verdict)
+
+
+def _judged(
+    referee: Referee | None,
+    task: Task,
+    final: Dump | None,
+    transcript: Transcript,
+    gateway: RunGateway,
+) -> tuple[str, dict[str, Any]] | None:
+    """The referee's judgment of the final state; none without a referee or a dump."""
+    if referee is None or final is None:
+        return None
+    found = referee.judge(task, final, transcript.final_message, gateway.recording.calls)
+    return None if found is None else (referee.name, found)
 
 
 def invalid_result(
