@@ -470,7 +470,13 @@ def analyze_cmd(
     """
     spec, digest = load_frozen_prereg(prereg)
     pools = _pool_sources(ledgers or [], model_file or [], fmt, list(spec.pools))
-    results = analyze(spec, pools)
+    paths = [
+        rest if sep and name in spec.pools else source
+        for source in ledgers or []
+        for name, sep, rest in [source.partition("=")]
+    ]
+    stopped = read_kaudit_sources(paths).sequential if fmt == LedgerFormat.kaudit else ()
+    results = analyze(spec, pools, stopped)
     if as_json:
         print_json({"prereg": str(prereg), "sha256": digest, "claims": [vars(r) for r in results]})
         return
