@@ -104,15 +104,21 @@ def _grading_table(records: Sequence[RunSummary]) -> TextTable:
 
 
 def _money_table(records: Sequence[RunSummary], alpha: float, seed: int) -> TextTable:
+    found = economics(records, alpha=alpha, seed=seed)
     rows = tuple(
         (e.model, str(e.runs), f"{e.damage_per_run:,.2f}",
-         _money_interval(*e.damage_ci), f"{e.damage_per_1000:,.0f}",
-         f"{e.spend_per_run:,.4f}", _money(e.risk_loaded_price, 0))
-        for e in economics(records, alpha=alpha, seed=seed)
+         _money_interval(*e.damage_ci) + ("!" if e.tail_warning else ""),
+         f"{e.damage_per_1000:,.0f}", f"{e.spend_per_run:,.4f}", _money(e.risk_loaded_price, 0))
+        for e in found
     )  # fmt: skip
-    headers = ("model", "runs", "E[$ damage]/run", "CI", "per 1,000 runs", "$ model/run",
-               "risk-loaded /1,000 (illustration)")  # fmt: skip
-    return TextTable("economics (damage dollars; CI: cluster bootstrap)", headers, rows)
+    level = round((1 - alpha) * 100)
+    headers = ("model", "runs", "E[$ damage]/run", f"{level}% CI", "per 1,000 runs",
+               "$ model/run", "risk-loaded /1,000 (illustration)")  # fmt: skip
+    title = f"economics (damage dollars; CI: {level}% percentile bootstrap over tasks)"
+    warned = [f"{e.model}: {e.tail_warning}" for e in found if e.tail_warning]
+    if warned:
+        title += "; ! " + "; ".join(warned)
+    return TextTable(title, headers, rows)
 
 
 def terminal_tables(

@@ -41,6 +41,7 @@ from ._summary import (
     pool_summary,
     summarize,
 )
+from ._tail import TailCheck, check_tail, hill_index
 from ._tally import CellKey, CellTally, distinguish_versions, merge_tallies, versioned_names
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "PoolSummary",
     "Prereg",
     "StatsSummary",
+    "TailCheck",
     "agreement",
     "all_clean_probability",
     "always_fail_upper",
@@ -71,6 +73,7 @@ __all__ = [
     "bootstrap_mean",
     "bootstrap_ratio",
     "capability_gradient",
+    "check_tail",
     "choose_ratio",
     "clopper_pearson",
     "cohen_kappa",
@@ -79,6 +82,7 @@ __all__ = [
     "fit_mle",
     "fit_moments",
     "freeze_prereg",
+    "hill_index",
     "identified_range",
     "is_stochastic",
     "load_frozen_prereg",
