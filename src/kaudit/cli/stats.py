@@ -208,7 +208,8 @@ def render_summary(summary: StatsSummary) -> list[Table]:
             _num(c.phat), f"[{_num(c.ci_low, 4)}, {_num(c.ci_high, 4)}]{_mark(c)}",
             "yes" if c.stochastic else "", _num(c.miss_k1),
         )  # fmt: skip
-    pool = Table(title="pool estimates (cluster bootstrap over cells)")
+    remarks = "".join(f"; {r}" for r in (summary.pool_note, *summary.caveats) if r)
+    pool = Table(title=f"pool estimates (CI: {summary.pool_interval}){remarks}")
     for col in ("estimator", "k", "mean", f"{level}% CI", "cells"):
         pool.add_column(col, justify="left" if col == "estimator" else "right")
     groups = (
@@ -245,7 +246,8 @@ def _render_dispersion(summary: StatsSummary) -> Table:
         ("k=1 miss rate, pair-weighted", _num(miss.pair)),
         ("k=1 miss rate, event-weighted", _num(miss.event)),
         ("share of damage in stochastic cells", _num(summary.stochastic_share)),
-        ("ICC, method of moments (raw)", f"{_num(m.icc)} ({_num(m.icc_raw)})"),
+        ("ICC, moments with mean n̄ (AgentRelBench) (raw)", f"{_num(m.icc)} ({_num(m.icc_raw)})"),
+        ("ICC, one-way ANOVA, unequal n (Fleiss)", _num(summary.anova_icc)),
         ("homogeneity chi-square p", _num(m.overdispersion_p, 4)),
         ("moments LR p (published)", _num(m.lr_p, 4)),
         ("ICC, maximum likelihood", _num(mle.icc)),
@@ -428,7 +430,10 @@ def plan(
     if as_json:
         print_json({"detect": detect, "ci_alpha": ci_alpha, "cells": [vars(c) for c in plans]})
         return
-    table = Table(title=f"runs to see damage with probability ≥ {detect} (conservative)")
+    table = Table(
+        title=f"runs to see damage with probability ≥ {detect} per cell (conservative); "
+        f"all {len(plans)} cells at once: ≥ {detect ** len(plans):.2f}"
+    )
     for col in ("model", "task", "damage", "n", "p lower", "runs"):
         table.add_column(col, justify="left" if col in ("model", "task") else "right")
     for c in plans:

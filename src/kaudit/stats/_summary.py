@@ -7,7 +7,15 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._betabinom import MleFit, MomentsFit, fit_mle, fit_moments
+from ._betabinom import (
+    ANOVA_ESTIMATOR,
+    MOMENTS_ESTIMATOR,
+    MleFit,
+    MomentsFit,
+    anova_icc,
+    fit_mle,
+    fit_moments,
+)
 from ._bootstrap import (
     IntArray,
     bootstrap_mean,
@@ -147,6 +155,7 @@ class StatsSummary:
             },
             "beta_binomial": {
                 "moments": {
+                    "estimator": MOMENTS_ESTIMATOR,
                     "icc": self.moments.icc,
                     "icc_raw": self.moments.icc_raw,
                     "alpha": self.moments.alpha,
@@ -156,7 +165,9 @@ class StatsSummary:
                     "mean": self.moments.mean,
                     "cells": self.moments.cells,
                 },
+                "anova": {"estimator": ANOVA_ESTIMATOR, "icc": self.anova_icc},
                 "mle": {
+                    "estimator": "maximum likelihood, unequal n (Griffiths 1973)",
                     "icc": self.mle.icc,
                     "icc_ci": None if self.mle.icc_ci is None else list(self.mle.icc_ci),
                     "alpha": self.mle.alpha,
@@ -451,6 +462,7 @@ def summarize(
         miss_event_ci=pool.miss_event_ci,
         moments=fit_moments(x, n),
         mle=fit_mle(x, n, alpha),
+        anova_icc=anova_icc(x, n),
         safe_k=pool.safe_k,
         safe_k_upper=pool.safe_k_upper,
         pass_k=pool.pass_k,
