@@ -17,7 +17,7 @@ __all__ = ["TailCheck", "check_tail", "hill_index"]
 
 DOMINANT_SHARE = 0.5
 """A single run carrying more than this share of all damage dollars is a warning."""
-HILL_MIN = 10
+HILL_MIN = 20
 """Damage runs the Hill estimate needs before it is used."""
 INDEX_FLOOR = 2.0
 """A tail index below this means infinite variance: the interval's level does not hold."""
