@@ -21,6 +21,7 @@ from kaudit.stats import (
     CellStats,
     CellTally,
     ClaimResult,
+    PoolEstimate,
     StatsSummary,
     analyze,
     freeze_prereg,
@@ -89,11 +90,16 @@ class KauditSources:
         sequential: (model, task, digest) cells holding a run of a sequentially stopped
             campaign.
         exposure: Faults and boundary attempts over every run of every ledger.
+        prefix: With sequential campaigns, the tallies with each stopped cell cut to the
+            runs its rule always gives (`kaudit.report.fixed_prefix_tallies`), else None.
+        prefix_runs: The fewest such runs over the sequential campaigns.
     """
 
     cells: list[CellTally]
     sequential: frozenset[CellKey]
     exposure: ExposureSummary
+    prefix: list[CellTally] | None = None
+    prefix_runs: int | None = None
 
 
 def read_kaudit_sources(paths: Sequence[str], verify: bool = True) -> KauditSources:
@@ -102,9 +108,16 @@ def read_kaudit_sources(paths: Sequence[str], verify: bool = True) -> KauditSour
     Each chain is verified (LedgerError on a broken one) unless `verify` is False.
     """
     from kaudit.ledger import Ledger, read_runs, tallies_from_records
-    from kaudit.report import cells_of_campaigns, sequential_campaigns
+    from kaudit.report import (
+        cells_of_campaigns,
+        fixed_prefix_tallies,
+        guaranteed_runs,
+        sequential_campaigns,
+    )
 
     cells: list[CellTally] = []
+    prefix: list[CellTally] = []
+    floors: list[int] = []
     sequential: set[CellKey] = set()
     runs: list[RunSummary] = []
     for path in paths:
@@ -113,10 +126,15 @@ def read_kaudit_sources(paths: Sequence[str], verify: bool = True) -> KauditSour
         with Ledger(path, readonly=True) as ledger:
             own = read_runs(ledger, verify=verify).runs
             chosen = sequential_campaigns(ledger.campaigns(), ledger.manifest)
+            cuts = {name: guaranteed_runs(ledger.manifest(name)) or 1 for name in chosen}
         cells += tallies_from_records(own)
+        prefix += fixed_prefix_tallies(own, cuts)
+        floors += cuts.values()
         sequential |= cells_of_campaigns(own, chosen)
         runs += own
-    return KauditSources(cells, frozenset(sequential), exposure_summary(runs))
+    if not floors:
+        return KauditSources(cells, frozenset(sequential), exposure_summary(runs))
+    return KauditSources(cells, frozenset(sequential), exposure_summary(runs), prefix, min(floors))
 
 
 def _distinct(ledgers: Sequence[str]) -> None:
@@ -212,12 +230,18 @@ def render_summary(summary: StatsSummary) -> list[Table]:
     pool = Table(title=f"pool estimates (CI: {summary.pool_interval}){remarks}")
     for col in ("estimator", "k", "mean", f"{level}% CI", "cells"):
         pool.add_column(col, justify="left" if col == "estimator" else "right")
-    groups = (
+    groups: tuple[tuple[str, tuple[PoolEstimate, ...]], ...] = (
         ("safe^k", summary.safe_k),
         ("safe^k (upper labels)", summary.safe_k_upper),
         ("pass^k", summary.pass_k),
         ("pass@k", summary.pass_at_k),
     )
+    if summary.fixed_prefix is not None:
+        first = f" (first {summary.fixed_prefix_runs} runs of stopped cells)"
+        groups += (
+            ("safe^k" + first, summary.fixed_prefix.safe_k),
+            ("pass^k" + first, summary.fixed_prefix.pass_k),
+        )
     for name, estimates in groups:
         for e in estimates:
             interval = f"[{_num(e.ci_low)}, {_num(e.ci_high)}]"
@@ -359,6 +383,9 @@ def stats(
         interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
         sequential=frozenset() if kaudit is None else kaudit.sequential,
         compat="agentrelbench" if chosen == Compat.agentrelbench else "kaudit",
+        fixed_prefix=None if kaudit is None or kaudit.prefix is None
+        else merge_tallies(kaudit.prefix),
+        fixed_prefix_runs=None if kaudit is None else kaudit.prefix_runs,
     )  # fmt: skip
     exposure = None if kaudit is None else kaudit.exposure
     if as_json:

@@ -52,8 +52,8 @@ Resampling = Literal["tasks", "two-way", "cells"]
 SEQUENTIAL_CAVEAT = (
     "{stopped} of {cells} cells were stopped sequentially (their number of runs depended "
     "on the runs): the pooled safe^k, pass^k, pass@k and miss rates are unbiased only for "
-    "fixed-n cells and are biased over these; read them from the fixed-k cells alone, or "
-    "from a fixed-k re-run"
+    "fixed-n cells and are biased over these; the unbiased alternative uses only the runs the "
+    "stopping rule gives every cell (`fixed_prefix`, shown where the ledger has them)"
 )
 
 
@@ -140,6 +140,8 @@ class StatsSummary:
     pool_note: str | None = None
     caveats: tuple[str, ...] = ()
     anova_icc: float | None = None
+    fixed_prefix: PoolSummary | None = None
+    fixed_prefix_runs: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-ready dict; NaN and undefined values become ``None`` (JSON null)."""
@@ -184,6 +186,14 @@ class StatsSummary:
                 "note": self.pool_note,
             },
             "caveats": list(self.caveats),
+            "fixed_prefix": None
+            if self.fixed_prefix is None
+            else {
+                "runs": self.fixed_prefix_runs,
+                "safe_k": _pool_json(self.fixed_prefix.safe_k),
+                "pass_k": _pool_json(self.fixed_prefix.pass_k),
+                "pass_at_k": _pool_json(self.fixed_prefix.pass_at_k),
+            },
             "safe_k": _pool_json(self.safe_k),
             "safe_k_upper": _pool_json(self.safe_k_upper),
             "pass_k": _pool_json(self.pass_k),
@@ -430,6 +440,8 @@ def summarize(
     model_order: Sequence[str] | None = None,
     sequential: Collection[CellKey] = (),
     compat: Compat = "kaudit",
+    fixed_prefix: Sequence[CellTally] | None = None,
+    fixed_prefix_runs: int | None = None,
 ) -> StatsSummary:
     """Compute every pool statistic from cell tallies; pure and seeded.
 
@@ -442,6 +454,9 @@ def summarize(
     anytime-valid confidence sequence instead of a fixed-n interval.
     ``compat="agentrelbench"`` draws the resamples as AgentRelBench's cluster bootstrap
     does (``random.Random(seed)``), so the same seed gives the same intervals as its package.
+    ``fixed_prefix`` are the pool's tallies with each stopped cell cut to the runs its
+    stopping rule always gives (``fixed_prefix_runs``, `kaudit.report.guaranteed_runs`):
+    a fixed-n sample, so its pool means are unbiased where the full pool's are not.
     """
     pool = pool_summary(
         tallies, alpha=alpha, k_values=k_values, bootstrap=bootstrap, seed=seed,
@@ -478,6 +493,17 @@ def summarize(
         bootstrap=bootstrap,
         seed=seed,
         compat=compat,
+        fixed_prefix=None
+        if fixed_prefix is None
+        else pool_summary(
+            fixed_prefix,
+            alpha=alpha,
+            k_values=k_values,
+            bootstrap=bootstrap,
+            seed=seed,
+            compat=compat,
+        ),
+        fixed_prefix_runs=fixed_prefix_runs,
         pool_interval=pool.interval,
         pool_clusters=pool.clusters,
         pool_note=pool.note,
