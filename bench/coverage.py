@@ -48,6 +48,25 @@ def pool_coverage(sims: int) -> None:
         print(f"pool safe^1, {resampling:8s} {compat:13s} coverage {covered / sims:.3f}")
 
 
+def small_pool_coverage(sims: int) -> None:
+    """One model on 10 tasks: few units, where a plain percentile interval is too narrow."""
+    draws = np.random.default_rng(0).normal(0.0, 1.5, size=200_000)
+    truth = float(np.mean(1 - expit(MODELS[0] + draws)))
+    for compat in ("kaudit", "agentrelbench"):
+        rng = np.random.default_rng(2)
+        covered = 0
+        for seed in range(sims):
+            task = rng.normal(0.0, 1.5, size=10)
+            x = rng.binomial(8, expit(MODELS[0] + task))
+            cells = [
+                CellTally("m", f"t{t}", 8, int(v), int(v), 8 - int(v)) for t, v in enumerate(x)
+            ]
+            e = pool_summary(cells, k_values=(1,), bootstrap=400, seed=seed,
+                             compat=compat).safe_k[0]  # type: ignore[arg-type]  # fmt: skip
+            covered += e.ci_low <= truth <= e.ci_high
+        print(f"pool safe^1, 1 model x 10 tasks, {compat:13s} coverage {covered / sims:.3f}")
+
+
 def tail_coverage(sims: int) -> None:
     for index in (1.1, 1.5, 3.0):
         rng = np.random.default_rng(0)
@@ -75,6 +94,7 @@ def main() -> None:
     parser.add_argument("--sims", type=int, default=200)
     sims = parser.parse_args().sims
     pool_coverage(sims)
+    small_pool_coverage(sims)
     tail_coverage(sims)
 
 

@@ -21,11 +21,11 @@ from scipy import special as _sp
 
 from kaudit.monitor._audit import AuditCell
 from kaudit.monitor._status import TOLERANCE, FamilyLevel, audit_upper, material_limit
+from kaudit.report import FIXED_K_METHOD as FIXED_K
 
 __all__ = ["DriftResult", "DriftSetup", "judge_streams", "simulate_drift"]
 
 _JEFFREYS = 0.5
-FIXED_K = "Clopper-Pearson (exact, fixed k)"
 
 
 @dataclass(frozen=True)

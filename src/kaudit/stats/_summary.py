@@ -366,6 +366,8 @@ def _note(clusters: int, resampling: Resampling, compat: Compat) -> str | None:
     if clusters >= 2:
         return None
     unit = "cell" if compat == "agentrelbench" or resampling == "cells" else "task"
+    if resampling == "two-way" and compat != "agentrelbench":
+        unit = "model or task"
     return f"no interval: the pool has {clusters} {unit}, and resampling one has no spread"
 
 
