@@ -104,6 +104,14 @@ class PoolEstimate:
     cells: int
 
 
+FEW_UNITS = 20
+"""Below this many resampled units the bootstrap interval covers visibly less than stated."""
+FEW_CAVEAT = (
+    "only {clusters} tasks: the bootstrap interval covers less than its level with few "
+    "tasks (0.855 for 95% at 10 tasks, bench/coverage.py)"
+)
+
+
 def _interval_label(resampling: Resampling, compat: Compat, alpha: float) -> str:
     level = f"{1 - alpha:.0%}"
     if compat == "agentrelbench":
@@ -414,7 +422,11 @@ def pool_summary(
 
     pair_ci, event_ci = _miss_intervals(cells, counts, alpha, clusters, expanded)
     stopped = sum((t.model, t.task_id, t.digest) in sequential for t in cells)
-    caveats = (SEQUENTIAL_CAVEAT.format(stopped=stopped, cells=len(cells)),) if stopped else ()
+    caveats: tuple[str, ...] = ()
+    if stopped:
+        caveats += (SEQUENTIAL_CAVEAT.format(stopped=stopped, cells=len(cells)),)
+    if 2 <= clusters < FEW_UNITS and compat != "agentrelbench":
+        caveats += (FEW_CAVEAT.format(clusters=clusters),)
     return PoolSummary(
         miss=audit_miss_rate(cells, 1),
         miss_pair_ci=pair_ci,
