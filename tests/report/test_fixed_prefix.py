@@ -25,9 +25,10 @@ def _stopped_pool(rule: StoppingRule, rates: np.ndarray, rng: np.random.Generato
 
 def test_the_first_guaranteed_runs_give_an_unbiased_safe_k() -> None:
     """1,000 cells stopped at their first damage run (at most 8 runs), rates uniform in
-    (0.05, 0.6): the pooled safe^1 over all runs is biased far from the truth (about 0.50 against 0.67), the one
-    over the first run of each cell (the rule always gives one) is within 3 standard
-    errors of it. Fails if the prefix kept runs past what the rule guarantees."""
+    (0.05, 0.6): the pooled safe^1 over all runs is far from the truth (about 0.50
+    against 0.67), the one over the first run of each cell (the rule always gives one)
+    is within 3 standard errors of it. Fails if the prefix kept runs past what the rule
+    guarantees."""
     rule = StoppingRule(max_k=8, on_damage=True)
     rng = np.random.default_rng(4)
     rates = rng.uniform(0.05, 0.6, size=1000)
