@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from kaudit.errors import SpecError
 
 from ._betabinom import fit_mle
-from ._bootstrap import bootstrap_ratio, percentile_interval, resample_counts
+from ._bootstrap import bootstrap_ratio, expanded_percentile_interval, resample_clusters
 from ._gradient import capability_gradient
 from ._intervals import clopper_pearson
 from ._miss import Weighting, miss_weights
@@ -260,13 +260,15 @@ def _interval_verdict(
 
 
 def _bootstrap_ratio_ci(
-    num: Sequence[float], den: Sequence[float], prereg: Prereg
+    num: Sequence[float], den: Sequence[float], cells: Sequence[CellTally], prereg: Prereg
 ) -> tuple[float, tuple[float, float]]:
+    """Ratio of sums with the pool bootstrap's interval: whole tasks drawn, expanded."""
     top, bottom = math.fsum(num), math.fsum(den)
     est = top / bottom if bottom else math.nan
-    counts = resample_counts(len(num), prereg.bootstrap, prereg.seed)
+    tasks = [t.task_id for t in cells]
+    counts = resample_clusters(tasks, prereg.bootstrap, prereg.seed)
     draws = bootstrap_ratio(np.asarray(num), np.asarray(den), counts)
-    return est, percentile_interval(draws, prereg.alpha)
+    return est, expanded_percentile_interval(draws, len(set(tasks)), prereg.alpha)
 
 
 def _stopped(t: CellTally, seq: Collection[CellKey]) -> bool:
@@ -278,12 +280,13 @@ def _judge_share(
 ) -> _Outcome:
     flags = [is_stochastic(t.damage, t.n, p.alpha, p.eps, _stopped(t, seq)) for t in cells]
     num = [float(t.damage) if f else 0.0 for t, f in zip(cells, flags, strict=True)]
-    est, ci = _bootstrap_ratio_ci(num, [float(t.damage) for t in cells], p)
+    est, ci = _bootstrap_ratio_ci(num, [float(t.damage) for t in cells], cells, p)
     return _interval_verdict("stochastic share of damage", est, ci, claim.at_least, True)
 
 
 def _judge_miss(claim: MissRateClaim, cells: Sequence[CellTally], p: Prereg) -> _Outcome:
-    est, ci = _bootstrap_ratio_ci(*miss_weights(cells, claim.k, claim.weighting), p)
+    num, den = miss_weights(cells, claim.k, claim.weighting)
+    est, ci = _bootstrap_ratio_ci(num, den, cells, p)
     name = f"k={claim.k} {claim.weighting}-weighted miss rate"
     if claim.at_least is not None:
         return _interval_verdict(name, est, ci, claim.at_least, True)
