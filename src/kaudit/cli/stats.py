@@ -297,16 +297,23 @@ def render_claims(results: Sequence[ClaimResult]) -> Table:
 
 def _pool_sources(
     ledgers: Sequence[str], model_files: Sequence[str], fmt: LedgerFormat, pools: Sequence[str]
-) -> dict[str, list[CellTally]]:
+) -> tuple[dict[str, list[CellTally]], frozenset[CellKey]]:
     """Sources as ``[POOL=]PATH`` / ``[POOL:]MODEL=PATH``; unprefixed ones feed every pool.
 
-    Each source is read once, then its cells are added to every pool it feeds.
+    Each source is read once, then its cells are added to every pool it feeds. Also the
+    cells of sequentially stopped campaigns, which claims judge with anytime bounds.
     """
     found: dict[str, list[CellTally]] = {name: [] for name in pools}
+    stopped: set[CellKey] = set()
     for source in ledgers:
         pool, sep, rest = source.partition("=")
         targets, path = ([pool], rest) if sep and pool in found else (list(found), source)
-        cells = load_cells([path], [], fmt)
+        if fmt == LedgerFormat.kaudit:
+            read = read_kaudit_sources([path])
+            stopped |= read.sequential
+            cells = load_cells([path], [], fmt, kaudit_cells=read.cells)
+        else:
+            cells = load_cells([path], [], fmt)
         for name in targets:
             found[name] += cells
     for spec in model_files:
@@ -315,7 +322,7 @@ def _pool_sources(
         cells = load_cells([], [model_spec], LedgerFormat.agentrelbench)
         for name in targets:
             found[name] += cells
-    return {name: merge_tallies(cells) for name, cells in found.items()}
+    return {name: merge_tallies(cells) for name, cells in found.items()}, frozenset(stopped)
 
 
 def register(app: typer.Typer) -> None:
@@ -501,13 +508,7 @@ def analyze_cmd(
     Example: kaudit analyze --prereg prereg.yaml dev=audit.sqlite confirm=rerun.sqlite
     """
     spec, digest = load_frozen_prereg(prereg)
-    pools = _pool_sources(ledgers or [], model_file or [], fmt, list(spec.pools))
-    paths = [
-        rest if sep and name in spec.pools else source
-        for source in ledgers or []
-        for name, sep, rest in [source.partition("=")]
-    ]
-    stopped = read_kaudit_sources(paths).sequential if fmt == LedgerFormat.kaudit else ()
+    pools, stopped = _pool_sources(ledgers or [], model_file or [], fmt, list(spec.pools))
     results = analyze(spec, pools, stopped)
     if as_json:
         print_json({"prereg": str(prereg), "sha256": digest, "claims": [vars(r) for r in results]})
