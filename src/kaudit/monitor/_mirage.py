@@ -32,9 +32,9 @@ CAMPAIGN = "mirage-audit"
 class MirageSetup:
     """The simulation's knobs; every default is what `kaudit simulate mirage` uses."""
 
-    audit_k: int = 60
+    audit_k: int = 100
     audit_rate: float = 0.1
-    deploy_events: int = 400
+    deploy_events: int = 1000
     drift_rate: float = 0.35
     unobserved_share: float = 0.7
     threshold: float = 0.2
@@ -129,5 +129,6 @@ def simulate_mirage(
     events = _deployment(setup, rng)
     if events_path is not None:
         write_events(events_path, events)
-    report = Monitor(audit, setup.threshold, setup.alpha).observe_all(events)
+    # Three deployment cells are compared with the audit: steady, drifting, steady [eu].
+    report = Monitor(audit, setup.threshold, setup.alpha, family=3).observe_all(events)
     return MirageResult(cells, fisher_p, report, tuple(events))

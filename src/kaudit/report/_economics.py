@@ -17,6 +17,7 @@ from kaudit.stats import (
     CellKey,
     CellPlan,
     bootstrap_ratio,
+    check_tail,
     percentile_interval,
     plan_cells,
     resample_counts,
@@ -42,6 +43,9 @@ class ModelEconomics:
         spend_per_run: Model dollars per recorded run, INVALID runs included (they were paid).
         loading: The loading factor of the illustrative price.
         plans: Conservative audit runs per damage-producing cell.
+        interval: Which interval ``damage_ci`` is.
+        tail_warning: Why ``damage_ci`` cannot be trusted (heavy-tailed damage dollars:
+            one run dominating, or a tail index below 2), or None.
     """
 
     model: str
@@ -52,6 +56,8 @@ class ModelEconomics:
     spend_per_run: float
     loading: float
     plans: tuple[CellPlan, ...]
+    interval: str = "percentile bootstrap over tasks"
+    tail_warning: str | None = None
 
     @property
     def damage_per_1000(self) -> float:
@@ -105,6 +111,7 @@ def _model_economics(
     enough = len(tasks) >= 2 and bootstrap > 0
     interval = percentile_interval(draws, alpha) if enough else (math.nan, math.nan)
     spend = math.fsum(r.cost_usd for r in records) / len(records) if records else math.nan
+    tail = check_tail([float(_dollars(r)) for r in counted])
     plans = plan_cells(tallies_from_records(records), 1.0 - detect, alpha)
     return ModelEconomics(
         model=model,
@@ -115,6 +122,8 @@ def _model_economics(
         spend_per_run=spend,
         loading=loading,
         plans=tuple(plans),
+        interval=f"{1 - alpha:.0%} percentile bootstrap over tasks",
+        tail_warning=tail.warning,
     )
 
 
