@@ -95,6 +95,8 @@ class _State:
     """How many ready databases the worker keeps (0: none made ahead)."""
     closed: bool = False
     making: int = 0
+    running: int = 0
+    """Cleanup jobs the worker is running now."""
     thread: threading.Thread | None = None
 
 
@@ -146,7 +148,9 @@ class DatabasePool:
         """Wait until the worker has no cleanup queued and makes nothing (tests, benches)."""
         state = self._state
         with state.cond:
-            while state.thread is not None and (state.jobs or state.making) and not state.closed:
+            while state.thread is not None and not state.closed and (
+                state.jobs or state.making or state.running
+            ):
                 state.cond.wait(timeout=1)
 
     def release(self) -> None:
@@ -182,10 +186,13 @@ def _work(idle: list[Prepared], state: _State, make: Callable[[], Prepared | Non
             job = state.jobs.pop(0) if state.jobs else None
             if job is None:
                 state.making += 1
+            else:
+                state.running += 1
         if job is not None:
             with contextlib.suppress(Exception):  # a failed drop is left to reclaim/prune
                 job()
             with state.cond:
+                state.running -= 1
                 state.cond.notify_all()
             continue
         made: Prepared | None = None
