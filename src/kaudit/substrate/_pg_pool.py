@@ -92,7 +92,12 @@ class _State:
     cond: threading.Condition
     jobs: list[Callable[[], None]]
     ahead: int
-    """How many ready databases the worker keeps (0: none made ahead)."""
+    """At most how many ready databases the worker keeps (0: none made ahead)."""
+    out: int = 0
+    """Databases handed to runs and not yet cleaned up."""
+    peak: int = 0
+    """The most runs this pool has served at once: the worker keeps that many ready (at
+    most `ahead`), so a process that runs one sandbox at a time makes one ahead, not four."""
     closed: bool = False
     making: int = 0
     running: int = 0
@@ -122,11 +127,22 @@ class DatabasePool:
         return os.getpid() == self._state.pid
 
     def take(self) -> Prepared | None:
-        """A ready database and its connection, or None when none is ready."""
-        with self._state.cond:
+        """A ready database and its connection, or None when none is ready.
+
+        Counts a run as served until `done`, whether it takes one or clones its own.
+        """
+        state = self._state
+        with state.cond:
             taken = self._idle.pop() if self._idle else None
+            state.out += 1
+            state.peak = max(state.peak, state.out)
             self._wake()
         return taken
+
+    def done(self) -> None:
+        """One run served by `take` has ended."""
+        with self._state.cond:
+            self._state.out = max(0, self._state.out - 1)
 
     def give_back(self, prepared: Prepared) -> None:
         """Return a database that is the template again."""
@@ -148,8 +164,10 @@ class DatabasePool:
         """Wait until the worker has no cleanup queued and makes nothing (tests, benches)."""
         state = self._state
         with state.cond:
-            while state.thread is not None and not state.closed and (
-                state.jobs or state.making or state.running
+            while (
+                state.thread is not None
+                and not state.closed
+                and (state.jobs or state.making or state.running)
             ):
                 state.cond.wait(timeout=1)
 
@@ -172,7 +190,7 @@ class DatabasePool:
 
 
 def _wants_more(idle: list[Prepared], state: _State) -> bool:
-    return len(idle) + state.making < state.ahead
+    return len(idle) + state.making < min(state.ahead, state.peak)
 
 
 def _work(idle: list[Prepared], state: _State, make: Callable[[], Prepared | None]) -> None:
@@ -268,6 +286,7 @@ class PooledSandbox:
         The rollback runs on the pool's worker, off the run's path.
         """
         reusable = self.intact and not self.db.depth
+        self._pool.done()
         self._pool.later(lambda: self._clean(reusable))
 
     def _clean(self, reusable: bool) -> None:

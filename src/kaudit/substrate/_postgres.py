@@ -182,6 +182,7 @@ class PostgresSandbox:
         """Close the connection; the run's database is dropped off the run's path."""
         self._conn.close()
         self._substrate.drop_later(self.database)
+        self._substrate.pool().done()
 
 
 class PostgresSubstrate:
@@ -347,21 +348,28 @@ class PostgresSubstrate:
         with `reset=rollback` a pooled one whose previous run was rolled back.
         """
         pool = self.pool()
-        while (taken := pool.take()) is not None:
-            try:
-                return self._sandbox(run_id, taken, pool)
-            except SubstrateError:
-                # The server ended the idle session (idle_session_timeout, a restart,
-                # pg_terminate_backend): drop its database rather than leak it, try the next.
-                taken.conn.close()
-                self.drop_database(taken.database)
-        serial = pool_serial() if self.reset == "rollback" else ""
-        fresh = self._prepare(run_id, serial)
+        taken = pool.take()
         try:
-            return self._sandbox(run_id, fresh, pool)
-        except SubstrateError:
-            fresh.conn.close()
-            self.drop_database(fresh.database)
+            while taken is not None:
+                try:
+                    return self._sandbox(run_id, taken, pool)
+                except SubstrateError:
+                    # The server ended the idle session (idle_session_timeout, a restart,
+                    # pg_terminate_backend): drop its database rather than leak it.
+                    taken.conn.close()
+                    self.drop_database(taken.database)
+                    pool.done()
+                    taken = pool.take()
+            serial = pool_serial() if self.reset == "rollback" else ""
+            fresh = self._prepare(run_id, serial)
+            try:
+                return self._sandbox(run_id, fresh, pool)
+            except SubstrateError:
+                fresh.conn.close()
+                self.drop_database(fresh.database)
+                raise
+        except BaseException:
+            pool.done()
             raise
 
     def _sandbox(
