@@ -17,6 +17,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 
+from kaudit.errors import SubstrateError
 from kaudit.substrate._dump import StateDump
 from kaudit.substrate._frozen import FrozenState
 from kaudit.substrate._pg_capture import Changes, TouchedRow
@@ -78,6 +79,11 @@ class TemplateImages:
                 conn.execute("BEGIN")
                 for name, rows in changes.rows.items():
                     _write(conn, schema.tables[name], rows)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise SubstrateError(
+                f"run {run_id}: the touched rows cannot be written: {exc}"
+            ) from None
         except BaseException:
             conn.close()
             raise
@@ -98,7 +104,9 @@ def _write(conn: sqlite3.Connection, table: TableSchema, rows: list[TouchedRow])
     the final state has to satisfy.
     """
     name = quote(table.name)
-    where = " AND ".join(f"{quote(c)} = ?" for c in table.primary_key)
+    # PostgreSQL keys are byte for byte; a key column declared NOCASE must not find 'A'.
+    exact = " COLLATE BINARY" if "COLLATE" in table.sql.upper() else ""
+    where = " AND ".join(f"{quote(c)} = ?{exact}" for c in table.primary_key)
     sets = ", ".join(f"{quote(c)} = ?" for c in table.columns)
     marks = ", ".join("?" for _ in table.columns)
     update = f"UPDATE {name} SET {sets} WHERE {where}"
