@@ -48,7 +48,7 @@ def _both(substrate: PostgresSubstrate, run_id: str, *statements: str) -> tuple[
 def test_touched_rows_dump_to_the_full_state(pg: PostgresSubstrate) -> None:
     """Fails if the log misses a row the run changed (a cascaded delete, a re-keyed row, an
     insert, a UNIQUE value swapped between two rows) or the dump writes it back wrong
-    (tried: logging only NEW, which loses deleted rows and the old key of a re-keyed one)."""
+    (logging only NEW would lose deleted rows and the old key of a re-keyed one)."""
     how, image, full = _both(
         pg,
         "kaudit_cap_rows/m/t/0",
@@ -86,8 +86,9 @@ def test_what_the_log_cannot_see_makes_the_dump_read_every_table(
     pg: PostgresSubstrate, statements: tuple[str, ...], reason: str
 ) -> None:
     """Fails if a TRUNCATE (no row trigger), a schema change, a disabled trigger or a table
-    made again is dumped through the log (tried without the fingerprint: the disabled
-    trigger's deletes were missing from the state)."""
+    made again is dumped through the log (tried: skipping the fingerprint comparison made
+    the disabled-trigger and re-created-table cases read the log, and the first lost the
+    deletes from the state)."""
     how, image, full = _both(pg, f"kaudit_cap_ddl/m/t/{abs(hash(statements))}", *statements)
     assert reason in how
     assert image == full
@@ -214,8 +215,8 @@ def test_every_builtin_script_gets_the_same_record_from_the_log_and_the_full_dum
 ) -> None:
     """Fails if the change-log dump gives any built-in script another verdict, delta,
     dollar amount, boundary attempt or state digest than the full dump, or if it is not
-    the path these runs take (tried: dumping the untouched template for every run, which
-    turned every damaging script into PASS)."""
+    the path these runs take (dumping the untouched template for every run would turn
+    every damaging script into PASS)."""
     fast = _records(f"{pg_url}?reset=rollback")
     full = _records(f"{pg_url}?reset=rollback&dump=full")
     assert fast.pop(("", "ways")) == ("changes",)

@@ -21,6 +21,7 @@ from kaudit.substrate._pg_dump import first_difference
 from kaudit.substrate._postgres import PostgresSubstrate
 from kaudit.suites import load_suite
 from tests.pg import databases, drop_template, token_world
+from tests.substrate import pg_world
 
 pytestmark = pytest.mark.postgres
 
@@ -160,3 +161,43 @@ def test_a_run_after_a_dead_pooled_session_is_labeled(pg_url: str) -> None:
     assert run(1) == "labeled"
     substrate.pool().settle()  # type: ignore[attr-defined]
     assert not set(dead) & set(databases("kaudit_r_"))
+
+
+def test_clones_made_ahead_are_what_the_next_runs_get_and_release_drops_them(
+    pg_url: str,
+) -> None:
+    """Fails if the worker does not clone ahead (the next seed clones on the run's path:
+    another database than the ready one), makes more than the runs' peak, or if a
+    finished run's database or a ready clone outlives the pool's release."""
+    substrate = open_substrate(pg_url + "?ahead=3", pg_world.blueprint())
+    assert isinstance(substrate, PostgresSubstrate)
+    first = substrate.seed("kaudit_ahead/m/t/0")
+    pool = substrate.pool()
+    pool.settle()
+    ready = [prepared.database for prepared in pool._idle]
+    assert len(ready) == 1  # one run at a time so far: one ready, not three
+    second = substrate.seed("kaudit_ahead/m/t/1")
+    assert second.database == ready[0]
+    assert first_difference(substrate.template, second.dump().image) is None
+    made = {first.database, second.database}
+    first.close()
+    second.close()
+    pool.settle()
+    pool.release()
+    assert not made & set(databases("kaudit_r_"))
+    assert not pool._idle
+
+
+def test_unknown_dump_and_ahead_options_are_refused() -> None:
+    """Fails if a typo in `dump=` silently takes the change log, or `ahead=` takes junk."""
+    from kaudit.errors import SubstrateError
+    from kaudit.substrate._postgres import split_choice
+
+    assert split_choice("postgresql://u@h/db?dump=full&ahead=0&sslmode=disable") == (
+        "postgresql://u@h/db?sslmode=disable",
+        {"reset": "clone", "dump": "full", "ahead": "0"},
+    )
+    with pytest.raises(SubstrateError, match="dump='ful'"):
+        split_choice("postgresql://u@h/db?dump=ful")
+    with pytest.raises(SubstrateError, match="ahead='-1'"):
+        split_choice("postgresql://u@h/db?ahead=-1")
