@@ -25,7 +25,7 @@ from kaudit.label import (
 )
 from kaudit.ledger import RunRecord, RunTiming
 from kaudit.spec import FaultRule, Identity, Task
-from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate, Tool
+from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate, Tool, ToolResult
 from kaudit.suites import Referee
 
 
@@ -123,8 +123,10 @@ def offered_tools(task: Task, substrate: Substrate) -> dict[str, Tool]:
 class AgentLoop:
     """kaudit's own driver: asks the agent for turns and runs their calls, under the step budget."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, substrate: Substrate | None = None) -> None:
         self.agent = agent
+        self.substrate = substrate
+        """Whose database the calls wait on: on PostgreSQL they run in a worker thread."""
 
     async def drive(self, episode: Episode, gateway: RunGateway) -> Transcript:
         """The agent loop; the session is closed however the run ends."""
@@ -151,12 +153,22 @@ class AgentLoop:
                     return transcript
                 observations = []
                 for call in turn.tool_calls:
-                    result = gateway.gateway.call(call.id, call.name, call.arguments)
+                    result = await self._call(gateway, call.id, call.name, call.arguments)
                     observations.append(Observation(call=call, ok=result.ok, text=result.to_text()))
             transcript.termination = "stalled"
             return transcript
         finally:
             await session.aclose()
+
+    async def _call(
+        self, gateway: RunGateway, call_id: str, name: str, arguments: dict[str, Any] | str
+    ) -> ToolResult:
+        """One call through the gateway; off the event loop when it waits on a server."""
+        if self.substrate is None:
+            return gateway.gateway.call(call_id, name, arguments)
+        return await off_loop(
+            self.substrate, lambda: gateway.gateway.call(call_id, name, arguments)
+        )
 
 
 def _add_turn(transcript: Transcript, turn: Turn) -> None:
@@ -340,12 +352,15 @@ async def run_pipeline(
         return invalid_result(request, f"seed failed: {exc}", total_ms=_ms(started))
     seed_ms = _ms(t0)
     try:
-        gateway = build_gateway(
-            tools,
-            sandbox,
-            seed=request.seed,
-            faults=request.effective_faults(),
-            identity=request.effective_identity(),
+        gateway = await off_loop(  # a boundary installs its grants on the server
+            substrate,
+            lambda: build_gateway(
+                tools,
+                sandbox,
+                seed=request.seed,
+                faults=request.effective_faults(),
+                identity=request.effective_identity(),
+            ),
         )
         episode = Episode(
             task=request.task,
@@ -354,7 +369,7 @@ async def run_pipeline(
             tool_specs=gateway.gateway.specs(),
         )
         t0 = time.perf_counter()
-        transcript = await (driver or AgentLoop(agent)).drive(episode, gateway)
+        transcript = await (driver or AgentLoop(agent, substrate)).drive(episode, gateway)
         agent_ms = _ms(t0)
         t0 = time.perf_counter()
         final = await off_loop(substrate, lambda: dump(sandbox))
