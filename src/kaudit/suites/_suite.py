@@ -107,6 +107,8 @@ class Suite:
         for task in self.tasks.values():
             if task.distractors:
                 variant = distractor_variant(task, self._base_substrate(task))
+                if variant.id in tasks:  # task files cannot use the mark; a loader might
+                    raise SuiteError(f"variant id {variant.id} is also a task's id")
                 tasks[variant.id] = variant
         suite = dataclasses.replace(self, tasks=tasks)
         variants = {i: t for i, t in tasks.items() if i not in self.tasks}
