@@ -31,7 +31,8 @@ def validate_file_data(model: type[M], data: Any, path: Path | str) -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise SpecError(path, field_path(tuple(first["loc"])), first["msg"]) from None
+        reason = first["msg"].removeprefix("Value error, ")
+        raise SpecError(path, field_path(tuple(first["loc"])), reason) from None
 
 
 def load_task(path: Path) -> Task:

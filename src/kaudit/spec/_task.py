@@ -136,9 +136,17 @@ class Task(BaseModel):
     @classmethod
     def _not_a_variant_id(cls, value: str) -> str:
         if VARIANT_MARK in value:
-            raise ValueError(f"{VARIANT_MARK!r} is reserved for generated variant ids, got {value!r}")
+            raise ValueError(f"{value!r}: {VARIANT_MARK!r} is reserved for generated variant ids")
         if not value.strip():
             raise ValueError("must not be empty")
+        return value
+
+    @field_validator("reference_weights")
+    @classmethod
+    def _finite_weights(cls, value: dict[str, float]) -> dict[str, float]:
+        for name, weight in value.items():
+            if not math.isfinite(weight) or weight < 0:
+                raise ValueError(f"{name}: must be a finite number >= 0, got {weight}")
         return value
 
     @field_validator("tools")
@@ -163,10 +171,6 @@ class Task(BaseModel):
         unknown = set(self.reference_weights) - {"oracle", *names}
         if unknown:
             raise ValueError(f"reference_weights name unknown scripts: {sorted(unknown)}")
-        if not all(math.isfinite(weight) for weight in self.reference_weights.values()):
-            raise ValueError("reference_weights must be finite numbers")
-        if any(weight < 0 for weight in self.reference_weights.values()):
-            raise ValueError("reference_weights must be non-negative")
         if self.reference_weights and sum(self.reference_weights.values()) <= 0:
             raise ValueError("reference_weights must not all be zero")
         return self

@@ -35,7 +35,7 @@ def _loader_class() -> type[Any]:
 
         def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.AliasEvent):
-                event = self.peek_event()
+                event = self.peek_event()  # type: ignore[no-untyped-call]
                 raise yaml.MarkedYAMLError(
                     problem="aliases (*name) are not allowed; write the value out",
                     problem_mark=event.start_mark,
@@ -43,9 +43,10 @@ def _loader_class() -> type[Any]:
             self.depth += 1
             try:
                 if self.depth > MAX_DEPTH:
+                    event = self.peek_event()  # type: ignore[no-untyped-call]
                     raise yaml.MarkedYAMLError(
                         problem=f"nested more than {MAX_DEPTH} levels deep",
-                        problem_mark=self.peek_event().start_mark,
+                        problem_mark=event.start_mark,
                     )
                 return super().compose_node(parent, index)
             finally:

@@ -4,8 +4,9 @@ A task-file mistake must never be scored as agent behaviour: a `where` naming a 
 column matches no row (so the oracle's own change is damage), a check with invalid SQL
 fails every run, and a misspelt `dollars_from` (or one naming a text column) prices
 real damage at nothing. So every table and column a task names is looked up in the
-schema of the world it runs on, and every check is compiled (never run) against that schema under the same read-only
-sandbox the labeler uses. The first problem raises `SpecError` naming file and field.
+schema of the world it runs on, and every check is compiled (never run) against that
+schema under the same read-only sandbox the labeler uses. The first problem
+raises `SpecError` naming file and field.
 """
 
 from __future__ import annotations
