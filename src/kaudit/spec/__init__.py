@@ -25,7 +25,7 @@ from kaudit.spec._task import (
     Task,
     is_number,
 )
-from kaudit.spec._yaml import parse_yaml, read_yaml
+from kaudit.spec._yaml import decode_utf8, parse_yaml, read_yaml
 
 __all__ = [
     "DEFAULT_SEVERITY",
@@ -54,6 +54,7 @@ __all__ = [
     "Task",
     "ToolCallStep",
     "bind_value",
+    "decode_utf8",
     "field_path",
     "is_number",
     "load_task",

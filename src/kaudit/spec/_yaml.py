@@ -108,11 +108,16 @@ def read_text_file(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise SpecError(path, "<file>", exc.strerror or str(exc)) from None
+    return decode_utf8(data, path)
+
+
+def decode_utf8(data: bytes, source: Path | str) -> str:
+    """`data` as UTF-8 text; a `SpecError` naming `source` and the first bad byte if not."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError(
-            path, "<file>", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+            source, "<file>", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
         ) from None
 
 

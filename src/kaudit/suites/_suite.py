@@ -141,10 +141,12 @@ class Suite:
         return self
 
     def select(self, ids: Iterable[str] | None) -> list[Task]:
-        """Tasks with the given ids (or all), in suite order; unknown ids are an error."""
+        """Tasks with the given ids (or all), in suite order; unknown ids or none are an error."""
         if ids is None:
             return list(self.tasks.values())
         wanted = list(ids)
+        if not wanted:
+            raise SuiteError("no task ids given: name at least one task")
         unknown = [task_id for task_id in wanted if task_id not in self.tasks]
         if unknown:
             raise SuiteError(f"suite {self.name!r} has no task {', '.join(unknown)}")
