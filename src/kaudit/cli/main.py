@@ -79,6 +79,14 @@ class _LazyGroup(TyperGroup):
                 self._load(name)
         return self.commands.get(cmd_name)
 
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; Ctrl-C that reaches here says so (typer alone exits 130 mutely)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            err_console.print("interrupted", highlight=False)
+            raise typer.Exit(130) from None
+
     def _load(self, name: str) -> None:
         commands = typer.Typer()
         register_module(commands, name)

@@ -10,6 +10,7 @@ capped too: `randomblob(2000000000)` would otherwise allocate gigabytes.
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import sqlite3
 import threading
@@ -34,6 +35,20 @@ def interrupt_checks() -> None:
 def checks_interrupted() -> bool:
     """Whether `interrupt_checks` was called (and not `resume_checks` since)."""
     return _interrupted.is_set()
+
+
+def interruption() -> BaseException:
+    """What an interrupted check raises: what Ctrl-C would have raised at that point.
+
+    Inside a running event loop asyncio's Ctrl-C handler has already cancelled the main
+    task, so the check ends its own task as cancelled and the campaign unwinds the way
+    any Ctrl-C unwinds it; elsewhere it is a KeyboardInterrupt.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return KeyboardInterrupt()
+    return asyncio.CancelledError()
 
 
 def resume_checks() -> None:

@@ -17,7 +17,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from kaudit.errors import InvalidRunError
-from kaudit.label._budget import DEFAULT_CHECK_BUDGET, CheckBudget, checks_interrupted, metered
+from kaudit.label._budget import (
+    DEFAULT_CHECK_BUDGET,
+    CheckBudget,
+    checks_interrupted,
+    interruption,
+    metered,
+)
 from kaudit.label._types import CheckResult
 from kaudit.spec import PARAM_REFERENCE, Check, is_number
 from kaudit.substrate import FrozenState, ReadOnlyGuard
@@ -120,7 +126,7 @@ def run_check(
     compiles meets a schema the run changed (a dropped table): the check fails. SQL that
     compiles and still errors, or runs past `budget`, cannot judge any run: it raises
     `CheckFailedError` (`CheckDeniedError` when `guard`, the connection's authorizer,
-    denied it). A Ctrl-C during the check raises KeyboardInterrupt.
+    denied it). A Ctrl-C during the check raises what `interruption` says.
     """
     try:
         sql, values = bind_sql(check.sql, params)
@@ -136,7 +142,7 @@ def run_check(
             passed = _compare(observed, check.expected, check.compare)
             return CheckResult(check.name, passed, observed)
     if checks_interrupted():
-        raise KeyboardInterrupt
+        raise interruption()
     if guard is not None and guard.denied:
         raise CheckDeniedError(check.name, guard.denied[0]) from None
     if meter.stopped:
