@@ -55,8 +55,8 @@ def _loader_class() -> type[Any]:
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: set[Any] = set()
             for key_node, _ in node.value:
-                if not isinstance(key_node, yaml.ScalarNode):
-                    continue  # an unhashable key: SafeConstructor refuses it itself
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue  # an unhashable or merge (`<<`) key: SafeConstructor handles it
                 key = self.construct_object(key_node, deep=True)
                 if key in seen:
                     raise yaml.MarkedYAMLError(
