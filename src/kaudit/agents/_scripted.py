@@ -9,11 +9,11 @@ statistics can be checked against the truth.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kaudit.agents._protocol import AgentDefaults, Episode, Observation, ToolCall, Turn
-from kaudit.errors import AgentError
+from kaudit.errors import AgentError, KauditError
 from kaudit.spec import Script, ScriptStep, Task
 
 
@@ -65,6 +65,22 @@ class ScriptedAgent(AgentDefaults):
     def describe(self) -> dict[str, Any]:
         """Configuration for the manifest."""
         return {"kind": "scripted", "script": self.script_name, "simulated": True}
+
+    def require_scripts(self, tasks: Iterable[Task]) -> None:
+        """Raise KauditError naming the first task without this agent's script.
+
+        Every run of such a task would be INVALID; refusing before the first run writes
+        nothing into the ledger.
+        """
+        if self._script is not None:
+            return
+        for task in tasks:
+            names = [script.name for script in task.scripts()]
+            if self.script_name not in names:
+                raise KauditError(
+                    f"scripted:{self.script_name}: task {task.id} has no script named "
+                    f"{self.script_name!r}; it has {', '.join(names)}"
+                )
 
 
 class ReferenceAgent(AgentDefaults):

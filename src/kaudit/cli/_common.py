@@ -12,6 +12,7 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from kaudit.errors import KauditError
 from kaudit.ledger import Anchor
@@ -21,29 +22,51 @@ T = TypeVar("T")
 err_console = Console(stderr=True)
 
 
+def error_line(exc: BaseException) -> str | None:
+    """The one line a user error is shown as; None for an exception that is a bug.
+
+    kaudit's own errors, OS errors (disk full, permissions), SQLite errors, the
+    ValueErrors library functions raise on out-of-range arguments, and input nested too
+    deep for Python are user-facing. Every message is folded to one line: a YAML or
+    PostgreSQL error spans several.
+    """
+    if isinstance(exc, KauditError):
+        message = str(exc)
+    elif isinstance(exc, OSError):  # a full disk, a vanished file: the OS's words
+        where = f"{exc.filename}: " if exc.filename else ""
+        message = f"{where}{exc.strerror or exc}"
+    elif isinstance(exc, sqlite3.Error):
+        message = f"database error: {exc}"
+    elif isinstance(exc, UnicodeError):
+        message = f"not UTF-8 text ({exc})"
+    elif isinstance(exc, ValueError):  # a library precondition an option did not meet
+        message = str(exc)
+    elif isinstance(exc, RecursionError):
+        message = "input nested too deeply to read"
+    else:
+        return None
+    return " ".join(message.split()) or type(exc).__name__
+
+
 @contextmanager
 def friendly_errors() -> Iterator[None]:
-    """Turn user errors into one red line and exit code 2; other bugs keep their trace.
-
-    kaudit's own errors, OS errors (disk full, permissions), SQLite errors and the
-    ValueErrors library functions raise on out-of-range arguments are user-facing.
-    """
+    """Turn user errors into one red line and exit code 2; other bugs keep their trace."""
     try:
         yield
-    except KauditError as exc:
-        _fail(str(exc))
-    except OSError as exc:  # a full disk, a vanished file: the OS's words, one line
-        where = f"{exc.filename}: " if exc.filename else ""
-        _fail(f"{where}{exc.strerror or exc}")
-    except sqlite3.Error as exc:
-        _fail(f"database error: {exc}")
-    except ValueError as exc:  # a library precondition an option did not meet
-        _fail(" ".join(str(exc).split()))
+    except (KauditError, OSError, sqlite3.Error, ValueError, RecursionError) as exc:
+        _fail(error_line(exc) or type(exc).__name__)
+
+
+def print_error(message: str) -> None:
+    """`error: <message>` on stderr, on one line, the message never read as markup."""
+    err_console.print(
+        f"[red]error:[/red] {escape(' '.join(message.split()))}", highlight=False, soft_wrap=True
+    )
 
 
 def _fail(message: str) -> NoReturn:
     """One red line on stderr and exit code 2."""
-    err_console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    print_error(message)
     raise typer.Exit(2)
 
 

@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
         Example: kaudit export audit.sqlite --to parquet --out runs.parquet
         """
         with Ledger(ledger, readonly=True) as store:
+            store.require_campaign(campaign)
             if not no_verify:
                 store.verify()
             write_export(store.records(campaign), to, out, sys.stdout)

@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 import kaudit.cli._blas  # noqa: F401  (first: it loads numpy with one BLAS thread)
-from kaudit.cli._common import err_console
+from kaudit.cli._common import err_console, error_line, print_error
 
 COMMANDS: dict[str, str] = {
     "run": "run",
@@ -79,6 +79,14 @@ class _LazyGroup(TyperGroup):
                 self._load(name)
         return self.commands.get(cmd_name)
 
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; Ctrl-C that reaches here says so (typer alone exits 130 mutely)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            err_console.print("interrupted", highlight=False)
+            raise typer.Exit(130) from None
+
     def _load(self, name: str) -> None:
         commands = typer.Typer()
         register_module(commands, name)
@@ -111,10 +119,12 @@ def eager_app() -> typer.Typer:
 
 
 def main() -> None:
-    """Console-script entry point: every usage error is one line on stderr and exit 2.
+    """Console-script entry point: every user error is one line on stderr and exit 2.
 
-    Click would print a usage box of several lines; scripts and humans both want the
-    one line that says what was wrong.
+    The one place every command's errors end: usage errors (click would print a usage
+    box of several lines), kaudit's own errors and bad input (`error_line`) become one
+    line and exit 2; Ctrl-C is "interrupted" and exit 130. Anything else is a bug and
+    keeps its traceback.
     """
     try:
         code = app(standalone_mode=False)
@@ -126,7 +136,12 @@ def main() -> None:
             shown: Any = exc  # a bare group asks for its help text; `show` prints it
             shown.show()
             sys.exit(0)
-        message = " ".join(exc.format_message().split())
-        err_console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+        print_error(exc.format_message())
         sys.exit(exc.exit_code)
+    except Exception as exc:
+        message = error_line(exc)
+        if message is None:
+            raise
+        print_error(message)
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)

@@ -50,7 +50,9 @@ def register(app: typer.Typer) -> None:
             TransportKind, typer.Option(help="stdio, or streamable HTTP.")
         ] = TransportKind.stdio,
         host: Annotated[str, typer.Option(help="HTTP address to bind.")] = "127.0.0.1",
-        port: Annotated[int, typer.Option(help="HTTP port (0: a free one, printed).")] = 0,
+        port: Annotated[
+            int, typer.Option(min=0, max=65535, help="HTTP port (0: a free one, printed).")
+        ] = 0,
         keep_dumps: Annotated[bool, typer.Option(help="Store the final state image.")] = False,
         faults: Annotated[str | None, typer.Option(help=FAULTS_HELP)] = None,
         identity: Annotated[Path | None, typer.Option(help=IDENTITY_HELP)] = None,

@@ -76,7 +76,10 @@ def _lines(events: str, follow: bool) -> tuple[Iterable[str], str]:
         raise KauditError(f"{events}: no such events file")
     if follow:
         return follow_lines(path), events
-    return path.read_text(encoding="utf-8").splitlines(), events
+    try:
+        return path.read_text(encoding="utf-8").splitlines(), events
+    except UnicodeDecodeError as exc:
+        raise KauditError(f"{events}: not UTF-8 text (byte at offset {exc.start})") from None
 
 
 def _feed(monitor: Monitor, lines: Iterable[str], source: str, follow: bool) -> None:

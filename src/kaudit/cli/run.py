@@ -22,7 +22,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from kaudit.agents import Agent, make_agent
+from kaudit.agents import Agent, ScriptedAgent, make_agent
 from kaudit.agents.chat import preflight_agents
 from kaudit.cli._common import guarded, head_line, split_csv
 from kaudit.cli.stats import Compat
@@ -307,6 +307,9 @@ def register(app: typer.Typer) -> None:
             build_agent(spec, overrides | external if is_external(spec) else overrides)
             for spec in specs
         ]
+        for built in agents:
+            if isinstance(built, ScriptedAgent):
+                built.require_scripts(chosen)
         rule = StoppingRule.parse(until, k, until_alpha) if until else None
         plan = CampaignPlan(
             name=campaign,

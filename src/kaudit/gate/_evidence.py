@@ -9,6 +9,7 @@ from pathlib import Path
 from kaudit.errors import LedgerError
 from kaudit.gate._gate import Evidence
 from kaudit.ledger import Anchor, Ledger, RunSummary, read_runs
+from kaudit.ledger._sign import load_public_key
 from kaudit.ledger._verify import check_anchor_signature
 from kaudit.report import cells_of_campaigns, sequential_campaigns
 
@@ -28,15 +29,20 @@ def ledger_evidence(
     evidence of nothing: the runs are still read (unverified) so the decision can list
     what else fails, but the gate will deny. Each run is a `RunSummary`, not the full
     record. Raises `LedgerError` when `path` is not a ledger or holds a row that is not
-    a run record, and when several models share it and none is chosen (one decision is
-    about one agent).
+    a run record, when `public_key` holds no ed25519 key, and when several models share
+    it and none is chosen (one decision is about one agent).
 
     How the runs were collected comes from the campaign manifests: the cells of a
     sequentially stopped campaign get the anytime-valid bound, and the suite's task list
     (or, in older manifests, its task count) gives the tasks a campaign left out.
     """
+    if public_key is not None:  # an unreadable key is the caller's mistake, not evidence
+        if anchor is None:
+            raise LedgerError("--pubkey needs --head: a signature is checked on an anchor")
+        load_public_key(public_key)
     verified, error = True, None
     with Ledger(path, readonly=True) as ledger:
+        ledger.require_campaign(campaign)
         try:
             check_anchor_signature(anchor, public_key)
             runs = read_runs(ledger, campaign, anchor=anchor).runs

@@ -20,7 +20,7 @@ DEFAULT_POLICY = "default_policy.yaml"
 class FaultScenario(BaseModel):
     """A fault the ledger must have exercised, and the outcomes runs that hit it may have."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     fault: FaultKind
     task: str | None = Field(None, description="Only runs of this task count; any if omitted.")
@@ -43,7 +43,7 @@ class FaultScenario(BaseModel):
 class BoundaryProbe(BaseModel):
     """A boundary-probe task the ledger must have run under its identity."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     task: str
     min_runs: int | None = Field(
@@ -58,7 +58,7 @@ class BoundaryProbe(BaseModel):
 class Requirement(BaseModel):
     """What one authority level needs. Unset bounds are not checked."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     min_k: int = Field(1, ge=0, description="Counted runs every cell needs.")
     alpha: float = Field(
@@ -106,7 +106,7 @@ class Requirement(BaseModel):
 class GatePolicy(BaseModel):
     """Evidence rules per authority level; a level the policy does not name is denied."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     version: Literal[1] = 1
     authorities: dict[Authority, Requirement]

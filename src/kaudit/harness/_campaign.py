@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from kaudit.agents import Agent, RunFacts
-from kaudit.errors import LedgerError
+from kaudit.errors import KauditError, LedgerError
 from kaudit.harness._executor import Executor, LocalExecutor, RunJob
 from kaudit.harness._manifest import build_manifest, finish_manifest
 from kaudit.harness._run import RunRequest, RunResult, invalid_result, run_pipeline
@@ -45,6 +45,10 @@ class CampaignPlan:
     faults: tuple[FaultRule, ...] = ()
     identity: Identity | None = None
     max_attempts: int = 3
+
+    def __post_init__(self) -> None:
+        if not self.name.strip():
+            raise KauditError("a campaign needs a name: the ledger keys every run by it")
 
     def config(self, suite: Suite, tasks: Sequence[Task] | None = None) -> dict[str, Any]:
         """The facts a resumed campaign must share with its start.

@@ -111,9 +111,30 @@ async def validate_suite(suite: Suite, tasks: list[Task] | None = None) -> list[
     """Every script of every task (or of `tasks`), in suite order."""
     checks: list[ScriptCheck] = []
     for task in tasks if tasks is not None else list(suite.tasks.values()):
+        broken: ScriptCheck | None = None
         for script in task.scripts():
+            if broken is not None:  # a check that cannot judge one run judges none
+                checks.append(_not_run(task, script, broken))
+                continue
             checks.append(await check_script(suite, task, script))
+            if any(TASK_CHECK_FAILED in problem for problem in checks[-1].mismatches):
+                broken = checks[-1]
     return checks
+
+
+TASK_CHECK_FAILED = "INVALID_TASK_CHECK"
+"""The invalid-reason code of a run whose task check errored, was denied or ran too long."""
+
+
+def _not_run(task: Task, script: Script, broken: ScriptCheck) -> ScriptCheck:
+    return ScriptCheck(
+        task=task.id,
+        script=script.name,
+        expected=script.expected,
+        outcome=None,
+        sub_label=None,
+        mismatches=(f"not run: a check of this task failed on {broken.script}",),
+    )
 
 
 def lint_suite(suite: Suite, tasks: list[Task] | None = None) -> list[LintFinding]:

@@ -4,7 +4,8 @@ Checks come from task files, published ones included, so their SQL is untrusted:
 runs on its own copy of the image or on the frozen final state, with `query_only` on
 and an authorizer that allows only reads. A statement the authorizer denies (a write,
 a PRAGMA, ATTACH, a function that touches files) is the task's error, never the
-agent's: `CheckDeniedError`.
+agent's: `CheckDeniedError`. So is SQL that errors on a state it compiles against, or
+runs past its `CheckBudget` (steps, seconds, value size): `CheckFailedError`.
 """
 
 from __future__ import annotations
@@ -16,21 +17,37 @@ from contextlib import contextmanager
 from typing import Any
 
 from kaudit.errors import InvalidRunError
+from kaudit.label._budget import (
+    DEFAULT_CHECK_BUDGET,
+    CheckBudget,
+    checks_interrupted,
+    interruption,
+    metered,
+)
 from kaudit.label._types import CheckResult
-from kaudit.spec import PARAM_REFERENCE, Check
+from kaudit.spec import PARAM_REFERENCE, Check, is_number
 from kaudit.substrate import FrozenState, ReadOnlyGuard
 
 
-class CheckDeniedError(InvalidRunError):
+class CheckFailedError(InvalidRunError):
+    """A check could not say whether the run succeeded; the task, not the run, is at fault.
+
+    Its SQL failed on a final state whose schema it compiles against (a runtime error such
+    as `VACUUM INTO` or a too-big blob), or it ran past its `CheckBudget`.
+    """
+
+    def __init__(self, check: str, reason: str) -> None:
+        self.check = check
+        self.reason = reason
+        super().__init__("INVALID_TASK_CHECK", f"check {check!r} {reason}")
+
+
+class CheckDeniedError(CheckFailedError):
     """A check's SQL tried something other than reading; the task, not the run, is at fault."""
 
     def __init__(self, check: str, denied: str) -> None:
-        self.check = check
         self.denied = denied
-        super().__init__(
-            "INVALID_TASK_CHECK",
-            f"check {check!r} was denied {denied}: checks may only read the final state",
-        )
+        super().__init__(check, f"was denied {denied}: checks may only read the final state")
 
 
 @contextmanager
@@ -76,8 +93,8 @@ def _compare(observed: Any, expected: Any, how: str) -> bool:
         return bool(observed == expected)
     if how == "not_equals":
         return bool(observed != expected)
-    if observed is None:
-        return False
+    if not is_number(observed) or not is_number(expected):
+        return False  # NULL, text or a blob the agent left is not above or below a number
     if how == "greater_than":
         return bool(observed > expected)
     if how == "less_than":
@@ -87,44 +104,74 @@ def _compare(observed: Any, expected: Any, how: str) -> bool:
     return bool(observed <= expected)
 
 
+def _compiles(conn: sqlite3.Connection, sql: str, values: list[Any]) -> bool:
+    """Whether `sql` compiles against `conn`'s schema (EXPLAIN prepares, never runs it)."""
+    try:
+        conn.execute(f"EXPLAIN {sql}", values).fetchall()
+    except sqlite3.Error:
+        return False
+    return True
+
+
 def run_check(
     conn: sqlite3.Connection,
     check: Check,
     params: dict[str, Any],
     guard: ReadOnlyGuard | None = None,
+    budget: CheckBudget = DEFAULT_CHECK_BUDGET,
 ) -> CheckResult:
-    """One check; an SQL error fails the check and is reported, a denied statement raises.
+    """One check under `budget`; it fails when the agent's state defeats its SQL.
 
-    Raises `CheckDeniedError` when `guard` (the connection's authorizer) denied the SQL.
+    Every check compiled against the initial schema at load, so SQL that no longer
+    compiles meets a schema the run changed (a dropped table): the check fails. SQL that
+    compiles and still errors, or runs past `budget`, cannot judge any run: it raises
+    `CheckFailedError` (`CheckDeniedError` when `guard`, the connection's authorizer,
+    denied it). A Ctrl-C during the check raises what `interruption` says.
     """
     try:
         sql, values = bind_sql(check.sql, params)
-        row = conn.execute(sql, values).fetchone()
-    except (sqlite3.Error, KeyError) as exc:
-        if guard is not None and guard.denied:
-            raise CheckDeniedError(check.name, guard.denied[0]) from None
-        return CheckResult(check.name, False, None, f"{type(exc).__name__}: {exc}")
-    observed = None if row is None else row[0]
-    return CheckResult(check.name, _compare(observed, check.expected, check.compare), observed)
+    except KeyError as exc:
+        raise CheckFailedError(check.name, f"uses unbound param {exc.args[0]}") from None
+    with metered(conn, budget) as meter:
+        try:
+            row = conn.execute(sql, values).fetchone()
+        except sqlite3.Error as exc:
+            error = exc
+        else:
+            observed = None if row is None else row[0]
+            passed = _compare(observed, check.expected, check.compare)
+            return CheckResult(check.name, passed, observed)
+    if checks_interrupted():
+        raise interruption()
+    if guard is not None and guard.denied:
+        raise CheckDeniedError(check.name, guard.denied[0]) from None
+    if meter.stopped:
+        raise CheckFailedError(check.name, f"ran past {meter.stopped}") from None
+    if not _compiles(conn, sql, values):
+        return CheckResult(check.name, False, None, f"{type(error).__name__}: {error}")
+    reason = " ".join(f"failed on the final state ({type(error).__name__}: {error})".split())
+    raise CheckFailedError(check.name, reason) from None
 
 
 def run_checks(
     final: bytes | sqlite3.Connection | FrozenState,
     checks: tuple[Check, ...],
     params: dict[str, Any],
+    budget: CheckBudget = DEFAULT_CHECK_BUDGET,
 ) -> tuple[CheckResult, ...]:
-    """Every check on the final state, read-only under the authorizer.
+    """Every check on the final state, read-only under the authorizer, each under `budget`.
 
     `final` is the image (a private copy is opened), a frozen state (read in place under
     its own guard), or a connection whose `main` holds it and whose other work is done
     (the labeler's own, after the diff).
-    Raises `CheckDeniedError` naming the first check whose SQL does more than read.
+    Raises `CheckFailedError` naming the first check that errors or exceeds the budget
+    (`CheckDeniedError` for one whose SQL does more than read).
     """
     if isinstance(final, bytes):
         with sandboxed(final) as (conn, guard):
-            return tuple(run_check(conn, check, params, guard) for check in checks)
+            return tuple(run_check(conn, check, params, guard, budget) for check in checks)
     if isinstance(final, FrozenState):
         with final.guarded() as (conn, guard):
-            return tuple(run_check(conn, check, params, guard) for check in checks)
+            return tuple(run_check(conn, check, params, guard, budget) for check in checks)
     with read_only(final) as guard:
-        return tuple(run_check(final, check, params, guard) for check in checks)
+        return tuple(run_check(final, check, params, guard, budget) for check in checks)

@@ -107,9 +107,9 @@ class SummaryView(RunRecord):
     Its own fields are validated strictly (a JSON value of exactly the field's type),
     nested records (faults, boundary attempts, timing) as `RunRecord` validates them.
     The transcript keeps each turn's ``content``, the verdict its ``refusal_declared``,
-    `extra` its ``simulated`` and ``api_error``, the tool calls only that each is an object: dicts, read
-    the way a `RunRecord`'s are. Never leaves the ledger package: a `RunSummary` is
-    built from it and it is dropped.
+    `extra` its ``simulated`` and ``api_error``, the tool calls only that each is an
+    object: dicts, read the way a `RunRecord`'s are. Never leaves the ledger package:
+    a `RunSummary` is built from it and it is dropped.
     """
 
     model_config = ConfigDict(strict=True)

@@ -72,17 +72,23 @@ def sign_anchor(anchor: Anchor, private_key: Path) -> Anchor:
     return replace(anchor, signature=key.sign(anchor.message()).hex())
 
 
-def check_signature(anchor: Anchor, public_key: Path) -> None:
-    """Raise LedgerError unless the anchor carries a valid signature by `public_key`."""
+def load_public_key(public_key: Path) -> Any:
+    """The ed25519 public key in the PEM file `public_key`; LedgerError when it holds none."""
     serialization, ed25519 = _crypto()
-    from cryptography.exceptions import InvalidSignature
-
     try:
         key = serialization.load_pem_public_key(_read_pem(public_key, "public key"))
     except (ValueError, TypeError) as exc:
         raise LedgerError(f"{public_key}: not a PEM public key ({exc})") from None
     if not isinstance(key, ed25519.Ed25519PublicKey):
         raise LedgerError(f"{public_key}: not an ed25519 public key")
+    return key
+
+
+def check_signature(anchor: Anchor, public_key: Path) -> None:
+    """Raise LedgerError unless the anchor carries a valid signature by `public_key`."""
+    from cryptography.exceptions import InvalidSignature
+
+    key = load_public_key(public_key)
     if anchor.signature is None:
         raise LedgerError("--head: the anchor has no signature to check against --pubkey")
     try:

@@ -65,6 +65,13 @@ class Ledger:
                 raise LedgerError(
                     f"{self.path}: locked by another process for too long ({exc}); retry"
                 ) from None
+            code = getattr(exc, "sqlite_errorname", "")
+            if code.startswith("SQLITE_READONLY"):  # a read-only file, directory or disk
+                raise LedgerError(
+                    f"{self.path}: read-only, the ledger cannot be written ({exc})"
+                ) from None
+            if code.startswith("SQLITE_CANTOPEN"):
+                raise LedgerError(f"{self.path}: cannot open ({exc})") from None
             raise LedgerError(f"{self.path}: not a kaudit ledger ({exc})") from None
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path}: not a kaudit ledger ({exc})") from None
@@ -228,6 +235,19 @@ class Ledger:
     def campaigns(self) -> list[str]:
         """Campaign names in creation order."""
         return [r[0] for r in self._conn.execute("SELECT name FROM campaigns ORDER BY created_at")]
+
+    def require_campaign(self, name: str | None) -> None:
+        """Raise LedgerError unless `name` is None (every campaign) or a campaign here.
+
+        A reader asked for a campaign the ledger lacks would otherwise print an empty
+        result and succeed, which reads as "nothing happened" instead of "wrong name".
+        """
+        if name is None:
+            return
+        held = self.campaigns()
+        if name not in held:
+            holds = f"it holds {', '.join(map(repr, held))}" if held else "it holds none"
+            raise LedgerError(f"{self.path}: no campaign {name!r}; {holds}")
 
     def latest(self, campaign: str) -> dict[RunKey, tuple[int, str]]:
         """(attempt, status) of each run's newest attempt in `campaign`."""

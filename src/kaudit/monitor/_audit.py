@@ -87,7 +87,8 @@ def read_audit(
     if not path.is_file():
         raise KauditError(f"{path}: no such ledger file")
     with Ledger(path, readonly=True) as ledger:
-        names = [campaign] if campaign else ledger.campaigns()
+        ledger.require_campaign(campaign)
+        names = [campaign] if campaign is not None else ledger.campaigns()
         records = list(ledger.records(campaign))
         report = build_report(records, alpha, sequential_campaigns(names, ledger.manifest))
     latest = {cell_key(record): seq for seq, record in enumerate(records)}

@@ -13,6 +13,13 @@ from kaudit.errors import EventError
 
 _FIELDS = ("task", "model", "harm", "time", "group", "dollars", "version")
 
+MAX_LINE_CHARS = 64 * 1024
+"""Longest event line read: an event is a few short fields."""
+
+MAX_EVENT_DOLLARS = 1e15
+"""Largest damage one event may report (about ten times the world's yearly output):
+sums of larger ones overflow a float to infinity, which JSON can only write as null."""
+
 
 @dataclass(frozen=True)
 class Event:
@@ -79,6 +86,8 @@ def event_from_json(data: Any) -> Event:
     dollars = data.get("dollars")
     if dollars is not None and (not _number(dollars) or not math.isfinite(dollars) or dollars < 0):
         raise ValueError(f"dollars: must be a non-negative number, got {dollars!r}")
+    if dollars is not None and dollars > MAX_EVENT_DOLLARS:
+        raise ValueError(f"dollars: must be at most {MAX_EVENT_DOLLARS:g}, got {dollars!r}")
     return Event(
         task=str(_text(data, "task", True)),
         model=str(_text(data, "model", True)),
@@ -100,10 +109,16 @@ def _version(data: Mapping[str, Any]) -> str | None:
 
 def parse_event(line: str, number: int, source: str) -> Event:
     """One JSONL line as an Event; a bad line raises `EventError` naming source and line."""
+    if len(line) > MAX_LINE_CHARS:
+        raise EventError(source, number, f"longer than {MAX_LINE_CHARS:,} characters")
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise EventError(source, number, f"not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise EventError(source, number, "not an event: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise EventError(source, number, f"not JSON ({' '.join(str(exc).split())})") from None
     try:
         return event_from_json(data)
     except ValueError as exc:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from kaudit.errors import SpecError
 from kaudit.spec._task import Task
+from kaudit.spec._yaml import read_yaml
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -30,23 +31,8 @@ def validate_file_data(model: type[M], data: Any, path: Path | str) -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise SpecError(path, field_path(tuple(first["loc"])), first["msg"]) from None
-
-
-def read_yaml(path: Path) -> Any:
-    """Parse a YAML file; a syntax error names the file and the line."""
-    import yaml  # here, not at import: `report` and `stats` read no YAML (~10 ms)
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(path, "<file>", exc.strerror or str(exc)) from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "<yaml>"
-        raise SpecError(path, where, str(getattr(exc, "problem", exc))) from None
+        reason = first["msg"].removeprefix("Value error, ")
+        raise SpecError(path, field_path(tuple(first["loc"])), reason) from None
 
 
 def load_task(path: Path) -> Task:

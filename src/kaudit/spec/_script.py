@@ -61,7 +61,7 @@ class Expected(BaseModel):
     sub_label: SubLabel | None = None
     success: bool | None = None
     severity: Literal["LOW", "MEDIUM", "HIGH", "CRITICAL"] | None = None
-    dollars: float | None = None
+    dollars: float | None = Field(None, allow_inf_nan=False)
     boundary_attempts: int | None = Field(
         None, ge=0, description="Out-of-boundary attempts the run must record."
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -13,6 +14,19 @@ from kaudit.spec._script import Expected, Script, ScriptStep
 
 Irreversibility = Literal["substrate", "governance"]
 Comparison = Literal["equals", "not_equals", "greater_than", "less_than", "at_least", "at_most"]
+ORDERINGS = frozenset({"greater_than", "less_than", "at_least", "at_most"})
+"""Comparisons that order values: `expected` must then be a number."""
+
+VARIANT_MARK = "~"
+"""Marks generated variant ids (`<task>~distractors`); a task file may not use it, so a
+generated variant can never replace a task of the same name."""
+
+
+def is_number(value: Any) -> bool:
+    """Whether `value` is a finite int or float (a YAML `true` is not a number here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value)
 
 
 class Check(BaseModel):
@@ -25,8 +39,29 @@ class Check(BaseModel):
 
     name: str
     sql: str
-    expected: Any
+    expected: Any = Field(description="One value: text, a number, true/false or null.")
     compare: Comparison = "equals"
+
+    @field_validator("expected")
+    @classmethod
+    def _one_value(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, str | int | float):
+            raise ValueError(
+                f"must be one value (text, a number, true/false or null), "
+                f"not a {type(value).__name__}"
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"must be a finite number, not {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _orderable(self) -> Check:
+        if self.compare in ORDERINGS and not is_number(self.expected):
+            raise ValueError(
+                f"check {self.name!r}: compare {self.compare} needs a number as expected, "
+                f"got {self.expected!r}"
+            )
+        return self
 
 
 class Distractor(BaseModel):
@@ -97,6 +132,23 @@ class Task(BaseModel):
         None, description="The identity runs act as; overrides the campaign's."
     )
 
+    @field_validator("id")
+    @classmethod
+    def _not_a_variant_id(cls, value: str) -> str:
+        if VARIANT_MARK in value:
+            raise ValueError(f"{value!r}: {VARIANT_MARK!r} is reserved for generated variant ids")
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("reference_weights")
+    @classmethod
+    def _finite_weights(cls, value: dict[str, float]) -> dict[str, float]:
+        for name, weight in value.items():
+            if not math.isfinite(weight) or weight < 0:
+                raise ValueError(f"{name}: must be a finite number >= 0, got {weight}")
+        return value
+
     @field_validator("tools")
     @classmethod
     def _unique_tools(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -119,8 +171,6 @@ class Task(BaseModel):
         unknown = set(self.reference_weights) - {"oracle", *names}
         if unknown:
             raise ValueError(f"reference_weights name unknown scripts: {sorted(unknown)}")
-        if any(weight < 0 for weight in self.reference_weights.values()):
-            raise ValueError("reference_weights must be non-negative")
         if self.reference_weights and sum(self.reference_weights.values()) <= 0:
             raise ValueError("reference_weights must not all be zero")
         return self

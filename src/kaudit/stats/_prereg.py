@@ -43,7 +43,7 @@ _Verdict = Literal["confirmed", "underpowered", "not_confirmed"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class PowerFloor(_Strict):
@@ -180,12 +180,9 @@ def prereg_digest(data: bytes) -> str:
 
 def load_prereg(text: str, source: str = "<prereg>") -> Prereg:
     """Parse prereg YAML; errors raise SpecError naming the file and the field."""
-    import yaml  # here, not at import: `report` and `stats` read no YAML (~10 ms)
+    from kaudit.spec import parse_yaml  # here, not at import: `stats` reads no YAML
 
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SpecError(source, "<yaml>", str(exc)) from exc
+    raw = parse_yaml(text, source)
     try:
         return Prereg.model_validate(raw)
     except ValidationError as exc:
@@ -272,7 +269,7 @@ def _bootstrap_ratio_ci(
 
 
 def _stopped(t: CellTally, seq: Collection[CellKey]) -> bool:
-    return (t.model, t.task_id, t.digest) in seq
+    return t.key in seq
 
 
 def _judge_share(

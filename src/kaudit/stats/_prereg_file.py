@@ -40,8 +40,10 @@ def freeze_prereg(path: Path, force: bool = False) -> dict[str, Any]:
     different bytes unless ``force``: the lock is the record of what was promised.
     An invalid file raises SpecError and writes nothing.
     """
+    from kaudit.spec import decode_utf8  # here, not at import: `stats` reads no YAML
+
     data = path.read_bytes()
-    prereg = load_prereg(data.decode("utf-8"), str(path))
+    prereg = load_prereg(decode_utf8(data, path), str(path))
     digest = prereg_digest(data)
     lock = prereg_lock_path(path)
     if lock.exists() and not force:
@@ -72,4 +74,6 @@ def load_frozen_prereg(path: Path) -> tuple[Prereg, str]:
     digest = prereg_digest(data)
     if frozen != digest:
         raise SpecError(path, "sha256", f"changed since it was frozen ({frozen}); refusing")
-    return load_prereg(data.decode("utf-8"), str(path)), digest
+    from kaudit.spec import decode_utf8
+
+    return load_prereg(decode_utf8(data, path), str(path)), digest

@@ -53,9 +53,7 @@ def stochastic_damage_share(
     if total == 0:
         return math.nan
     carried = sum(
-        t.damage
-        for t in tallies
-        if is_stochastic(t.damage, t.n, alpha, eps, (t.model, t.task_id, t.digest) in sequential)
+        t.damage for t in tallies if is_stochastic(t.damage, t.n, alpha, eps, t.key in sequential)
     )
     return carried / total
 

@@ -421,7 +421,7 @@ def pool_summary(
         )  # fmt: skip
 
     pair_ci, event_ci = _miss_intervals(cells, counts, alpha, clusters, expanded)
-    stopped = sum((t.model, t.task_id, t.digest) in sequential for t in cells)
+    stopped = sum(t.key in sequential for t in cells)
     caveats: tuple[str, ...] = ()
     if stopped:
         caveats += (SEQUENTIAL_CAVEAT.format(stopped=stopped, cells=len(cells)),)

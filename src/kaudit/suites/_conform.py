@@ -2,10 +2,11 @@
 
 A task-file mistake must never be scored as agent behaviour: a `where` naming a missing
 column matches no row (so the oracle's own change is damage), a check with invalid SQL
-fails every run, and a misspelt `dollars_from` prices real damage at nothing. So every
-table and column a task names is looked up in the schema of the world it runs on, and
-every check is compiled (never run) against that schema under the same read-only
-sandbox the labeler uses. The first problem raises `SpecError` naming file and field.
+fails every run, and a misspelt `dollars_from` (or one naming a text column) prices
+real damage at nothing. So every table and column a task names is looked up in the
+schema of the world it runs on, and every check is compiled (never run) against that
+schema under the same read-only sandbox the labeler uses. The first problem
+raises `SpecError` naming file and field.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from kaudit.errors import SpecError
 from kaudit.label import bind_sql, sandboxed
 from kaudit.spec import Task
-from kaudit.substrate import Schema, read_schema
+from kaudit.substrate import Schema, quote, read_schema
 
 __all__ = ["check_against_schema", "schema_problems"]
 
@@ -74,15 +75,49 @@ def _check_problems(task: Task, image: bytes) -> Iterator[Problem]:
             guard.denied.clear()
 
 
+def affinity(declared: str) -> str:
+    """SQLite's type affinity of a column declared `declared` (its own five rules, in order)."""
+    name = declared.upper()
+    if "INT" in name:
+        return "INTEGER"
+    if any(word in name for word in ("CHAR", "CLOB", "TEXT")):
+        return "TEXT"
+    if "BLOB" in name or not name:
+        return "BLOB"
+    if any(word in name for word in ("REAL", "FLOA", "DOUB")):
+        return "REAL"
+    return "NUMERIC"
+
+
+def _money_problems(task: Task, conn: sqlite3.Connection, schema: Schema) -> Iterator[Problem]:
+    """A `dollars_from` column declared as text or blob holds no amount: every price is null."""
+    for i, rule in enumerate(task.damage.pricing):
+        if not rule.dollars_from:
+            continue
+        tables = [rule.table] if rule.table != "*" else sorted(schema.tables)
+        for table in tables:
+            for row in conn.execute(f"PRAGMA table_info({quote(table)})"):
+                if row[1] != rule.dollars_from:
+                    continue
+                declared = str(row[2] or "")
+                if declared and affinity(declared) in ("TEXT", "BLOB"):
+                    yield (
+                        f"damage.pricing[{i}].dollars_from",
+                        f"column {rule.dollars_from} of {table} is declared {declared}, "
+                        "not a number: it cannot hold an amount of money",
+                    )
+
+
 def schema_problems(task: Task, image: bytes) -> list[Problem]:
     """Every table, column and check of `task` that the world image `image` cannot serve."""
     conn = sqlite3.connect(":memory:")
     try:
         conn.deserialize(image)
         schema = read_schema(conn)
+        money = list(_money_problems(task, conn, schema))
     finally:
         conn.close()
-    return [*_table_problems(task, schema), *_check_problems(task, image)]
+    return [*_table_problems(task, schema), *money, *_check_problems(task, image)]
 
 
 def check_against_schema(

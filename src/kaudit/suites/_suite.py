@@ -110,6 +110,8 @@ class Suite:
         for task in self.tasks.values():
             if task.distractors:
                 variant = distractor_variant(task, self._base_substrate(task))
+                if variant.id in tasks:  # task files cannot use the mark; a loader might
+                    raise SuiteError(f"variant id {variant.id} is also a task's id")
                 tasks[variant.id] = variant
         suite = dataclasses.replace(self, tasks=tasks)
         variants = {i: t for i, t in tasks.items() if i not in self.tasks}
@@ -142,10 +144,12 @@ class Suite:
         return self
 
     def select(self, ids: Iterable[str] | None) -> list[Task]:
-        """Tasks with the given ids (or all), in suite order; unknown ids are an error."""
+        """Tasks with the given ids (or all), in suite order; unknown ids or none are an error."""
         if ids is None:
             return list(self.tasks.values())
         wanted = list(ids)
+        if not wanted:
+            raise SuiteError("no task ids given: name at least one task")
         unknown = [task_id for task_id in wanted if task_id not in self.tasks]
         if unknown:
             raise SuiteError(f"suite {self.name!r} has no task {', '.join(unknown)}")

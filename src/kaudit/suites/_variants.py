@@ -15,10 +15,10 @@ import sqlite3
 from typing import Any
 
 from kaudit.errors import SuiteError
-from kaudit.spec import Distractor, ExtraRows, Task
+from kaudit.spec import VARIANT_MARK, Distractor, ExtraRows, Task
 from kaudit.substrate import Substrate, build_image, quote
 
-VARIANT_SUFFIX = "~distractors"
+VARIANT_SUFFIX = VARIANT_MARK + "distractors"
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
 _LOOKALIKES = (
     "{} ",

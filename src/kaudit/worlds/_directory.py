@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kaudit.errors import SpecError
 from kaudit.spec import validate_file_data
-from kaudit.spec._load import read_yaml
+from kaudit.spec._yaml import read_yaml
 from kaudit.substrate import Tool, cached_image, postgres_world_image
 
 MANIFEST = "world.yaml"

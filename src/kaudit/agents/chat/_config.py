@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kaudit.agents.chat._transport import HttpBackend
 from kaudit.errors import KauditError, SpecError
+from kaudit.spec import read_yaml
 
 Provider = Literal["openai", "anthropic"]
 
@@ -29,7 +29,7 @@ _SAFE_NAMES = {"api_key_env", "max_tokens", "max_tokens_param"}
 class Price(BaseModel):
     """US dollars per million tokens, as the provider bills them."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     input: float = Field(0.0, ge=0, description="USD per million input (prompt) tokens.")
     output: float = Field(0.0, ge=0, description="USD per million output (completion) tokens.")
@@ -42,7 +42,7 @@ class Price(BaseModel):
 class ModelConfig(BaseModel):
     """One model under audit and how to reach it. Load from YAML with `load_model_config`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     provider: Provider = Field(description="'openai' (any Chat Completions server) or 'anthropic'.")
     name: str = Field(min_length=1, description="Model name as the API expects it.")
@@ -148,10 +148,7 @@ def load_model_config(path: Path | str, **overrides: Any) -> ModelConfig:
     Raises `SpecError` naming the file and the first bad field.
     """
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise SpecError(path, "file", str(exc)) from None
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise SpecError(path, "file", "expected a mapping of config fields")
     data.update({k: v for k, v in overrides.items() if v is not None})
