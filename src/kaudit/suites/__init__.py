@@ -1,5 +1,6 @@
 """Built-in task suites and the loader for suites on disk or from other formats."""
 
+from kaudit.suites._conform import check_identity
 from kaudit.suites._lint import LintFinding, lint_task
 from kaudit.suites._suite import (
     BUILTIN_DIR,
@@ -27,6 +28,7 @@ __all__ = [
     "LintFinding",
     "Suite",
     "SuiteLoader",
+    "check_identity",
     "clone_rows",
     "distractor_variant",
     "lint_task",

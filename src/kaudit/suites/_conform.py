@@ -5,21 +5,23 @@ column matches no row (so the oracle's own change is damage), a check with inval
 fails every run, and a misspelt `dollars_from` prices real damage at nothing. So every
 table and column a task names is looked up in the schema of the world it runs on, and
 every check is compiled (never run) against that schema under the same read-only
-sandbox the labeler uses. The first problem raises `SpecError` naming file and field.
+sandbox the labeler uses. An identity's scope columns and granted tables are looked up
+too (a misspelt scope column would switch the scope off), and a fault rule's tools
+among the task's. The first problem raises `SpecError` naming file and field.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from kaudit.errors import SpecError
 from kaudit.label import bind_sql, sandboxed
-from kaudit.spec import Task
+from kaudit.spec import Identity, Task
 from kaudit.substrate import Schema, read_schema
 
-__all__ = ["check_against_schema", "schema_problems"]
+__all__ = ["check_against_schema", "check_identity", "identity_problems", "schema_problems"]
 
 Problem = tuple[str, str]
 """(field, reason), e.g. ("damage.allowed[0].where.stauts", "no column stauts in incidents")."""
@@ -59,6 +61,29 @@ def _table_problems(task: Task, schema: Schema) -> Iterator[Problem]:
             yield "damage.unpriced", f"no table {table} in the world"
 
 
+def identity_problems(identity: Identity, schema: Schema, prefix: str = "") -> Iterator[Problem]:
+    """Scope columns and granted tables of `identity` that the world's schema lacks.
+
+    A misspelt scope column would otherwise pin no table at all, switching the scope
+    off without a word; a misspelt table in the grant would never be reachable.
+    """
+    columns = {c for table in schema.tables.values() for c in table.columns}
+    for column in identity.scope:
+        if column not in columns:
+            yield f"{prefix}scope.{column}", f"no table in the world has a column {column}"
+    for table in identity.tables or {}:
+        if table not in schema.tables:
+            yield f"{prefix}tables.{table}", f"no table {table} in the world"
+
+
+def _fault_problems(task: Task) -> Iterator[Problem]:
+    """Fault rules naming a tool the task does not offer: they could never fire."""
+    for i, rule in enumerate(task.faults):
+        for tool in rule.tools or ():
+            if tool not in task.tools:
+                yield f"faults[{i}].tools", f"no tool {tool} among the task's tools"
+
+
 def _check_problems(task: Task, image: bytes) -> Iterator[Problem]:
     with sandboxed(image) as (conn, guard):
         for i, check in enumerate(task.checks):
@@ -76,13 +101,37 @@ def _check_problems(task: Task, image: bytes) -> Iterator[Problem]:
 
 def schema_problems(task: Task, image: bytes) -> list[Problem]:
     """Every table, column and check of `task` that the world image `image` cannot serve."""
+    schema = _schema_of(image)
+    found = [*_table_problems(task, schema), *_fault_problems(task)]
+    if task.identity is not None:
+        found += identity_problems(task.identity, schema, "identity.")
+    return [*found, *_check_problems(task, image)]
+
+
+def _schema_of(image: bytes) -> Schema:
     conn = sqlite3.connect(":memory:")
     try:
         conn.deserialize(image)
-        schema = read_schema(conn)
+        return read_schema(conn)
     finally:
         conn.close()
-    return [*_table_problems(task, schema), *_check_problems(task, image)]
+
+
+def check_identity(
+    identity: Identity, source: Path, tasks: Iterable[Task], image_of: Callable[[Task], bytes]
+) -> None:
+    """Raise `SpecError` naming `source` and the field for what a task's world lacks.
+
+    `identity` was read from `source` for the tasks that declare none; tasks that
+    declare their own never use it, so they are not checked against it.
+    """
+    for task in tasks:
+        if task.identity is not None:
+            continue
+        problems = list(identity_problems(identity, _schema_of(image_of(task))))
+        if problems:
+            field, reason = problems[0]
+            raise SpecError(source, field, f"{reason} (world {task.world}, task {task.id})")
 
 
 def check_against_schema(
