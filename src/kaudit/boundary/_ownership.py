@@ -18,10 +18,9 @@ refused with the same (table, key) on both.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from kaudit.boundary._referential import ForeignKey
-from kaudit.substrate import Schema, quote
+from kaudit.substrate import ForeignKey, Schema, quote
 
 __all__ = ["Coverage", "coverage"]
 
@@ -72,12 +71,22 @@ class Coverage:
 
 
 def coverage(schema: Schema, column: str, value: str, fks: Iterable[ForeignKey]) -> Coverage | None:
-    """What the scope `column = value` covers in `schema` through `fks` (None: nothing)."""
+    """What the scope `column = value` covers in `schema` through `fks` (None: nothing).
+
+    A key with no parent columns (a world's declaration) references the parent's
+    primary key.
+    """
     names = {t for t in schema.tables}
     scoped = frozenset(t for t, s in schema.tables.items() if column in s.columns)
     if not scoped:
         return None
-    keys = [fk for fk in fks if fk.child in names and fk.parent in names]
+    keys = [
+        fk
+        if fk.parent_columns
+        else replace(fk, parent_columns=schema.tables[fk.parent].primary_key)
+        for fk in fks
+        if fk.child in names and fk.parent in names
+    ]
     covered = set(scoped)
     changed = True
     while changed:  # grow the covered set until no table gains an owner

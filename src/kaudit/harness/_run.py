@@ -333,6 +333,7 @@ async def run_pipeline(
             seed=request.seed,
             faults=request.effective_faults(),
             identity=request.effective_identity(),
+            ownership=getattr(substrate, "ownership", ()),
         )
         episode = Episode(
             task=request.task,
