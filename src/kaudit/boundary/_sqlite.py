@@ -20,9 +20,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kaudit.boundary._ownership import Coverage, coverage
-from kaudit.boundary._referential import ForeignKey
 from kaudit.spec import Identity, TableOp
-from kaudit.substrate import INTERNAL_PREFIX, Schema, quote, read_schema, register_function
+from kaudit.substrate import (
+    INTERNAL_PREFIX,
+    ForeignKey,
+    Schema,
+    quote,
+    read_schema,
+    register_function,
+)
 
 _OPS: dict[int, TableOp] = {
     sqlite3.SQLITE_READ: "read",
@@ -45,7 +51,7 @@ _NAMED_DDL = frozenset(
 """DDL whose first argument names the trigger or view made or dropped."""
 _SCRIPTS: dict[tuple[str, tuple[tuple[str, str], ...], tuple[ForeignKey, ...]], str] = {}
 _SCRIPTS_KEPT = 256
-"""Scope scripts kept per process, by (template digest, scope): a few per task."""
+"""Scope scripts kept per process, by (template digest, scope, declared keys): a few per task."""
 
 
 @dataclass(frozen=True)
