@@ -114,3 +114,47 @@ def test_a_published_task_with_a_misspelt_where_column_fails_to_load(tmp_path: P
     assert caught.value.path == str(task)
     assert caught.value.field == "damage.allowed[0].where"
     assert "no column incidentid in table incident" in caught.value.reason
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "reason"),
+    [
+        (
+            "identity: {role: agent, scope: {orgg: ORG_A}}",
+            "identity.scope.orgg",
+            "no table in the world has a column orgg",
+        ),
+        (
+            "identity: {role: agent, tables: {account: [read, update], acount: [read]}}",
+            "identity.tables.acount",
+            "no table acount in the world",
+        ),
+        (
+            "faults: [{kind: ack_lost_after_commit, tools: [update_acount]}]",
+            "faults[0].tools",
+            "no tool update_acount among the task's tools",
+        ),
+    ],
+)
+def test_an_identity_or_fault_naming_what_the_world_lacks_fails_to_load(
+    tmp_path: Path, extra: str, field: str, reason: str
+) -> None:
+    """Fails if a misspelt scope column loads (it pins no table: the scope is silently
+    off, 6/20 damage where the right spelling gives 0/20), if a granted table that does
+    not exist loads, or if a fault rule on a tool the task lacks loads (it never fires)."""
+    (tmp_path / "task.yaml").write_text(FIXTURE.read_text() + extra + "\n")
+    with pytest.raises(SpecError) as caught:
+        load_suite(str(tmp_path))
+    assert caught.value.path.endswith("task.yaml")
+    assert (caught.value.field, caught.value.reason) == (field, reason)
+
+
+def test_a_correct_identity_and_fault_rule_still_load(tmp_path: Path) -> None:
+    """Fails if the identity check rejected a scope column, a grant or a fault tool the
+    world and the task do have."""
+    extra = (
+        "identity: {role: agent, scope: {org: ORG_A}, tables: {account: [read, update]}}\n"
+        "faults: [{kind: ack_lost_after_commit, tools: [update_account]}]\n"
+    )
+    (tmp_path / "task.yaml").write_text(FIXTURE.read_text() + extra)
+    assert list(load_suite(str(tmp_path)).tasks) == ["demo/close-account"]

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kaudit.boundary._layer import Guard
 from kaudit.boundary._sqlite import SqliteGuard
 from kaudit.errors import SubstrateError
 from kaudit.spec import Identity
-from kaudit.substrate import Sandbox, SqliteDb, SqliteSandbox
+from kaudit.substrate import ForeignKey, Sandbox, SqliteDb, SqliteSandbox
 
 
-def guard_for(sandbox: Sandbox, identity: Identity) -> Guard:
+def guard_for(sandbox: Sandbox, identity: Identity, ownership: Sequence[ForeignKey] = ()) -> Guard:
     """The guard for `sandbox`: SQLite's authorizer or PostgreSQL's role and policies.
 
-    psycopg is imported only for a PostgreSQL sandbox, so SQLite users need no driver.
+    `ownership` adds the foreign keys the world declares (its substrate's `ownership`)
+    to the schema's own, for the scope to follow. psycopg is imported only for a
+    PostgreSQL sandbox, so SQLite users need no driver.
 
     Raises:
         SubstrateError: the sandbox's database has no way to enforce an identity.
@@ -23,9 +27,10 @@ def guard_for(sandbox: Sandbox, identity: Identity) -> Guard:
             identity,
             install=sandbox.hold_script,
             template=sandbox.initial.digest,
+            ownership=ownership,
         )
     if isinstance(sandbox.db, SqliteDb):
-        return SqliteGuard(sandbox.db.conn, identity)
+        return SqliteGuard(sandbox.db.conn, identity, ownership=ownership)
     server = getattr(sandbox, "server", None)
     schema = getattr(sandbox, "schema", None)
     if isinstance(server, str) and schema is not None:
@@ -33,7 +38,7 @@ def guard_for(sandbox: Sandbox, identity: Identity) -> Guard:
         from kaudit.substrate._pg_db import PostgresDb
 
         if isinstance(sandbox.db, PostgresDb):
-            return PostgresGuard(sandbox.db, identity, server, schema)
+            return PostgresGuard(sandbox.db, identity, server, schema, ownership)
     raise SubstrateError(
         f"run {sandbox.run_id}: permission boundaries are enforced on SQLite and PostgreSQL "
         "sandboxes only"

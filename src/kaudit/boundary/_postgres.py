@@ -20,6 +20,12 @@ identity (`kaudit.identity` is on) and as someone else (the owner, i.e. inside t
 cascade): a cascade into an out-of-scope row is refused with the same error and
 (table, key) as on SQLite, whose scope triggers fire for cascades too.
 
+A table without a scope column whose rows belong to scoped rows through foreign keys
+(`_ownership`: an invoice line to its invoice) has no policy but a row trigger, for the
+identity's statements and the owner's cascades alike, whose function reads the parents as
+the owner: a write to a row that belongs to an out-of-scope row is refused with the same
+error and (table, key) as on SQLite.
+
 The table grant covers foreign keys as on SQLite, whose authorizer sees the checks and
 actions a statement's keys add: a statement-level trigger refuses, before any row is
 touched, a statement whose checks or actions need a right outside the grant
@@ -40,11 +46,13 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
+from kaudit.boundary._ownership import Coverage, coverage
 from kaudit.boundary._referential import (
     ForeignKey,
     Need,
@@ -123,8 +131,16 @@ def ensure_role(server: str) -> str:
 class PostgresGuard:
     """Installs the identity's boundary in one run database and notes each refusal."""
 
-    def __init__(self, db: PostgresDb, identity: Identity, server: str, schema: Schema) -> None:
+    def __init__(
+        self,
+        db: PostgresDb,
+        identity: Identity,
+        server: str,
+        schema: Schema,
+        ownership: Sequence[ForeignKey] = (),
+    ) -> None:
         self.identity = identity
+        self._declared = tuple(ownership)
         self.denials: list[Denial] = []
         self._db = db
         self._role = ensure_role(server)
@@ -168,6 +184,10 @@ class PostgresGuard:
             "RETURN NULL; END $$"
         )
         cascading = {name for (name,) in conn.execute(_CASCADING).fetchall()}
+        fks = [
+            ForeignKey(child, tuple(cc), parent, tuple(pc), _ACTIONS[d], _ACTIONS[u])
+            for child, parent, d, u, cc, pc in conn.execute(_FOREIGN_KEYS).fetchall()
+        ]
         conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(role))
         for name in _internal_tables(conn):
             conn.execute(sql.SQL("GRANT ALL ON TABLE {} TO {}").format(sql.Identifier(name), role))
@@ -182,10 +202,61 @@ class PostgresGuard:
                 self._policies(table.name, table.primary_key, scoped)
             if scoped and table.name in cascading:
                 self._cascade_triggers(table.name, table.primary_key, scoped)
+        for column, value in self.identity.scope.items():
+            covered = coverage(schema, column, value, [*fks, *self._declared])
+            if covered is None:
+                continue
+            for name in sorted(covered.owners):
+                owned = schema.tables[name]
+                self._owned_trigger(owned.name, owned.primary_key, covered)
         if self.identity.tables is not None:
-            self._referential_triggers(schema)
+            self._referential_triggers(schema, fks)
 
-    def _referential_triggers(self, schema: Schema) -> None:
+    def _owned_trigger(self, table: str, key: tuple[str, ...], covered: Coverage) -> None:
+        """Refuse a write to a row that belongs to a row outside the scope, as SQLite does.
+
+        A row trigger rather than a policy: it also sees the cascades PostgreSQL runs as
+        the owner, and its function reads the parents as the owner, so a table grant
+        without `read` on them does not turn the check into a permission error. As on
+        SQLite, an update is refused with the row's key before the change.
+        """
+        digest = hashlib.sha256(f"{table}\0{covered.column}".encode()).hexdigest()[:16]
+        function = f"kaudit_owned_{digest}"
+
+        def refuse(alias: str, key_alias: str) -> str:
+            keys = ", ".join(f"{key_alias}.{_ident(c)}" for c in key)
+            return (
+                f"IF {covered.outside_sql(table, alias, postgres=True)} THEN "
+                f"PERFORM {_REFUSE}({_quoted(table)}, json_build_array({keys})::text, "
+                f"{_quoted(covered.column)}); END IF;"
+            )
+
+        body = (
+            f"BEGIN IF TG_OP <> 'INSERT' THEN {refuse('OLD', 'OLD')} END IF; "
+            f"IF TG_OP = 'INSERT' THEN {refuse('NEW', 'NEW')} END IF; "
+            f"IF TG_OP = 'UPDATE' THEN {refuse('NEW', 'OLD')} END IF; "
+            "IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END"
+        )
+        tag = "$kaudit$"
+        while tag in body:
+            tag = tag[:-1] + "x$"
+        conn = self._db.conn
+        conn.execute(
+            f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql "
+            f"SECURITY DEFINER SET search_path = pg_catalog, public AS {tag}{body}{tag}"
+        )
+        conn.execute(
+            sql.SQL(
+                "CREATE TRIGGER {name} BEFORE INSERT OR UPDATE OR DELETE ON {t} FOR EACH ROW "
+                "WHEN (current_setting('kaudit.identity', true) = 'on') EXECUTE FUNCTION {f}()"
+            ).format(
+                name=sql.Identifier(function),
+                t=sql.Identifier(table),
+                f=sql.Identifier(function),
+            )
+        )
+
+    def _referential_triggers(self, schema: Schema, fks: list[ForeignKey]) -> None:
         """Refuse each statement whose foreign keys need a right outside the grant.
 
         Statement-level, as SQLite's authorizer refuses at compile time: whether or not a
@@ -193,10 +264,6 @@ class PostgresGuard:
         PostgreSQL runs as the owner are the ones already checked.
         """
         conn = self._db.conn
-        fks = [
-            ForeignKey(child, tuple(cc), parent, tuple(pc), _ACTIONS[d], _ACTIONS[u])
-            for child, parent, d, u, cc, pc in conn.execute(_FOREIGN_KEYS).fetchall()
-        ]
         if not fks:
             return
         conn.execute(
@@ -331,6 +398,14 @@ def _statement_needs(
     for column in columns:
         out.append(("UPDATE", (column,), update_needs(table, {column}, fks)))
     return [entry for entry in out if entry[2]]
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def sqlite_json(text: str) -> str:

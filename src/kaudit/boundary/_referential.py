@@ -24,27 +24,14 @@ same first one on both substrates.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from kaudit.spec import TableOp
+from kaudit.substrate import ForeignKey
+
+__all__ = ["ForeignKey", "Need", "delete_needs", "insert_needs", "update_needs"]
 
 Need = tuple[TableOp, str]
 """(operation, table) a statement needs the identity to be granted."""
-
-
-@dataclass(frozen=True)
-class ForeignKey:
-    """One foreign key: `child(child_columns)` references `parent(parent_columns)`.
-
-    `on_delete` and `on_update` are the action: cascade, set_null, set_default or none.
-    """
-
-    child: str
-    child_columns: tuple[str, ...]
-    parent: str
-    parent_columns: tuple[str, ...]
-    on_delete: str
-    on_update: str
 
 
 def delete_needs(table: str, fks: Iterable[ForeignKey]) -> list[Need]:

@@ -2,11 +2,13 @@
 
 Both live on the sandbox connection only. The authorizer refuses a statement that reads
 or writes a table outside the identity's grant while it is being compiled; the scope
-triggers abort a write to a row whose scope column (before or after) holds another
-value. Temp triggers sit in the connection's `temp` schema, so they are never part of
-the dumped state and cost no template change. The trigger script depends only on the
-template's schema and the identity's scope, so it is built once per pair, and a pooled
-sandbox keeps the triggers between runs that need the same script
+triggers abort a write to a row outside the scope (before or after): one whose scope
+column holds another value, or, in a table without the column, one that belongs to such
+a row through its foreign keys (`_ownership`). Temp triggers sit in the connection's
+`temp` schema, so they are never part of the dumped state and cost no template change.
+The trigger script depends only on the template's schema, the world's declared keys and
+the identity's scope, so it is built once per template and scope, and a pooled sandbox
+keeps the triggers between runs that need the same script
 (`SqliteSandbox.hold_script`). The agent's SQL may not drop them: that would lift the
 scope for the rest of the run.
 """
@@ -14,11 +16,19 @@ scope for the rest of the run.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from kaudit.boundary._ownership import Coverage, coverage
 from kaudit.spec import Identity, TableOp
-from kaudit.substrate import INTERNAL_PREFIX, quote, read_schema, register_function
+from kaudit.substrate import (
+    INTERNAL_PREFIX,
+    ForeignKey,
+    Schema,
+    quote,
+    read_schema,
+    register_function,
+)
 
 _OPS: dict[int, TableOp] = {
     sqlite3.SQLITE_READ: "read",
@@ -39,9 +49,9 @@ _NAMED_DDL = frozenset(
     }
 )
 """DDL whose first argument names the trigger or view made or dropped."""
-_SCRIPTS: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
+_SCRIPTS: dict[tuple[str, tuple[tuple[str, str], ...], tuple[ForeignKey, ...]], str] = {}
 _SCRIPTS_KEPT = 256
-"""Scope scripts kept per process, by (template digest, scope): a few per task."""
+"""Scope scripts kept per process, by (template digest, scope, declared keys): a few per task."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,7 @@ class SqliteGuard:
     `install` runs the scope-trigger script (a pooled sandbox may already hold it);
     `template` names the schema the connection starts from, so the script is built once
     per template and scope. Without them the script is built and run on `conn` directly.
+    `ownership` adds the keys the world declares for a schema that declares none.
     """
 
     def __init__(
@@ -68,8 +79,10 @@ class SqliteGuard:
         *,
         install: Callable[[str], None] | None = None,
         template: str | None = None,
+        ownership: Sequence[ForeignKey] = (),
     ) -> None:
         self.identity = identity
+        self._declared = tuple(ownership)
         self.denials: list[Denial] = []
         self._bounded = identity.tables is not None or bool(identity.scope)
         self._conn = conn
@@ -144,16 +157,20 @@ class SqliteGuard:
 
     def _scope_script(self, template: str | None) -> str:
         """The scope triggers for this identity on `template`'s schema, built once per pair."""
-        key = (template or "", tuple(sorted(self.identity.scope.items())))
+        key = (template or "", tuple(sorted(self.identity.scope.items())), self._declared)
         script = _SCRIPTS.get(key) if template is not None else None
         if script is None:
-            script = "\n".join(
-                _scope_triggers(table.name, table.primary_key, column, value)
-                for table in read_schema(self._conn).tables.values()
-                if not table.name.startswith(INTERNAL_PREFIX)
-                for column, value in self.identity.scope.items()
-                if column in table.columns
-            )
+            schema = read_schema(self._conn)
+            fks = [*sqlite_foreign_keys(self._conn, schema), *self._declared]
+            parts: list[str] = []
+            for column, value in self.identity.scope.items():
+                covered = coverage(schema, column, value, fks)
+                if covered is None:
+                    continue
+                for name in sorted(covered.scoped | set(covered.owners)):
+                    table = schema.tables[name]
+                    parts.append(_scope_triggers(table.name, table.primary_key, covered))
+            script = "\n".join(parts)
             if template is not None:
                 if len(_SCRIPTS) >= _SCRIPTS_KEPT:
                     _SCRIPTS.clear()
@@ -166,13 +183,50 @@ def _sets(pragma: str | None, value: str | None, name: str) -> bool:
     return value is not None and (pragma or "").lower() == name
 
 
-def _scope_triggers(table: str, key: tuple[str, ...], column: str, value: str) -> str:
-    name, col, val = quote(table), quote(column), _text(value)
+def sqlite_foreign_keys(conn: sqlite3.Connection, schema: Schema) -> list[ForeignKey]:
+    """Every foreign key of `schema`'s tables, as `_referential` and `_ownership` read them.
+
+    A key naming no parent columns is spelled out as the parent's primary key, which is
+    what SQLite matches it against.
+    """
+    found: list[ForeignKey] = []
+    for table in schema.tables.values():
+        rows = conn.execute(f"PRAGMA foreign_key_list({quote(table.name)})").fetchall()
+        by_id: dict[int, list[tuple[object, ...]]] = {}
+        for row in rows:
+            by_id.setdefault(int(row[0]), []).append(tuple(row))
+        for parts in by_id.values():
+            parts.sort(key=lambda r: int(str(r[1])))
+            parent = str(parts[0][2])
+            child_columns = tuple(str(r[3]) for r in parts)
+            parent_columns = tuple(str(r[4]) for r in parts if r[4] is not None)
+            if not parent_columns and parent in schema.tables:
+                parent_columns = schema.tables[parent].primary_key
+            if len(parent_columns) != len(child_columns):
+                continue  # a key SQLite itself would reject on use
+            found.append(
+                ForeignKey(
+                    table.name,
+                    child_columns,
+                    parent,
+                    parent_columns,
+                    _ACTION.get(str(parts[0][6]).upper(), "none"),
+                    _ACTION.get(str(parts[0][5]).upper(), "none"),
+                )
+            )
+    return found
+
+
+_ACTION = {"CASCADE": "cascade", "SET NULL": "set_null", "SET DEFAULT": "set_default"}
+
+
+def _scope_triggers(table: str, key: tuple[str, ...], covered: Coverage) -> str:
+    name, column = quote(table), covered.column
     out: list[str] = []
     for event, rows in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")), ("DELETE", ("OLD",))):
         alias = rows[0]
         key_sql = "json_array(" + ", ".join(f"{alias}.{quote(c)}" for c in key) + ")"
-        when = " OR ".join(f"{row}.{col} IS NOT {val}" for row in rows)
+        when = " OR ".join(f"({covered.outside_sql(table, row)})" for row in rows)
         trigger = quote(f"{_GUARD_PREFIX}{event.lower()}_{table}_{column}")
         out.append(
             f"CREATE TEMP TRIGGER {trigger} BEFORE {event} ON main.{name} WHEN {when} BEGIN "

@@ -16,7 +16,7 @@ from kaudit.errors import KauditError
 from kaudit.faults import parse_faults
 from kaudit.harness import RunResult
 from kaudit.substrate import DEFAULT_SUBSTRATE
-from kaudit.suites import load_suite
+from kaudit.suites import check_identity, load_suite
 
 
 class TransportKind(StrEnum):
@@ -90,6 +90,8 @@ def register(app: typer.Typer) -> None:
         if task not in loaded.tasks:
             raise KauditError(f"--task: no task {task!r} in suite {loaded.name}")
         chosen = loaded.tasks[task]
+        if identity is not None and options.identity is not None:
+            check_identity(options.identity, identity, [chosen], loaded.initial_image)
         if ledger is not None:
             open_served(ledger, loaded, chosen, options)  # refuse before a client is served
 

@@ -41,7 +41,7 @@ from kaudit.harness import (
 from kaudit.ledger import Ledger, RunRecord
 from kaudit.spec import Identity, read_yaml, validate_file_data
 from kaudit.substrate import DEFAULT_SUBSTRATE
-from kaudit.suites import load_suite
+from kaudit.suites import check_identity, load_suite
 
 FAULTS_HELP = (
     "Commit-boundary faults for every task: NAME[:RATE][,NAME...], names "
@@ -293,6 +293,10 @@ def register(app: typer.Typer) -> None:
         loaded = load_suite(suite, substrate)
         loaded = loaded.with_variants() if variants else loaded
         chosen = loaded.select(split_csv(tasks))
+        bounded: Identity | None = None
+        if identity is not None:
+            bounded = load_identity(identity)
+            check_identity(bounded, identity, chosen, loaded.initial_image)
         if compat is not None:
             chosen = [t.model_copy(update={"convention": compat.value}) for t in chosen]
         overrides = {
@@ -318,7 +322,7 @@ def register(app: typer.Typer) -> None:
             keep_dumps=keep_dumps,
             until=rule,
             faults=parse_faults(faults) if faults is not None else (),
-            identity=load_identity(identity) if identity is not None else None,
+            identity=bounded,
             max_attempts=max_attempts,
         )
         console = Console(stderr=True, highlight=False, soft_wrap=True)

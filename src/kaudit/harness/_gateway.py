@@ -16,7 +16,7 @@ from kaudit.gateway import (
     ToolGateway,
 )
 from kaudit.spec import FaultRule, Identity
-from kaudit.substrate import Sandbox, Tool, ToolContext
+from kaudit.substrate import ForeignKey, Sandbox, Tool, ToolContext
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,11 @@ def build_gateway(
     seed: int,
     faults: Sequence[FaultRule] = (),
     identity: Identity | None = None,
+    ownership: Sequence[ForeignKey] = (),
 ) -> RunGateway:
     """The standard layers over `sandbox`; boundary and faults only when asked for.
 
+    `ownership` is what the world declares belongs to what, for the identity's scope.
     Raises `SubstrateError` when an identity is asked of a substrate that cannot
     enforce it (SQLite and PostgreSQL can).
     """
@@ -54,7 +56,7 @@ def build_gateway(
     layers: list[Layer] = [recording, LimitsLayer()]
     boundary: BoundaryLayer | None = None
     if identity is not None:
-        boundary = BoundaryLayer(sandbox.db, guard_for(sandbox, identity))
+        boundary = BoundaryLayer(sandbox.db, guard_for(sandbox, identity, ownership))
         layers.append(boundary)
     fault_layer = FaultLayer(faults, seed, sandbox.db) if faults else None
     if fault_layer is not None:

@@ -21,7 +21,14 @@ from kaudit.substrate._frozen import FILE_FUNCTIONS, FrozenState, ReadOnlyGuard
 from kaudit.substrate._pool import register_function
 from kaudit.substrate._postgres_entry import Pruned, postgres_world_image, prune_postgres
 from kaudit.substrate._protocol import Sandbox, Substrate
-from kaudit.substrate._schema import INTERNAL_PREFIX, Schema, TableSchema, quote, read_schema
+from kaudit.substrate._schema import (
+    INTERNAL_PREFIX,
+    ForeignKey,
+    Schema,
+    TableSchema,
+    quote,
+    read_schema,
+)
 from kaudit.substrate._sqlite import (
     SqliteSandbox,
     SqliteSubstrate,
@@ -54,6 +61,7 @@ __all__ = [
     "DatabaseError",
     "Db",
     "Dump",
+    "ForeignKey",
     "FrozenState",
     "Pruned",
     "ReadOnlyGuard",

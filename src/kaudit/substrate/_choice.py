@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from kaudit.errors import SubstrateError
 from kaudit.registry import Registry
 from kaudit.substrate._protocol import Substrate
+from kaudit.substrate._schema import ForeignKey
 from kaudit.substrate._tool import Tool
 
 DEFAULT_SUBSTRATE = "sqlite"
@@ -34,6 +35,9 @@ class Blueprint:
     tools: Mapping[str, Tool] = field(default_factory=dict)
     volatile: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     source_database: str | None = None
+    ownership: tuple[ForeignKey, ...] = ()
+    """Foreign keys the world declares for a schema that declares none: which rows belong
+    to which, for a boundary's scope (`kaudit.boundary`)."""
 
 
 SubstrateFactory = Callable[[str, Blueprint], Substrate]

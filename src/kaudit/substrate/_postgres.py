@@ -202,6 +202,7 @@ class PostgresSubstrate:
         self.volatile: dict[str, tuple[str, ...]] = dict(blueprint.volatile)
         self.schema: Schema = self.template.schema()
         self.source_database = blueprint.source_database
+        self.ownership = blueprint.ownership
         self.template_database = template_database(self.template.digest, self.source_database)
         self._pool: DatabasePool | None = None
         self._images: TemplateImages | None = None
@@ -522,7 +523,9 @@ class PostgresSubstrate:
                 f"world {self.name} is cloned from database {self.source_database}; "
                 "extra rows and distractor variants need a world seeded from SQL"
             )
-        blueprint = Blueprint(self.name, image, self.tools, self.volatile, self.source_database)
+        blueprint = Blueprint(
+            self.name, image, self.tools, self.volatile, self.source_database, self.ownership
+        )
         return PostgresSubstrate(self.choice, blueprint)
 
 

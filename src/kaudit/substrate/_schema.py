@@ -36,6 +36,23 @@ class Schema:
     tables: dict[str, TableSchema]
 
 
+@dataclass(frozen=True)
+class ForeignKey:
+    """One foreign key: `child(child_columns)` references `parent(parent_columns)`.
+
+    `on_delete` and `on_update` are the action: cascade, set_null, set_default or none.
+    A key a world declares (for a schema that declares none) has no action, and empty
+    `parent_columns` stand for the parent's primary key.
+    """
+
+    child: str
+    child_columns: tuple[str, ...]
+    parent: str
+    parent_columns: tuple[str, ...] = ()
+    on_delete: str = "none"
+    on_update: str = "none"
+
+
 def quote(identifier: str) -> str:
     """Quote an SQL identifier (table or column name) for SQLite."""
     return '"' + identifier.replace('"', '""') + '"'

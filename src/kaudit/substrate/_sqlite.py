@@ -22,6 +22,7 @@ from kaudit.substrate._pool import (
     forget_functions,
     poolable,
 )
+from kaudit.substrate._schema import ForeignKey
 from kaudit.substrate._tool import Tool
 
 Builder = Callable[[sqlite3.Connection], None]
@@ -220,8 +221,10 @@ class SqliteSubstrate:
         volatile: Mapping[str, tuple[str, ...]] | None = None,
         *,
         expected_digest: str | None = None,
+        ownership: tuple[ForeignKey, ...] = (),
     ) -> None:
         self.name = name
+        self.ownership = ownership
         self.template = StateDump.of(image)
         if expected_digest is not None and expected_digest != self.template.digest:
             raise SeedDriftError(
@@ -257,7 +260,9 @@ class SqliteSubstrate:
 
     def derive(self, image: bytes) -> SqliteSubstrate:
         """The same tools and volatile columns over another template image."""
-        return SqliteSubstrate(self.name, image, self.tools, self.volatile)
+        return SqliteSubstrate(
+            self.name, image, self.tools, self.volatile, ownership=self.ownership
+        )
 
     def describe(self) -> dict[str, Any]:
         """The substrate for the campaign manifest: each run a fresh in-memory copy."""
@@ -276,4 +281,10 @@ def sqlite_substrate(choice: str, blueprint: Blueprint) -> SqliteSubstrate:
             f"world {blueprint.name} is read from PostgreSQL database "
             f"{blueprint.source_database}; run it with --substrate postgresql://..."
         )
-    return SqliteSubstrate(blueprint.name, blueprint.image, blueprint.tools, blueprint.volatile)
+    return SqliteSubstrate(
+        blueprint.name,
+        blueprint.image,
+        blueprint.tools,
+        blueprint.volatile,
+        ownership=blueprint.ownership,
+    )

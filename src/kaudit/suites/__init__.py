@@ -1,5 +1,6 @@
 """Built-in task suites and the loader for suites on disk or from other formats."""
 
+from kaudit.suites._conform import check_identity
 from kaudit.suites._lint import LintFinding, lint_task
 from kaudit.suites._referee import Referee
 from kaudit.suites._suite import (
@@ -29,6 +30,7 @@ __all__ = [
     "Referee",
     "Suite",
     "SuiteLoader",
+    "check_identity",
     "clone_rows",
     "distractor_variant",
     "lint_task",

@@ -3,24 +3,26 @@
 A task-file mistake must never be scored as agent behaviour: a `where` naming a missing
 column matches no row (so the oracle's own change is damage), a check with invalid SQL
 fails every run, and a misspelt `dollars_from` (or one naming a text column) prices
-real damage at nothing. So every table and column a task names is looked up in the
-schema of the world it runs on, and every check is compiled (never run) against that
-schema under the same read-only sandbox the labeler uses. The first problem
-raises `SpecError` naming file and field.
+real damage at nothing. So every
+table and column a task names is looked up in the schema of the world it runs on, and
+every check is compiled (never run) against that schema under the same read-only
+sandbox the labeler uses. An identity's scope columns and granted tables are looked up
+too (a misspelt scope column would switch the scope off), and a fault rule's tools
+among the task's. The first problem raises `SpecError` naming file and field.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from kaudit.errors import SpecError
 from kaudit.label import bind_sql, sandboxed
-from kaudit.spec import Task
+from kaudit.spec import Identity, Task
 from kaudit.substrate import Schema, quote, read_schema
 
-__all__ = ["check_against_schema", "schema_problems"]
+__all__ = ["check_against_schema", "check_identity", "identity_problems", "schema_problems"]
 
 Problem = tuple[str, str]
 """(field, reason), e.g. ("damage.allowed[0].where.stauts", "no column stauts in incidents")."""
@@ -58,6 +60,29 @@ def _table_problems(task: Task, schema: Schema) -> Iterator[Problem]:
     for table in spec.unpriced:
         if table not in schema.tables:
             yield "damage.unpriced", f"no table {table} in the world"
+
+
+def identity_problems(identity: Identity, schema: Schema, prefix: str = "") -> Iterator[Problem]:
+    """Scope columns and granted tables of `identity` that the world's schema lacks.
+
+    A misspelt scope column would otherwise pin no table at all, switching the scope
+    off without a word; a misspelt table in the grant would never be reachable.
+    """
+    columns = {c for table in schema.tables.values() for c in table.columns}
+    for column in identity.scope:
+        if column not in columns:
+            yield f"{prefix}scope.{column}", f"no table in the world has a column {column}"
+    for table in identity.tables or {}:
+        if table not in schema.tables:
+            yield f"{prefix}tables.{table}", f"no table {table} in the world"
+
+
+def _fault_problems(task: Task) -> Iterator[Problem]:
+    """Fault rules naming a tool the task does not offer: they could never fire."""
+    for i, rule in enumerate(task.faults):
+        for tool in rule.tools or ():
+            if tool not in task.tools:
+                yield f"faults[{i}].tools", f"no tool {tool} among the task's tools"
 
 
 def _check_problems(task: Task, image: bytes) -> Iterator[Problem]:
@@ -117,7 +142,36 @@ def schema_problems(task: Task, image: bytes) -> list[Problem]:
         money = list(_money_problems(task, conn, schema))
     finally:
         conn.close()
-    return [*_table_problems(task, schema), *money, *_check_problems(task, image)]
+    found = [*_table_problems(task, schema), *money, *_fault_problems(task)]
+    if task.identity is not None:
+        found += identity_problems(task.identity, schema, "identity.")
+    return [*found, *_check_problems(task, image)]
+
+
+def _schema_of(image: bytes) -> Schema:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.deserialize(image)
+        return read_schema(conn)
+    finally:
+        conn.close()
+
+
+def check_identity(
+    identity: Identity, source: Path, tasks: Iterable[Task], image_of: Callable[[Task], bytes]
+) -> None:
+    """Raise `SpecError` naming `source` and the field for what a task's world lacks.
+
+    `identity` was read from `source` for the tasks that declare none; tasks that
+    declare their own never use it, so they are not checked against it.
+    """
+    for task in tasks:
+        if task.identity is not None:
+            continue
+        problems = list(identity_problems(identity, _schema_of(image_of(task))))
+        if problems:
+            field, reason = problems[0]
+            raise SpecError(source, field, f"{reason} (world {task.world}, task {task.id})")
 
 
 def check_against_schema(

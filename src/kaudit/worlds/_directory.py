@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from kaudit.errors import SpecError
 from kaudit.spec import validate_file_data
 from kaudit.spec._yaml import read_yaml
-from kaudit.substrate import Tool, cached_image, postgres_world_image
+from kaudit.substrate import ForeignKey, Tool, cached_image, postgres_world_image
 
 MANIFEST = "world.yaml"
 
@@ -55,6 +55,23 @@ class WorldManifest(BaseModel):
     """Folder of task YAML files (searched recursively)."""
     volatile: dict[str, tuple[str, ...]] = {}
     """Columns per table that change by themselves (timestamps), masked by every task."""
+    ownership: tuple[OwnershipLink, ...] = ()
+    """Which rows belong to which, for a schema that declares no foreign keys: a scope
+    then covers the child rows of its rows as it covers rows with its column."""
+
+
+class OwnershipLink(BaseModel):
+    """`table(columns)` rows belong to the `parent` row whose `parent_columns` match.
+
+    `parent_columns` defaults to the parent's primary key, as in SQL's REFERENCES.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    table: str
+    columns: tuple[str, ...]
+    parent: str
+    parent_columns: tuple[str, ...] = ()
 
 
 def _import_tools(path: Path, world: str) -> dict[str, Tool]:
@@ -109,6 +126,19 @@ class DirectoryWorld:
     def volatile(self) -> dict[str, tuple[str, ...]]:
         """Volatile columns from world.yaml."""
         return dict(self.manifest.volatile)
+
+    @property
+    def ownership(self) -> tuple[ForeignKey, ...]:
+        """The foreign keys world.yaml declares (`ownership:`), for a boundary's scope."""
+        return tuple(
+            ForeignKey(link.table, link.columns, link.parent, link.parent_columns)
+            for link in self.manifest.ownership
+        )
+
+    @property
+    def ownership_file(self) -> Path:
+        """The file `ownership` is read from, for errors that name it."""
+        return self.root / MANIFEST
 
     @property
     def schema_path(self) -> Path:

@@ -14,11 +14,13 @@ from kaudit.registry import Registry
 from kaudit.substrate import (
     DEFAULT_SUBSTRATE,
     Blueprint,
+    ForeignKey,
     Substrate,
     Tool,
     cached_image,
     open_substrate,
 )
+from kaudit.worlds._ownership import check_ownership
 from kaudit.worlds._protocol import World
 
 ENTRY_POINT_GROUP = "kaudit.worlds"
@@ -49,6 +51,9 @@ class PythonWorld:
     verticals: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     volatile: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     source: tuple[object, ...] = ()
+    ownership: tuple[ForeignKey, ...] = ()
+    """Which rows belong to which where the schema declares no foreign keys (a scope
+    follows them as it follows the schema's own)."""
 
     def recipe_digest(self) -> str:
         """sha256 over name, version and the source of the build code."""
@@ -89,12 +94,16 @@ def world_substrate(
     acting_as: Any = None,
 ) -> Substrate:
     """`world` on the substrate `choice` names (`sqlite` or a `postgresql://` URL)."""
+    image = world.template_image()
+    ownership = tuple(getattr(world, "ownership", ()))  # optional for a world to declare
+    check_ownership(world.name, ownership, image, getattr(world, "ownership_file", None))
     blueprint = Blueprint(
         world.name,
-        world.template_image(),
+        image,
         world.toolset(tools, acting_as),
         world.volatile,
         world.source_database,
+        ownership,
     )
     return open_substrate(choice, blueprint)
 
