@@ -10,8 +10,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor, reader_anchor
 from kaudit.cli._common import guarded, print_json
 from kaudit.errors import KauditError
+from kaudit.ledger import VerifyReport
 from kaudit.monitor import (
     MirageResult,
     MirageSetup,
@@ -107,8 +109,13 @@ def monitor(
     alpha: Annotated[float, typer.Option(help="Bounds are at level 1 - alpha.")] = 0.05,
     campaign: Annotated[str | None, typer.Option(help="Only this audit campaign.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    head: HeadOpt = None,
+    pubkey: PubkeyOpt = None,
 ) -> None:
     """Compare deployment events with the audit; exit 4 if any cell is a mirage.
+
+    The audit ledger's chain is verified first (exit 2 naming the first bad record);
+    --head (and --pubkey) anchor it, and audit records after the anchor are not counted.
 
     Each event line is {"task", "model", "harm": true|false|null, "time"?, "group"?,
     "dollars"?}; null means the outcome was not observed. Status per (model, task,
@@ -121,12 +128,15 @@ def monitor(
         raise KauditError(f"--threshold must be in (0, 1), got {threshold}")
     if not 0.0 < alpha < 1.0:
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
-    watcher = Monitor(read_audit(audit, alpha, campaign), threshold, alpha)
+    anchor = reader_anchor(head, pubkey)
+    checked: list[VerifyReport] = []
+    watcher = Monitor(read_audit(audit, alpha, campaign, anchor, checked), threshold, alpha)
+    note_anchor(checked[0].records, checked[0].anchored_records, as_json)
     lines, source = _lines(events, follow)
     _feed(watcher, lines, source, follow)
     report = watcher.report()
     if as_json:
-        print_json(report.to_json())
+        print_json(report.to_json() | anchor_json(checked[0].records, checked[0].anchored_records))
     else:
         console = Console(highlight=False, soft_wrap=True, markup=False)
         for line in render(report):

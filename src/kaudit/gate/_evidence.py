@@ -21,7 +21,8 @@ def ledger_evidence(
     """The runs of `path` (one model's, one campaign's), read in the pass that verifies it.
 
     The chain is checked as `kaudit ledger verify` checks it, with `anchor` (and
-    `public_key`) as `kaudit ledger verify --head` does. A broken chain or anchor is
+    `public_key`) as `kaudit ledger verify --head` does; records after the anchor are
+    not part of the evidence. A broken chain or anchor is
     evidence of nothing: the runs are still read (unverified) so the decision can list
     what else fails, but the gate will deny. Each run is a `RunSummary`, not the full
     record. Raises `LedgerError` when `path` is not a ledger or holds a row that is not
@@ -32,11 +33,17 @@ def ledger_evidence(
     with Ledger(path, readonly=True) as ledger:
         try:
             check_anchor_signature(anchor, public_key)
-            runs = read_runs(ledger, campaign, anchor=anchor).runs
+            read = read_runs(ledger, campaign, anchor=anchor)
         except LedgerError as exc:
             verified, error = False, str(exc)
-            runs = read_runs(ledger, campaign, verify=False).runs
-    return Evidence(records=_of_model(path, runs, model), verified=verified, verify_error=error)
+            read = read_runs(ledger, campaign, verify=False)
+    return Evidence(
+        records=_of_model(path, read.runs, model),
+        verified=verified,
+        verify_error=error,
+        chain_records=read.records,
+        anchored_records=read.anchored_records,
+    )
 
 
 def _of_model(path: Path, runs: tuple[RunSummary, ...], model: str | None) -> list[RunSummary]:

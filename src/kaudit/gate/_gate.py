@@ -63,12 +63,16 @@ class Evidence:
     """What the gate decides on: the ledger's runs and whether its chain verified.
 
     `records` are full records or their summaries (`kaudit.ledger.read_runs`); the
-    decision reads only what a `RunSummary` holds, so both decide alike.
+    decision reads only what a `RunSummary` holds, so both decide alike. With an anchor,
+    `anchored_records` of the chain's `chain_records` are pinned and only their runs
+    are in `records`.
     """
 
     records: Sequence[RunRecord | RunSummary]
     verified: bool
     verify_error: str | None = None
+    chain_records: int = 0
+    anchored_records: int | None = None
 
 
 def decide(policy: GatePolicy, authority: Authority, evidence: Evidence) -> GateResult:

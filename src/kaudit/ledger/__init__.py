@@ -16,7 +16,13 @@ from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
 from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, migrate_ledger, record_hash
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs, run_summaries, run_summary
 from kaudit.ledger._tally import read_tallies, tallies_from_records
-from kaudit.ledger._verify import VerifyReport, ledger_head, verify_ledger
+from kaudit.ledger._verify import (
+    VerifyReport,
+    check_anchor_signature,
+    ledger_head,
+    verify_ledger,
+    walk_chain,
+)
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -34,6 +40,7 @@ __all__ = [
     "RunTiming",
     "VerifyReport",
     "canonical",
+    "check_anchor_signature",
     "check_signature",
     "export_records",
     "export_rows",
@@ -55,5 +62,6 @@ __all__ = [
     "tallies_from_records",
     "tallies_from_runs",
     "verify_ledger",
+    "walk_chain",
     "write_export",
 ]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Ledger
+from kaudit.ledger import Anchor, Ledger, VerifyReport, walk_chain
 from kaudit.report import build_report, sequential_campaigns
 
 
@@ -33,20 +33,28 @@ class AuditCell:
 
 
 def read_audit(
-    path: Path, alpha: float = 0.05, campaign: str | None = None
+    path: Path,
+    alpha: float = 0.05,
+    campaign: str | None = None,
+    anchor: Anchor | None = None,
+    checked: list[VerifyReport] | None = None,
 ) -> dict[tuple[str, str], AuditCell]:
     """Certified cells of the ledger at `path`, keyed (model, task); cells with n = 0 omitted.
 
-    Uses the report's own cell builder, so the monitor compares against exactly the
-    interval `kaudit report` prints for the same ledger and alpha.
+    The chain is verified first (with `anchor`, as `kaudit ledger verify --head`
+    does; records after the anchor are not counted); LedgerError names the first bad
+    record. Uses the report's own cell builder, so the monitor compares against exactly
+    the interval `kaudit report` prints for the same ledger and alpha. `checked`, when
+    given, receives the verification's report.
     """
     if not path.is_file():
         raise KauditError(f"{path}: no such ledger file")
     with Ledger(path, readonly=True) as ledger:
-        names = [campaign] if campaign else ledger.campaigns()
-        report = build_report(
-            ledger.records(campaign), alpha, sequential_campaigns(names, ledger.manifest)
-        )
+        verified = walk_chain(ledger, anchor)
+        runs = list(ledger.records(campaign, upto=verified.anchored_records))
+    if checked is not None:
+        checked.append(verified)
+    report = build_report(runs, alpha, sequential_campaigns(runs))
     return {
         (c.model, c.task): AuditCell(c.n, c.damage, c.phat, c.ci_low, c.ci_high, c.interval)
         for c in report.cells

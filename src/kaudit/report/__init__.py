@@ -36,6 +36,7 @@ from kaudit.report._stopping import (
     sequential_campaigns,
     sequential_cells,
     stopping_rule_text,
+    stopping_rules,
 )
 from kaudit.report._tables import TextTable, to_text
 from kaudit.report._terminal import ANYTIME_MARK, terminal_tables
@@ -77,6 +78,7 @@ __all__ = [
     "sequential_campaigns",
     "sequential_cells",
     "stopping_rule_text",
+    "stopping_rules",
     "terminal_tables",
     "to_text",
 ]
