@@ -9,6 +9,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from kaudit.ledger import Ledger, verify_ledger
 from kaudit.serve import RunSpooled, ServeOptions, append_served, open_served, spooled_runs
@@ -124,4 +127,30 @@ def test_a_run_appended_before_a_kill_is_not_appended_again(tmp_path: Path) -> N
     open_served(ledger, suite, suite.tasks[TASK], ServeOptions())
     with Ledger(ledger, readonly=True) as opened:
         assert len(list(opened.records())) == 1
+    assert spooled_runs(ledger) == []
+
+
+def test_a_run_another_serve_drained_first_is_still_returned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fails if two serves ending together lose track of a run: the first to get the lock
+    appends both spooled runs, and the second then finds its own entry gone (KeyError)."""
+    from kaudit.serve import _serve
+
+    suite = load_suite("builtin")
+    ledger = tmp_path / "mcp.sqlite"
+    first = append_served(ledger, suite, asyncio.run(finished_run(suite)), ServeOptions())
+    real_spool = _serve.spool_run
+
+    def spooled_then_drained_by_another_serve(*args: Any) -> Any:
+        spooled = real_spool(*args)
+        with Ledger(ledger) as store:
+            _serve._drain(store)
+        return spooled
+
+    monkeypatch.setattr(_serve, "spool_run", spooled_then_drained_by_another_serve)
+    second = append_served(ledger, suite, asyncio.run(finished_run(suite)), ServeOptions())
+    assert (first.run_index, second.run_index) == (0, 1)
+    with Ledger(ledger, readonly=True) as store:
+        assert [r.run_index for r in store.records()] == [0, 1]
     assert spooled_runs(ledger) == []

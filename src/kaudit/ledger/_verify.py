@@ -224,11 +224,13 @@ def chain_rows(
     """Every row in chain order, each checked before it is yielded.
 
     With `verify` (the whole of `kaudit ledger verify` for one row): the hash over the
-    previous hash and the stored JSON, the link to the previous row, and every indexed
-    column against the hashed JSON; with `anchor`, the anchored record at its position
-    (and, once the walk ends, that it was there). Whether verifying or not, every row
-    must be a JSON object that validates as a `RunRecord`. The first bad row raises
-    LedgerError naming it. Each body is parsed once, here, for every reader.
+    previous hash and the stored JSON, the link to the previous row, its `seq` against
+    its position, every indexed column against the hashed JSON, and its run's history
+    (`_FinishedRuns`); with `anchor`, the anchored record at its position (and, once the
+    walk ends, that it was there), each row marked `anchored` or not. Whether verifying
+    or not, every row must be a JSON object that validates as a `RunRecord`. The first
+    bad row raises LedgerError naming it. Each body is parsed once, here, for every
+    reader.
     """
     path = ledger.path
     check = _AnchorCheck(path, anchor) if anchor is not None else None

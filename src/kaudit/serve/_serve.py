@@ -239,7 +239,12 @@ def append_served(
                 spooled.path,
             ) from None
         appended = _drain(ledger, must=spooled.spool_id)
-    return appended[spooled.spool_id]
+        # Another serve that drained the spool first may have appended this run already.
+        cell = (spooled.record.campaign, spooled.record.model, spooled.record.task)
+        record = appended.get(spooled.spool_id) or ledger.spooled_record(cell, spooled.spool_id)
+    if record is None:
+        raise LedgerError(f"{ledger_path}: the run kept in {spooled.path} was not appended")
+    return record
 
 
 def _drain(ledger: Ledger, must: str | None = None) -> dict[str, RunRecord]:
