@@ -367,3 +367,20 @@ def test_a_forged_anchor_fails_the_signature_check_in_every_reader(
             assert seen.code == 3, seen.stdout
         else:
             assert seen.code == 2 and "no signature" in seen.stderr, (reader, seen.stderr)
+
+
+def test_a_bare_head_hex_pins_the_records_up_to_it(fixture: Fixture, tmp_path: Path) -> None:
+    """Fails if an anchor given as a bare head hex (no record count) leaves the records
+    appended after its record counted, or pins fewer records than it names."""
+    from kaudit.ledger import parse_anchor, read_runs, verify_ledger
+
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, copy)
+    _padding(copy, fixture)
+    pinned = json.loads(fixture.anchor.read_text())
+    anchor = parse_anchor(pinned["head"])
+    checked = verify_ledger(copy, anchor)
+    assert (checked.records, checked.anchored_records) == (pinned["records"] + PADDING,
+                                                           pinned["records"])  # fmt: skip
+    with Ledger(copy, readonly=True) as store, Ledger(fixture.ledger, readonly=True) as clean:
+        assert read_runs(store, anchor=anchor).runs == read_runs(clean).runs

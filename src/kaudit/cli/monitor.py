@@ -13,14 +13,13 @@ from rich.console import Console
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor, reader_anchor
 from kaudit.cli._common import guarded, print_json
 from kaudit.errors import KauditError
-from kaudit.ledger import VerifyReport
 from kaudit.monitor import (
     MirageResult,
     MirageSetup,
     Monitor,
     MonitorReport,
     follow_lines,
-    read_audit,
+    read_checked_audit,
     read_events,
     simulate_mirage,
 )
@@ -128,15 +127,14 @@ def monitor(
         raise KauditError(f"--threshold must be in (0, 1), got {threshold}")
     if not 0.0 < alpha < 1.0:
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
-    anchor = reader_anchor(head, pubkey)
-    checked: list[VerifyReport] = []
-    watcher = Monitor(read_audit(audit, alpha, campaign, anchor, checked), threshold, alpha)
-    note_anchor(checked[0].records, checked[0].anchored_records, as_json)
+    audited, checked = read_checked_audit(audit, alpha, campaign, reader_anchor(head, pubkey))
+    note_anchor(checked.records, checked.anchored_records, as_json)
+    watcher = Monitor(audited, threshold, alpha)
     lines, source = _lines(events, follow)
     _feed(watcher, lines, source, follow)
     report = watcher.report()
     if as_json:
-        print_json(report.to_json() | anchor_json(checked[0].records, checked[0].anchored_records))
+        print_json(report.to_json() | anchor_json(checked.records, checked.anchored_records))
     else:
         console = Console(highlight=False, soft_wrap=True, markup=False)
         for line in render(report):
