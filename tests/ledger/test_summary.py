@@ -57,10 +57,16 @@ def verdicts(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def run_records(draw: st.DrawFn, key: tuple[str, str, str], index: int, attempt: int) -> RunRecord:
-    """One record of `key`'s run `index` at `attempt`, labeled or invalid, with extras."""
+def run_records(
+    draw: st.DrawFn, key: tuple[str, str, str], index: int, attempt: int, last: bool = True
+) -> RunRecord:
+    """One record of `key`'s run `index` at `attempt`, with extras.
+
+    Labeled or invalid when it is the run's `last` attempt; invalid before (only an
+    INVALID run is ever retried).
+    """
     campaign, model, task = key
-    labeled = draw(st.booleans())
+    labeled = draw(st.booleans()) if last else False
     faults = [
         InjectedFault(call=i, call_id=f"c{i}", tool="t", kind=kind, committed=True)
         for i, kind in enumerate(draw(st.lists(st.sampled_from(FAULT_KINDS), max_size=3)))
@@ -92,12 +98,14 @@ def run_records(draw: st.DrawFn, key: tuple[str, str, str], index: int, attempt:
 
 @st.composite
 def ledgers(draw: st.DrawFn) -> list[RunRecord]:
-    """Records in an append order a campaign could produce: retries after their attempt."""
+    """Records in an append order a campaign could produce: retries after their INVALID attempt."""
     pending: list[list[RunRecord]] = []
     for key in draw(st.lists(KEYS, min_size=1, max_size=4)):
         for index in range(draw(st.integers(1, 3))):
             attempts = draw(st.integers(1, 3))
-            pending.append([draw(run_records(key, index, a)) for a in range(attempts)])
+            pending.append(
+                [draw(run_records(key, index, a, a == attempts - 1)) for a in range(attempts)]
+            )
     out: list[RunRecord] = []
     while pending:
         run = pending[draw(st.integers(0, len(pending) - 1))]

@@ -152,3 +152,32 @@ def test_a_task_in_two_versions_keeps_the_anytime_interval_on_its_sequential_cel
     html = tmp_path / "two.html"
     result = runner.invoke(app, ["report", str(ledger), "--html", str(html)])
     assert result.exit_code == 0, result.output
+
+
+def test_a_forged_manifest_cannot_turn_a_sequential_cell_into_a_fixed_k_one(
+    tmp_path: Path,
+) -> None:
+    """The manifest sits outside the hash chain: rewriting its stopping rule to a fixed k
+    must leave the anytime-valid interval (and the rule line) as the chained records say.
+    Fails if report, stats or monitor read the rule from the manifest again (the forged
+    rule then narrowed the interval to Clopper-Pearson with every check passing)."""
+    import sqlite3
+
+    ledger = tmp_path / "seq.sqlite"
+    _run(ledger, "seq", "--k", "20", "--until", "damage")
+    with sqlite3.connect(ledger) as conn:
+        manifest = json.loads(conn.execute("SELECT manifest FROM campaigns").fetchone()[0])
+        manifest["stopping_rule"] = {"kind": "fixed", "k": 1, "text": "fixed: k = 1 runs per cell"}
+        conn.execute("UPDATE campaigns SET manifest = ?", (json.dumps(manifest),))
+    report = json.loads(runner.invoke(app, ["report", str(ledger), "--json"]).output)
+    (cell,) = report["cells"]
+    assert cell["interval"] == CS_METHOD
+    assert report["stopping_rules"]["seq"].startswith("sequential")
+    stats = json.loads(
+        runner.invoke(app, ["stats", str(ledger), "--json", "--bootstrap", "10"]).output
+    )
+    assert stats["cells"][0]["interval"] == CS_METHOD
+    from kaudit.monitor import read_audit
+
+    [audited] = read_audit(ledger).values()
+    assert audited.interval == CS_METHOD

@@ -7,22 +7,32 @@ from pathlib import Path
 
 from rich.console import Console
 
+from kaudit.cli._anchor import note_anchor
 from kaudit.cli._common import print_json
 from kaudit.errors import KauditError
-from kaudit.ledger import Ledger
+from kaudit.ledger import Anchor, Ledger, walk_chain
 from kaudit.report import budgets_from_records
 
 
 def print_budgets(
-    ledger: Path, p: float | None, detect: float, tasks: int | None, concurrency: int, as_json: bool
+    ledger: Path,
+    p: float | None,
+    detect: float,
+    tasks: int | None,
+    concurrency: int,
+    as_json: bool,
+    anchor: Anchor | None = None,
 ) -> None:
-    """One sentence (or JSON object) per model of the ledger."""
+    """One sentence (or JSON object) per model of the ledger, its chain verified first."""
     if p is None:
         raise KauditError("--from-ledger needs --p: the damage probability to plan for")
     if not ledger.is_file():
         raise KauditError(f"{ledger}: no such ledger file")
     with Ledger(ledger, readonly=True) as store:
-        plans = budgets_from_records(store.records(), p, detect, tasks, concurrency)
+        checked = walk_chain(store, anchor)
+        records = store.records(upto=checked.anchored_records)
+        plans = budgets_from_records(records, p, detect, tasks, concurrency)
+    note_anchor(checked.records, checked.anchored_records, as_json)
     if as_json:
         print_json(
             [

@@ -8,8 +8,9 @@ from typing import Annotated
 
 import typer
 
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, reader_anchor
 from kaudit.cli._common import guarded
-from kaudit.ledger import Ledger, write_export
+from kaudit.ledger import Ledger, walk_chain, write_export
 
 
 def register(app: typer.Typer) -> None:
@@ -27,16 +28,21 @@ def register(app: typer.Typer) -> None:
         no_verify: Annotated[
             bool, typer.Option("--no-verify", help="Export a ledger whose hash chain is broken.")
         ] = False,
+        head: HeadOpt = None,
+        pubkey: PubkeyOpt = None,
     ) -> None:
         """Write one row per run: every record field, timing per phase, nested fields as JSON.
 
         The ledger's hash chain is verified first; a broken one is refused (exit 2) unless
-        --no-verify.
+        --no-verify. With --head (and --pubkey) only the anchored records are exported.
 
         Example: kaudit export audit.sqlite --to parquet --out runs.parquet
         """
+        anchor = reader_anchor(head, pubkey, no_verify)
         with Ledger(ledger, readonly=True) as store:
             store.require_campaign(campaign)
-            if not no_verify:
-                store.verify()
-            write_export(store.records(campaign), to, out, sys.stdout)
+            checked = None if no_verify else walk_chain(store, anchor)
+            upto = None if checked is None else checked.anchored_records
+            write_export(store.records(campaign, upto=upto), to, out, sys.stdout)
+        if checked is not None:
+            note_anchor(checked.records, checked.anchored_records)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor
 from kaudit.cli._common import guarded, print_json
 from kaudit.gate import GatePolicy, GateResult, decide, ledger_evidence, load_policy
 from kaudit.ledger import parse_anchor
@@ -62,16 +63,8 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="The model to decide on, when the ledger has several.")
         ] = None,
         campaign: Annotated[str | None, typer.Option(help="Only this campaign's runs.")] = None,
-        head: Annotated[
-            str | None,
-            typer.Option(
-                "--head",
-                help="Anchor the chain must still hold: a head hex, `ledger head --json`, or file.",
-            ),
-        ] = None,
-        pubkey: Annotated[
-            Path | None, typer.Option(help="ed25519 public key the anchor must be signed by.")
-        ] = None,
+        head: HeadOpt = None,
+        pubkey: PubkeyOpt = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Verify the ledger, then grant (exit 0) or deny (exit 3) an authority level.
@@ -80,7 +73,7 @@ def register(app: typer.Typer) -> None:
         boundary probes needed; a suite task never run, or a required scenario run fewer
         times than its minimum, is untested and denies. Sequentially stopped cells get the
         anytime-valid bound. With --head (and --pubkey) the ledger must also still hold its
-        anchored record.
+        anchored record, and records after it are not evidence.
 
         Example: kaudit gate audit.sqlite --authority autonomous_write --json
         """
@@ -89,9 +82,12 @@ def register(app: typer.Typer) -> None:
         evidence = ledger_evidence(
             ledger, model=model, campaign=campaign, anchor=anchor, public_key=pubkey
         )
+        note_anchor(evidence.chain_records, evidence.anchored_records, as_json)
         result = decide(rules, authority.value, evidence)
         if as_json:
-            print_json(result.to_json())
+            print_json(
+                result.to_json() | anchor_json(evidence.chain_records, evidence.anchored_records)
+            )
         else:
             console = Console(highlight=False, soft_wrap=True)
             for line in render(result):

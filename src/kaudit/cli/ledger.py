@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, reader_anchor
 from kaudit.cli._common import err_console, guarded, head_line, print_json
 from kaudit.errors import KauditError
 from kaudit.ledger import (
@@ -20,9 +21,9 @@ from kaudit.ledger import (
     import_files,
     ledger_head,
     migrate_ledger,
-    parse_anchor,
     sign_anchor,
     verify_ledger,
+    walk_chain,
 )
 
 LedgerArg = Annotated[Path, typer.Argument(help="Ledger file.", dir_okay=False)]
@@ -51,16 +52,8 @@ def register(app: typer.Typer) -> None:
 
 def verify(
     ledger: LedgerArg,
-    head: Annotated[
-        str | None,
-        typer.Option(
-            "--head",
-            help="Anchor to check: a head hex, the JSON of `ledger head --json`, or its file.",
-        ),
-    ] = None,
-    pubkey: Annotated[
-        Path | None, typer.Option(help="ed25519 public key (PEM) the anchor must be signed by.")
-    ] = None,
+    head: HeadOpt = None,
+    pubkey: PubkeyOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Check every record's hash, link and indexed columns, and the anchor if given.
@@ -70,7 +63,7 @@ def verify(
 
     Example: kaudit ledger verify audit.sqlite --head audit.head.json
     """
-    anchor = parse_anchor(head) if head is not None else None
+    anchor = reader_anchor(head, None)
     report = verify_ledger(ledger, anchor, pubkey)
     if as_json:
         print_json(report.to_json())
@@ -78,6 +71,7 @@ def verify(
     checked = " and matches its signed anchor" if report.signed else ""
     checked = checked or (" and matches its anchor" if report.anchored else "")
     Console(highlight=False).print(f"{report.records} records, hash chain intact{checked}")
+    note_anchor(report.records, report.anchored_records, as_json)
 
 
 def head(
@@ -161,22 +155,27 @@ def export(
     no_verify: Annotated[
         bool, typer.Option("--no-verify", help="Export a ledger whose hash chain is broken.")
     ] = False,
+    head: HeadOpt = None,
+    pubkey: PubkeyOpt = None,
 ) -> None:
-    """Write the ledger's records to stdout (each run once, its newest attempt).
+    """Write the ledger's records to stdout (each run once, its counted record).
 
     The chain is verified first (a broken one is refused, exit 2, unless --no-verify); its
-    head goes to stderr at the end, so an export can be tied to its ledger.
+    head goes to stderr at the end, so an export can be tied to its ledger. With --head
+    (and --pubkey) only the anchored records are written.
 
     Example: kaudit ledger export audit.sqlite --format csv > runs.csv
     """
+    anchor = reader_anchor(head, pubkey, no_verify)
     with Ledger(ledger, readonly=True) as store:
-        if not no_verify:
-            store.verify()
-        sys.stdout.write(
-            export_records(store.records(campaign, all_attempts=all_attempts), fmt.value)
-        )
-        anchor = store.head()
-    err_console.print(head_line(anchor), highlight=False, soft_wrap=True)
+        checked = None if no_verify else walk_chain(store, anchor)
+        upto = None if checked is None else checked.anchored_records
+        records = store.records(campaign, all_attempts=all_attempts, upto=upto)
+        sys.stdout.write(export_records(records, fmt.value))
+        current = store.head()
+    if checked is not None:
+        note_anchor(checked.records, checked.anchored_records)
+    err_console.print(head_line(current), highlight=False, soft_wrap=True)
 
 
 def migrate(ledger: LedgerArg) -> None:

@@ -65,13 +65,21 @@ def register(app: typer.Typer) -> None:
         """Serve one fresh sandbox of TASK over MCP until the client calls `finish` or leaves.
 
         The run is then dumped, labeled and, with --ledger, appended as the next run of
-        its (campaign, model, task) cell. --faults, --identity and --substrate mean what
-        they mean for `kaudit run`. Stdout is the MCP channel with stdio; messages go to
-        stderr.
+        its (campaign, model, task) cell; a run that finds the ledger held by another
+        process for longer than 30 s stays in LEDGER.spool/ and is appended by the next
+        serve of that ledger (a warning names the file). --faults, --identity and
+        --substrate mean what they mean for `kaudit run`. Stdout is the MCP channel with
+        stdio; messages go to stderr.
 
         Example: kaudit mcp serve --task billing/invoice-delete-drafts --ledger mcp.sqlite
         """
-        from kaudit.serve import ServeOptions, append_served, open_served, serve_task
+        from kaudit.serve import (
+            RunSpooled,
+            ServeOptions,
+            append_served,
+            open_served,
+            serve_task,
+        )
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
         options = ServeOptions(
@@ -96,7 +104,11 @@ def register(app: typer.Typer) -> None:
             open_served(ledger, loaded, chosen, options)  # refuse before a client is served
 
         def record(result: RunResult) -> None:
-            kept = append_served(ledger, loaded, result, options) if ledger else result.record
+            try:
+                kept = append_served(ledger, loaded, result, options) if ledger else result.record
+            except RunSpooled as spooled:  # safe on disk; the next serve appends it
+                console.print(f"warning: {spooled}")
+                return
             where = f" -> {ledger} run {kept.run_index}" if ledger is not None else ""
             verdict = kept.outcome or f"INVALID ({kept.invalid_reason})"
             console.print(f"{kept.model} {kept.task}: {verdict} {kept.sub_label or ''}{where}")

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor, reader_anchor
 from kaudit.cli._common import guarded, print_json
 from kaudit.errors import KauditError
 from kaudit.monitor import (
@@ -18,7 +19,7 @@ from kaudit.monitor import (
     Monitor,
     MonitorReport,
     follow_lines,
-    read_audit,
+    read_checked_audit,
     read_events,
     simulate_mirage,
 )
@@ -118,8 +119,13 @@ def monitor(
         typer.Option(help="Cells sharing --alpha (default: the audit's cells; count groups)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    head: HeadOpt = None,
+    pubkey: PubkeyOpt = None,
 ) -> None:
     """Compare deployment events with the audit; exit 4 if any cell is a mirage.
+
+    The audit ledger's chain is verified first (exit 2 naming the first bad record);
+    --head (and --pubkey) anchor it, and audit records after the anchor are not counted.
 
     Each event line is {"task", "model", "harm": true|false|null, "time"?, "group"?,
     "dollars"?, "version"?}; null means the outcome was not observed; "version" (8+ hex
@@ -136,12 +142,14 @@ def monitor(
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
     if family is not None and family < 1:
         raise KauditError(f"--family must be >= 1, got {family}")
-    watcher = Monitor(read_audit(audit, alpha, campaign), threshold, alpha, family)
+    audited, checked = read_checked_audit(audit, alpha, campaign, reader_anchor(head, pubkey))
+    note_anchor(checked.records, checked.anchored_records, as_json)
+    watcher = Monitor(audited, threshold, alpha, family)
     lines, source = _lines(events, follow)
     _feed(watcher, lines, source, follow)
     report = watcher.report()
     if as_json:
-        print_json(report.to_json())
+        print_json(report.to_json() | anchor_json(checked.records, checked.anchored_records))
     else:
         console = Console(highlight=False, soft_wrap=True, markup=False)
         for line in render(report):

@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from kaudit._atomic import write_atomic
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor, reader_anchor
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.cli._tables import print_tables
 from kaudit.errors import KauditError
@@ -21,7 +23,7 @@ from kaudit.report import (
     build_report,
     html_report,
     sequential_campaigns,
-    stopping_rule_text,
+    stopping_rules,
     terminal_tables,
 )
 from kaudit.report._referee import (
@@ -64,7 +66,7 @@ def _write_html(
     )
     page = html_report(records, options)
     try:
-        path.write_text(page, encoding="utf-8")
+        write_atomic(path, page)  # a kill or a full disk leaves the previous page intact
     except OSError as exc:
         raise KauditError(f"--html {path}: cannot write: {exc.strerror}") from None
 
@@ -102,6 +104,8 @@ def register(app: typer.Typer) -> None:
         no_verify: Annotated[
             bool, typer.Option("--no-verify", help="Report a ledger whose hash chain is broken.")
         ] = False,
+        head: HeadOpt = None,
+        pubkey: PubkeyOpt = None,
     ) -> None:
         """Per (model, task) cell: n, damage x, p̂, exact Clopper-Pearson interval, safe^n.
 
@@ -111,32 +115,39 @@ def register(app: typer.Typer) -> None:
         transcript grading against the state, and damage economics. `--html FILE` writes
         one self-contained page with figures and a run viewer. Opens the ledger read-only
         and verifies its hash chain first; a broken chain is refused (exit 2) unless
-        --no-verify, which the output then states.
+        --no-verify, which the output then states. With --head (and --pubkey) the chain
+        must still hold that anchor, and records after it are not counted.
 
         Example: kaudit report audit.sqlite --html report.html
         """
         if not 0.0 < alpha < 1.0:
             raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
+        anchor = reader_anchor(head, pubkey, no_verify)
         with Ledger(ledger, readonly=True) as store:
             # One pass verifies every row and keeps only what the tables need.
-            runs = read_runs(store, campaign, verify=not no_verify).runs
-            if campaign is not None and campaign not in store.campaigns():
+            read = read_runs(store, campaign, verify=not no_verify, anchor=anchor)
+            runs = read.runs
+            if campaign is not None and campaign not in read.campaigns:
                 raise KauditError(
-                    f"{ledger}: no campaign {campaign!r}; it holds {', '.join(store.campaigns())}"
+                    f"{ledger}: no campaign {campaign!r}; it holds {', '.join(read.campaigns)}"
                 )
-            names = [campaign] if campaign else store.campaigns()
-            sequential = sequential_campaigns(names, store.manifest)
-            rules = {name: stopping_rule_text(store.manifest(name)) for name in names}
+            sequential = sequential_campaigns(runs)
+            rules = stopping_rules(runs)
             if html is not None:
-                _write_html(
-                    html, list(store.records(campaign)), ledger, alpha, model_order, sequential
-                )
-            judged = _refereed(store, names, campaign, alpha)
+                records = list(store.records(campaign, upto=read.anchored_records))
+                _write_html(html, records, ledger, alpha, model_order, sequential)
+            judged = _refereed(
+                store, [campaign] if campaign else list(read.campaigns), campaign, alpha
+            )
+        note_anchor(read.records, read.anchored_records, as_json)
         built = build_report(runs, alpha, sequential)
         if as_json:
             unverified = {"verified": False} if no_verify else {}
+            anchored = anchor_json(read.records, read.anchored_records)
             refereed = {"referee": judged.to_json()} if judged is not None else {}
-            print_json(built.to_json() | {"stopping_rules": rules} | unverified | refereed)
+            print_json(
+                built.to_json() | {"stopping_rules": rules} | unverified | anchored | refereed
+            )
             return
         console = Console(highlight=False)
         if no_verify:

@@ -12,9 +12,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor, reader_anchor
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.errors import KauditError
-from kaudit.ledger import RunSummary
+from kaudit.ledger import Anchor, RunSummary
 from kaudit.report import ExposureSummary, exposure_summary
 from kaudit.stats import (
     CellKey,
@@ -93,6 +94,7 @@ class KauditSources:
         prefix: With sequential campaigns, the tallies with each stopped cell cut to the
             runs its rule always gives (`kaudit.report.fixed_prefix_tallies`), else None.
         prefix_runs: The fewest such runs over the sequential campaigns.
+        anchored: (records, anchored records) of the anchored ledger, with an anchor.
     """
 
     cells: list[CellTally]
@@ -100,41 +102,56 @@ class KauditSources:
     exposure: ExposureSummary
     prefix: list[CellTally] | None = None
     prefix_runs: int | None = None
+    anchored: tuple[int, int | None] = (0, None)
 
 
-def read_kaudit_sources(paths: Sequence[str], verify: bool = True) -> KauditSources:
+def read_kaudit_sources(
+    paths: Sequence[str], verify: bool = True, anchor: Anchor | None = None
+) -> KauditSources:
     """Tallies, sequential cells and exposure of kaudit ledgers, one pass over each file.
 
-    Each chain is verified (LedgerError on a broken one) unless `verify` is False.
+    Each chain is verified (LedgerError on a broken one) unless `verify` is False. An
+    `anchor` pins a single ledger; records after it are not counted.
     """
     from kaudit.ledger import Ledger, read_runs, tallies_from_records
     from kaudit.report import (
         cells_of_campaigns,
+        chained_rule,
         fixed_prefix_tallies,
         guaranteed_runs,
         sequential_campaigns,
     )
 
+    if anchor is not None and len(paths) != 1:
+        raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
     cells: list[CellTally] = []
     prefix: list[CellTally] = []
     floors: list[int] = []
     sequential: set[CellKey] = set()
     runs: list[RunSummary] = []
+    anchored: tuple[int, int | None] = (0, None)
     for path in paths:
         if not Path(path).is_file():
             raise KauditError(f"{path}: no such ledger file")
         with Ledger(path, readonly=True) as ledger:
-            own = read_runs(ledger, verify=verify).runs
-            chosen = sequential_campaigns(ledger.campaigns(), ledger.manifest)
-            cuts = {name: guaranteed_runs(ledger.manifest(name)) or 1 for name in chosen}
+            read = read_runs(ledger, verify=verify, anchor=anchor)
+            own = read.runs
+            chosen = sequential_campaigns(own)
+            # each run's chained record carries the rule it was admitted under
+            cuts = {name: guaranteed_runs(chained_rule(ledger, name)) or 1 for name in chosen}
+        anchored = (read.records, read.anchored_records)
         cells += tallies_from_records(own)
         prefix += fixed_prefix_tallies(own, cuts)
         floors += cuts.values()
         sequential |= cells_of_campaigns(own, chosen)
         runs += own
     if not floors:
-        return KauditSources(cells, frozenset(sequential), exposure_summary(runs))
-    return KauditSources(cells, frozenset(sequential), exposure_summary(runs), prefix, min(floors))
+        return KauditSources(
+            cells, frozenset(sequential), exposure_summary(runs), anchored=anchored
+        )
+    return KauditSources(
+        cells, frozenset(sequential), exposure_summary(runs), prefix, min(floors), anchored
+    )
 
 
 def _distinct(ledgers: Sequence[str]) -> None:
@@ -365,11 +382,14 @@ def stats(
     no_verify: Annotated[
         bool, typer.Option("--no-verify", help="Use a ledger whose hash chain is broken.")
     ] = False,
+    head: HeadOpt = None,
+    pubkey: PubkeyOpt = None,
 ) -> None:
     """Per-cell intervals, audit miss rate, overdispersion, pass^k and safe^k of a pool.
 
     Each kaudit ledger's hash chain is verified first; a broken one is refused (exit 2)
-    unless --no-verify, which the output then states.
+    unless --no-verify, which the output then states. --head (and --pubkey) anchor a
+    single kaudit ledger; records after the anchor are not counted.
     Cells of a sequentially stopped campaign (`kaudit run --until`) get the anytime-valid
     interval, marked † in the table and named in the JSON's `interval`.
 
@@ -377,8 +397,13 @@ def stats(
     """
     _check_level(alpha, "--alpha")
     _distinct(ledgers or [])
+    anchor = reader_anchor(head, pubkey, no_verify)
+    if anchor is not None and fmt != LedgerFormat.kaudit:
+        raise KauditError("--head anchors a kaudit ledger, not --format agentrelbench files")
     kaudit = (
-        read_kaudit_sources(ledgers or [], not no_verify) if fmt == LedgerFormat.kaudit else None
+        read_kaudit_sources(ledgers or [], not no_verify, anchor)
+        if fmt == LedgerFormat.kaudit
+        else None
     )
     cells = load_cells(
         ledgers or [], model_file or [], fmt, kaudit_cells=None if kaudit is None else kaudit.cells
@@ -398,9 +423,12 @@ def stats(
     if as_json:
         unverified = {"verified": False} if no_verify else {}
         exposed = {"exposure": exposure.to_json()} if exposure else {}
-        print_json(summary.to_json() | exposed | unverified)
+        anchored = {} if kaudit is None else anchor_json(*kaudit.anchored)
+        print_json(summary.to_json() | exposed | unverified | anchored)
         return
     console = Console()
+    if kaudit is not None:
+        note_anchor(*kaudit.anchored)
     if no_verify:
         console.print("note: --no-verify: the ledgers' hash chains were not checked")
     for table in render_summary(summary):
@@ -434,19 +462,24 @@ def plan(
         int | None, typer.Option(help="Tasks to audit (default: the ledger's).")
     ] = None,
     concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 1,
+    head: HeadOpt = None,
+    pubkey: PubkeyOpt = None,
 ) -> None:
     """Audit runs needed to see damage at least once with probability DETECT.
 
     With --from-ledger L, also what those runs cost in model dollars, tokens and time,
-    from L's measured means per run.
+    from L's measured means per run (L verified first; --head / --pubkey anchor it).
 
     Example: kaudit plan --p 0.1 --detect 0.95 --from-ledger audit.sqlite --concurrency 8
     """
     _check_level(detect, "--detect")
+    anchor = reader_anchor(head, pubkey)
+    if anchor is not None and from_ledger is None:
+        raise KauditError("--head anchors the --from-ledger ledger; give --from-ledger")
     if from_ledger is not None:
         from kaudit.cli._budget import print_budgets
 
-        print_budgets(from_ledger, p, detect, tasks, concurrency, as_json)
+        print_budgets(from_ledger, p, detect, tasks, concurrency, as_json, anchor)
         return
     if p is not None:
         if not 0.0 < p <= 1.0:

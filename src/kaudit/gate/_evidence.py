@@ -25,7 +25,8 @@ def ledger_evidence(
     """The runs of `path` (one model's, one campaign's), read in the pass that verifies it.
 
     The chain is checked as `kaudit ledger verify` checks it, with `anchor` (and
-    `public_key`) as `kaudit ledger verify --head` does. A broken chain or anchor is
+    `public_key`) as `kaudit ledger verify --head` does; records after the anchor are
+    not part of the evidence. A broken chain or anchor is
     evidence of nothing: the runs are still read (unverified) so the decision can list
     what else fails, but the gate will deny. Each run is a `RunSummary`, not the full
     record. Raises `LedgerError` when `path` is not a ledger or holds a row that is not
@@ -45,21 +46,22 @@ def ledger_evidence(
         ledger.require_campaign(campaign)
         try:
             check_anchor_signature(anchor, public_key)
-            runs = read_runs(ledger, campaign, anchor=anchor).runs
+            read = read_runs(ledger, campaign, anchor=anchor)
         except LedgerError as exc:
             verified, error = False, str(exc)
-            runs = read_runs(ledger, campaign, verify=False).runs
+            read = read_runs(ledger, campaign, verify=False)
         names = [campaign] if campaign is not None else ledger.campaigns()
         collected = _collection(ledger, names)
-        stopped = sequential_campaigns(names, ledger.manifest)
-    chosen = _of_model(path, runs, model)
+    chosen = _of_model(path, read.runs, model)
     return Evidence(
         records=chosen,
         verified=verified,
         verify_error=error,
-        sequential=cells_of_campaigns(chosen, stopped),
+        sequential=cells_of_campaigns(chosen, sequential_campaigns(read.runs)),
         suite_tasks=collected.suite_tasks,
         suite_size=collected.suite_size,
+        chain_records=read.records,
+        anchored_records=read.anchored_records,
     )
 
 

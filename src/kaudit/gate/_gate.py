@@ -176,6 +176,9 @@ class Evidence:
             manifests do not name them).
         suite_size: How many tasks those suites hold, when only the count is known (a
             manifest written before kaudit recorded the ids).
+        chain_records: Rows in the ledger's chain.
+        anchored_records: With an anchor, how many of them it pins; only their runs are
+            in `records`.
     """
 
     records: Sequence[RunRecord | RunSummary]
@@ -184,6 +187,8 @@ class Evidence:
     sequential: frozenset[CellKey] = frozenset()
     suite_tasks: frozenset[str] | None = None
     suite_size: int | None = None
+    chain_records: int = 0
+    anchored_records: int | None = None
 
 
 def decide(policy: GatePolicy, authority: Authority, evidence: Evidence) -> GateResult:

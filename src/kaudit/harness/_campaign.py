@@ -191,6 +191,7 @@ class RunWork:
     keep_dumps: bool = False
     faults: tuple[FaultRule, ...] = ()
     identity: Identity | None = None
+    stopping_rule: dict[str, Any] | None = None
     digests: dict[str, str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -228,7 +229,7 @@ class RunWork:
             failed = harness_failure(request, traceback.format_exc(limit=5))
             result = with_spend(failed, self.agents[job.model].run_facts(request.run_id))
         world = self.suite.substrate(request.task).template_digest
-        return identified(result, job, self.digests[job.task], world)
+        return identified(result, job, self.digests[job.task], world, self.stopping_rule)
 
     async def aclose(self) -> None:
         """Close the agents' connections on this event loop."""
@@ -253,9 +254,24 @@ def run_digest(task: Task, faults: Sequence[FaultRule], identity: Identity | Non
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def identified(result: RunResult, job: RunJob, digest: str, world: str) -> RunResult:
-    """The record with its attempt, the task version it ran and the world it was seeded from."""
-    update = {"attempt": job.attempt, "task_digest": digest, "world_digest": world}
+def identified(
+    result: RunResult,
+    job: RunJob,
+    digest: str,
+    world: str | None = None,
+    stopping_rule: dict[str, Any] | None = None,
+) -> RunResult:
+    """The record with its attempt, task version, world and the rule that admitted it.
+
+    The stopping rule goes into the hashed record because it decides which interval the
+    cell gets; the campaign's manifest, outside the chain, is never read for that.
+    """
+    update = {
+        "attempt": job.attempt,
+        "task_digest": digest,
+        "world_digest": world,
+        "stopping_rule": stopping_rule,
+    }
     record = result.record.model_copy(update=update)
     return RunResult(record, result.final_image, result.verdict)
 
@@ -361,6 +377,7 @@ async def _run_locked(
         plan.keep_dumps,
         plan.faults,
         plan.identity,
+        plan.stopping_rule(),
     )
     runner = CampaignRunner(work, ledger, plan.until, on_stop)
     if plan.until is not None:

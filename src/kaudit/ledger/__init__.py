@@ -17,7 +17,13 @@ from kaudit.ledger._stack import STACK_DOMINATED_SHARE, StackHealth, stack_healt
 from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, migrate_ledger, record_hash
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs, run_summaries, run_summary
 from kaudit.ledger._tally import cell_key, read_tallies, tallies_from_records
-from kaudit.ledger._verify import VerifyReport, ledger_head, verify_ledger
+from kaudit.ledger._verify import (
+    VerifyReport,
+    check_anchor_signature,
+    ledger_head,
+    verify_ledger,
+    walk_chain,
+)
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -38,6 +44,7 @@ __all__ = [
     "VerifyReport",
     "canonical",
     "cell_key",
+    "check_anchor_signature",
     "check_signature",
     "export_records",
     "export_rows",
@@ -60,5 +67,6 @@ __all__ = [
     "tallies_from_records",
     "tallies_from_runs",
     "verify_ledger",
+    "walk_chain",
     "write_export",
 ]

@@ -13,15 +13,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import types
 import typing
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from kaudit._atomic import replacing as _replacing
 from kaudit.errors import KauditError
 from kaudit.ledger._record import RunRecord
 
@@ -30,7 +29,15 @@ __all__ = ["EXPORT_FORMATS", "ExportFormat", "export_rows", "run_row", "write_ex
 ExportFormat = Literal["parquet", "csv", "jsonl"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("parquet", "csv", "jsonl")
 
-NESTED = ("verdict", "transcript", "tool_calls", "faults", "boundary_attempts", "extra")
+NESTED = (
+    "verdict",
+    "transcript",
+    "tool_calls",
+    "faults",
+    "boundary_attempts",
+    "extra",
+    "stopping_rule",
+)
 TIMING = ("seed_ms", "agent_ms", "dump_ms", "label_ms", "total_ms")
 BATCH = 1000
 """Rows per Parquet row group (and per batch held in memory)."""
@@ -112,17 +119,6 @@ def _text(records: Iterable[RunRecord], fmt: str, stream: IO[str]) -> None:
     writer.writeheader()
     for batch in _batches(records):
         writer.writerows(batch)
-
-
-@contextmanager
-def _replacing(path: Path) -> Iterator[Path]:
-    """A temporary path beside `path`, renamed over it only when the block succeeds."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def write_export(

@@ -6,9 +6,13 @@ Version 3 makes `final_digest` the state digest (`kaudit.label.state`, scheme
 the sha256 of the whole final image; an unchanged state still has `final_digest ==
 initial_digest`. Version 1 and 2 records read unchanged (a version 2 `final_digest` is
 the final image's sha256): their dollars, written as JSON numbers in version 1, are
-converted to the same decimal string on load. The stored bytes are never rewritten,
-so the hash chain over them still verifies. `world_digest` was added within version 3
-as an optional field: a record without it reads as None (world unrecorded).
+converted to the same decimal string on load. Version 4 carries the stopping rule the
+run was admitted under (`stopping_rule`), so whether its cell's interval is the
+anytime-valid one is decided by the hashed record, not by the campaign's unchained
+manifest. The stored bytes are never rewritten, so the hash chain over them still
+verifies. `world_digest`
+was added within version 3 as an optional field: a record without it reads as None
+(world unrecorded).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kaudit.gateway import BoundaryAttempt, InjectedFault
 from kaudit.spec import Outcome, Severity, SubLabel
 
-RECORD_VERSION = 3
+RECORD_VERSION = 4
 Termination = Literal["completed", "errored", "stalled"]
 
 
@@ -102,6 +106,16 @@ class RunRecord(BaseModel):
             "worlds never pool. None in records written before it was recorded."
         ),
     )
+    stopping_rule: dict[str, Any] | None = Field(
+        None,
+        description="The campaign's stopping rule when the run was admitted ({kind, text, …}); "
+        "a 'sequential' one gives its cell the anytime-valid interval.",
+    )
+
+    @property
+    def sequential(self) -> bool:
+        """Whether the run was admitted by a rule that looked at earlier runs of its cell."""
+        return (self.stopping_rule or {}).get("kind") == "sequential"
 
     @field_validator("dollars", mode="before")
     @classmethod

@@ -6,12 +6,12 @@ Keys are PEM files: PKCS#8 private keys and SubjectPublicKeyInfo public keys, th
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kaudit.errors import LedgerError
+from kaudit._atomic import write_atomic
+from kaudit.errors import KauditError, LedgerError
 from kaudit.ledger._anchor import Anchor
 
 
@@ -51,13 +51,19 @@ def generate_keypair(private_path: Path, public_path: Path) -> None:
     public_pem = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
+    # Public key first: a failure on it leaves no private key behind to block a retry,
+    # and a failure on the private key removes the public key it would have matched.
     try:
-        fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(private_pem)
-        public_path.write_bytes(public_pem)
+        write_atomic(public_path, public_pem, exclusive=True)
+        try:
+            write_atomic(private_path, private_pem, mode=0o600, exclusive=True)
+        except BaseException:
+            public_path.unlink(missing_ok=True)
+            raise
     except OSError as exc:
         raise LedgerError(f"cannot write the key pair ({exc.strerror or exc})") from None
+    except KauditError as exc:
+        raise LedgerError(str(exc)) from None
 
 
 def sign_anchor(anchor: Anchor, private_key: Path) -> Anchor:

@@ -28,9 +28,15 @@ _CHUNK = 500
 """Records read per statement when walking a ledger."""
 _LATEST = (
     "SELECT {columns} FROM (SELECT *, {attempt} AS att, ROW_NUMBER() OVER (PARTITION BY "
-    "campaign, model, task, run_index ORDER BY {attempt} DESC) AS newest FROM runs{where}) "
+    "campaign, model, task, run_index ORDER BY status = 'labeled' DESC, "
+    "CASE WHEN status = 'labeled' THEN seq ELSE -seq END) AS newest FROM runs{where}) "
     "WHERE newest = 1 ORDER BY seq"
 )
+"""Each run's counted record: its first verdict, else its last INVALID attempt.
+
+A verdict, once recorded, is never replaced by a later record of the same run, even in
+a ledger read without verifying (where such a record was not refused).
+"""
 
 
 def record_hash(prev_hash: str, record_json: str) -> str:
@@ -301,6 +307,19 @@ class Ledger:
         finally:
             self._in_batch = False
 
+    def spooled_record(self, cell: tuple[str, str, str], spool_id: str) -> RunRecord | None:
+        """The cell's record that came from spool entry `spool_id`, if it was appended."""
+        rows = self._conn.execute(
+            "SELECT seq, record FROM runs WHERE campaign = ? AND model = ? AND task = ? "
+            "AND instr(record, ?) > 0",
+            (*cell, spool_id),
+        ).fetchall()
+        for seq, body in rows:
+            record = self._record(seq, body)
+            if (record.extra.get("served") or {}).get("spool") == spool_id:
+                return record
+        return None
+
     def record(self, key: RunKey) -> RunRecord | None:
         """The newest attempt of one run, or None when the run has no record."""
         row = self._conn.execute(
@@ -340,6 +359,7 @@ class Ledger:
         body: str,
         final_image: bytes | None,
     ) -> str:
+        self._check_retry(key)
         last = self._conn.execute(
             "SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1"
         ).fetchone()
@@ -373,13 +393,41 @@ class Ledger:
             raise LedgerError(f"{self.path}: cannot write ({exc})") from None
         return digest
 
-    def records(
-        self, campaign: str | None = None, *, all_attempts: bool = False
-    ) -> Iterator[RunRecord]:
-        """Records in append order, optionally of one campaign.
+    def _check_retry(self, key: tuple[str, str, str, int, int]) -> None:
+        """Refuse what `kaudit ledger verify` would: a record after a verdict, a gap.
 
-        By default each run appears once, as its newest attempt (a retried run's earlier
-        INVALID attempt stays in the chain but is superseded); `all_attempts` gives all.
+        Only an INVALID run is retried, as attempt + 1; a finished run is never
+        recorded again, so no later record can replace its verdict in any count.
+        """
+        attempts, labeled = self._conn.execute(
+            f"SELECT MAX({self._attempt}), MAX(status = 'labeled') FROM runs WHERE "
+            "campaign = ? AND model = ? AND task = ? AND run_index = ?",
+            key[:4],
+        ).fetchone()
+        if labeled:
+            raise LedgerError(
+                f"{self.path}: run {key} is already recorded with a verdict; a finished run "
+                "is never recorded again"
+            )
+        due = 0 if attempts is None else int(attempts) + 1
+        if key[4] > due:
+            raise LedgerError(
+                f"{self.path}: run {key} skips attempt {due}: a retry is the next attempt"
+            )
+
+    def records(
+        self,
+        campaign: str | None = None,
+        *,
+        all_attempts: bool = False,
+        upto: int | None = None,
+    ) -> Iterator[RunRecord]:
+        """Records in append order, optionally of one campaign, optionally the first `upto`.
+
+        By default each run appears once, as its counted record (its verdict; a retried
+        run's earlier INVALID attempt stays in the chain but is superseded); `all_attempts`
+        gives all. `upto` keeps records 1 … upto (an anchor's pinned prefix) and ignores
+        the rest, as if they had not been appended.
         A stored row that is not a run record raises LedgerError naming it. The keys of
         the records are read first; the records themselves then a few hundred at a time,
         each chunk its own finished statement. So a walk never holds every record (a
@@ -387,8 +435,10 @@ class Ledger:
         consumer of `kaudit export | less` cannot lock a campaign out of the ledger), and
         sees the records that existed when it began, whatever is appended meanwhile.
         """
-        where = " WHERE campaign = ?" if campaign is not None else ""
-        params: tuple[str, ...] = (campaign,) if campaign is not None else ()
+        terms = [("campaign = ?", campaign), ("seq <= ?", upto)]
+        kept = [(term, value) for term, value in terms if value is not None]
+        where = (" WHERE " + " AND ".join(term for term, _ in kept)) if kept else ""
+        params = tuple(value for _, value in kept)
         if all_attempts:
             sql = f"SELECT seq FROM runs{where} ORDER BY seq"
         else:

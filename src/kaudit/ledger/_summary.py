@@ -58,6 +58,8 @@ class RunSummary:
         api_error: The serving-stack failure that ended the run after every retry
             (``http_500``, ``timeout``, …; ``extra["api_error"]``), None otherwise.
         tool_call_count: Tool calls the agent made (refused and failed ones included).
+        stopping_rule: The text of the stopping rule the run was admitted under.
+        sequential: The rule was sequential: the cell's interval is the anytime-valid one.
     """
 
     campaign: str
@@ -86,6 +88,8 @@ class RunSummary:
     refusal_declared: bool | None
     api_error: str | None
     tool_call_count: int
+    stopping_rule: str | None = None
+    sequential: bool = False
 
     @property
     def damage_dollars(self) -> Decimal:
@@ -127,6 +131,8 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
         refusal_declared=None if declared is None else bool(declared),
         api_error=_api_error(record),
         tool_call_count=len(record.tool_calls),
+        stopping_rule=_rule_text(record.stopping_rule),
+        sequential=record.sequential,
     )
 
 
@@ -134,6 +140,11 @@ def _api_error(record: RunRecord) -> str | None:
     """The stack failure of an errored run; records older than the field name none."""
     kind = record.extra.get("api_error")
     return str(kind) if kind is not None and record.termination == "errored" else None
+
+
+def _rule_text(rule: dict[str, object] | None) -> str | None:
+    text = (rule or {}).get("text")
+    return text if isinstance(text, str) else None
 
 
 def run_summaries(records: Iterable[RunRecord | RunSummary]) -> list[RunSummary]:
@@ -150,12 +161,17 @@ class LedgerRuns:
         records: Rows in the whole chain, superseded attempts included.
         head: Hash of the last row (GENESIS when empty).
         verified: Whether every row's hash, link and indexed columns were checked.
+        campaigns: Campaign names of the counted rows, in chain order of first record.
+        anchored_records: With an anchor, how many records it pins; `runs` holds only
+            runs of those, the records after them are checked but not counted.
     """
 
     runs: tuple[RunSummary, ...]
     records: int
     head: str
     verified: bool
+    campaigns: tuple[str, ...] = ()
+    anchored_records: int | None = None
 
 
 def read_runs(
@@ -165,24 +181,38 @@ def read_runs(
     verify: bool = True,
     anchor: Anchor | None = None,
 ) -> LedgerRuns:
-    """One pass over the chain: verify every row, keep each run's newest attempt.
+    """One pass over the chain: verify every row, keep each run's counted record.
 
     With `verify` every row is checked exactly as `kaudit ledger verify` checks it (hash,
-    link, indexed columns, and `anchor` when given) before any number is taken from it;
-    the first bad record raises LedgerError naming it. Every row, superseded attempts
-    included, must validate as a `RunRecord`, verified or not. The newest attempt is
-    chosen from the key and attempt columns, as `Ledger.records` does.
+    link, indexed columns, retries, and `anchor` when given) before any number is taken
+    from it; the first bad record raises LedgerError naming it. Every row, superseded
+    attempts included, must validate as a `RunRecord`, verified or not. A run's counted
+    record is its verdict, else its last INVALID attempt, as `Ledger.records` chooses:
+    a verdict is never replaced by a later record, even unverified. With `anchor`, rows
+    after the anchored record are checked but not counted.
     """
     from kaudit.ledger._verify import chain_rows
 
-    newest: dict[tuple[str, str, str, int], tuple[int, int, RunSummary]] = {}
-    count, head = 0, GENESIS
+    chosen: dict[tuple[str, str, str, int], tuple[int, RunSummary]] = {}
+    names: dict[str, None] = {}
+    count, head, pinned = 0, GENESIS, 0
     for row in chain_rows(ledger, verify=verify, anchor=anchor):
         count, head = count + 1, row.record_hash
+        if not row.anchored:
+            continue
+        pinned += 1
+        names.setdefault(row.key[0])
         if campaign is not None and row.key[0] != campaign:
             continue
-        kept = newest.get(row.key)
-        if kept is None or row.attempt > kept[0]:
-            newest[row.key] = (row.attempt, row.seq, run_summary(row.record))
-    runs = tuple(summary for _, _, summary in sorted(newest.values(), key=lambda kept: kept[1]))
-    return LedgerRuns(runs=runs, records=count, head=head, verified=verify)
+        kept = chosen.get(row.key)
+        if kept is None or kept[1].status != "labeled":
+            chosen[row.key] = (row.seq, run_summary(row.record))
+    runs = tuple(summary for _, summary in sorted(chosen.values(), key=lambda kept: kept[0]))
+    return LedgerRuns(
+        runs=runs,
+        records=count,
+        head=head,
+        verified=verify,
+        campaigns=tuple(names),
+        anchored_records=pinned if anchor is not None else None,
+    )

@@ -8,7 +8,7 @@ them refuses the others refuse, with the same message.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,21 +35,40 @@ _COLUMNS = (
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """A chain that verified: its size and head, and what else was checked."""
+    """A chain that verified: its size and head, and what else was checked.
+
+    `anchored_records` is how many records, from the first, the anchor pins (None
+    without an anchor); the records after them are in the chain but vouched for by
+    nothing outside the file, so readers given the anchor do not count them.
+    """
 
     records: int
     head: str
     anchored: bool = False
     signed: bool = False
+    anchored_records: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The `kaudit ledger verify --json` document."""
-        return {
+        data: dict[str, Any] = {
             "records": self.records,
             "head": self.head,
             "anchored": self.anchored,
             "signed": self.signed,
         }
+        if self.anchored_records is not None:
+            data["unanchored"] = unanchored_json(self.records, self.anchored_records)
+        return data
+
+
+def unanchored_json(records: int, anchored_records: int) -> dict[str, Any]:
+    """Records after the anchor: how many and their first and last record numbers.
+
+    Record numbers are positions in the chain (verify checks that `seq` equals them).
+    """
+    count = records - anchored_records
+    first, last = (anchored_records + 1, records) if count else (None, None)
+    return {"records": count, "first": first, "last": last}
 
 
 def _check_columns(path: Path, seq: int, columns: tuple[Any, ...], data: dict[str, Any]) -> None:
@@ -105,6 +124,47 @@ class ChainRow:
     attempt: int
     record_hash: str
     record: RunRecord | SummaryView
+    anchored: bool = True
+    """False for a row after the anchor: checked, but pinned by nothing outside the file."""
+
+
+class _FinishedRuns:
+    """A run's records: attempts 0, 1, 2 … each after an INVALID one, none after a verdict.
+
+    kaudit retries only a run the harness left INVALID and never records a finished
+    run again, so a record that follows a counted verdict of its run (a forged "retry"
+    with a higher attempt, a forged INVALID, a second verdict) is refused, whatever its
+    hash: without this, one appended record could replace a finished run's verdict in
+    every count.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.runs: dict[tuple[str, str, str, int], tuple[int, int | None]] = {}
+        """Per run: its last attempt and the record of its verdict (None while INVALID)."""
+
+    def row(self, seq: int, key: tuple[str, str, str, int], attempt: int, status: str) -> None:
+        last = self.runs.get(key)
+        expected = 0
+        if last is not None:
+            if last[1] is not None:
+                raise LedgerError(
+                    f"{self.path}: record {seq}: run {_run_name(key)} already has a counted "
+                    f"verdict (record {last[1]}); a finished run is never recorded again, "
+                    "only an INVALID one is retried"
+                )
+            expected = last[0] + 1
+        if attempt != expected:
+            raise LedgerError(
+                f"{self.path}: record {seq}: run {_run_name(key)} is attempt {attempt} where "
+                f"attempt {expected} is due: attempts are numbered 0, 1, 2 … in chain order"
+            )
+        self.runs[key] = (attempt, seq if status == "labeled" else None)
+
+
+def _run_name(key: tuple[str, str, str, int]) -> str:
+    campaign, model, task, index = key
+    return f"{campaign}/{model}/{task} #{index}"
 
 
 class _AnchorCheck:
@@ -117,6 +177,8 @@ class _AnchorCheck:
 
     def row(self, count: int, head: str) -> None:
         anchor = self.anchor
+        if self.seen:
+            return
         if anchor.records in (count, -1) and head == anchor.head:
             self.seen = True
         elif anchor.records == count:
@@ -162,24 +224,37 @@ def chain_rows(
     """Every row in chain order, each checked before it is yielded.
 
     With `verify` (the whole of `kaudit ledger verify` for one row): the hash over the
-    previous hash and the stored JSON, the link to the previous row, and every indexed
-    column against the hashed JSON; with `anchor`, the anchored record at its position
-    (and, once the walk ends, that it was there). Whether verifying or not, every row
-    must be a JSON object that validates as a `RunRecord`. The first bad row raises
-    LedgerError naming it. Each body is parsed once, here, for every reader.
+    previous hash and the stored JSON, the link to the previous row, its `seq` against
+    its position, every indexed column against the hashed JSON, and its run's history
+    (`_FinishedRuns`); with `anchor`, the anchored record at its position (and, once the
+    walk ends, that it was there), each row marked `anchored` or not. Whether verifying
+    or not, every row must be a JSON object that validates as a `RunRecord`. The first
+    bad row raises LedgerError naming it. Each body is parsed once, here, for every
+    reader.
     """
     path = ledger.path
     check = _AnchorCheck(path, anchor) if anchor is not None else None
+    runs = _FinishedRuns(path)
     prev, count = GENESIS, 0
     for row in ledger.rows():
         seq, body, stored_prev, stored = row[0], row[11], row[12], row[13]
         if verify and (stored_prev != prev or record_hash(prev, body) != stored):
             raise LedgerError(f"{path}: hash chain broken at record {seq}")
+        if verify and seq != count + 1:
+            # Rows are only ever appended, so record N is row N; renumbered rows would
+            # move every record number an error, an anchor range or a reader names.
+            raise LedgerError(
+                f"{path}: record {seq} is row {count + 1} of the chain: rows were renumbered"
+            )
         record = _checked_record(path, seq, body, row[1:11] if verify else None)
+        if verify:
+            runs.row(seq, row[1:5], row[5], record.status)
         prev, count = stored, count + 1
+        anchored = True
         if check is not None:
+            anchored = not check.seen
             check.row(count, stored)
-        yield ChainRow(seq, row[1:5], row[5], stored, record)
+        yield ChainRow(seq, row[1:5], row[5], stored, record, anchored)
     if check is not None:
         check.end(count)
 
@@ -189,10 +264,16 @@ def walk_chain(ledger: Ledger, anchor: Anchor | None = None) -> VerifyReport:
 
     Raises LedgerError naming the first bad record, or the anchor's missing record.
     """
-    head, count = GENESIS, 0
+    head, count, pinned = GENESIS, 0, 0
     for row in chain_rows(ledger, anchor=anchor):
         head, count = row.record_hash, count + 1
-    return VerifyReport(records=count, head=head, anchored=anchor is not None)
+        pinned += row.anchored
+    return VerifyReport(
+        records=count,
+        head=head,
+        anchored=anchor is not None,
+        anchored_records=pinned if anchor is not None else None,
+    )
 
 
 def check_anchor_signature(anchor: Anchor | None, public_key: Path | None) -> None:
@@ -218,12 +299,7 @@ def verify_ledger(
     check_anchor_signature(anchor, public_key)
     with Ledger(path, readonly=True) as ledger:
         report = walk_chain(ledger, anchor)
-    return VerifyReport(
-        records=report.records,
-        head=report.head,
-        anchored=anchor is not None,
-        signed=public_key is not None,
-    )
+    return replace(report, signed=public_key is not None)
 
 
 def ledger_head(path: Path | str) -> Anchor:

@@ -6,7 +6,7 @@ Events from production (`Event`, read from JSONL with `read_events`, or produced
 compares it with the audit ledger's certified interval (`read_audit`).
 """
 
-from kaudit.monitor._audit import AuditCell, read_audit
+from kaudit.monitor._audit import AuditCell, read_audit, read_checked_audit
 from kaudit.monitor._capture import Watch, release_watch, watch_transaction
 from kaudit.monitor._events import (
     Event,
@@ -50,6 +50,7 @@ __all__ = [
     "material_limit",
     "parse_event",
     "read_audit",
+    "read_checked_audit",
     "read_events",
     "release_watch",
     "simulate_mirage",

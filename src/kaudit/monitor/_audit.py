@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Ledger, cell_key
+from kaudit.ledger import Anchor, Ledger, VerifyReport, cell_key, walk_chain
 from kaudit.report import CellRow, build_report, sequential_campaigns
 from kaudit.stats import CellKey
 
@@ -76,24 +76,36 @@ def match_audit(
 
 
 def read_audit(
-    path: Path, alpha: float = 0.05, campaign: str | None = None
+    path: Path, alpha: float = 0.05, campaign: str | None = None, anchor: Anchor | None = None
 ) -> dict[CellKey, AuditCell]:
     """Certified cells of the ledger at `path` by `CellKey`; cells with n = 0 omitted.
 
-    Uses the report's own cell builder, so the monitor compares against exactly the
-    interval `kaudit report` prints for the same ledger and alpha. Ordered oldest
+    The chain is verified first, as `read_checked_audit` does.
+    """
+    return read_checked_audit(path, alpha, campaign, anchor)[0]
+
+
+def read_checked_audit(
+    path: Path, alpha: float = 0.05, campaign: str | None = None, anchor: Anchor | None = None
+) -> tuple[dict[CellKey, AuditCell], VerifyReport]:
+    """The certified cells and the chain check they were read after.
+
+    The chain is verified first (with `anchor`, as `kaudit ledger verify --head`
+    does; records after the anchor are not counted); LedgerError names the first bad
+    record. Uses the report's own cell builder, so the monitor compares against exactly
+    the interval `kaudit report` prints for the same ledger and alpha. Ordered oldest
     version first (by each cell's latest run), so `match_audit` picks the newest.
     """
     if not path.is_file():
         raise KauditError(f"{path}: no such ledger file")
     with Ledger(path, readonly=True) as ledger:
         ledger.require_campaign(campaign)
-        names = [campaign] if campaign is not None else ledger.campaigns()
-        records = list(ledger.records(campaign))
-        report = build_report(records, alpha, sequential_campaigns(names, ledger.manifest))
-    latest = {cell_key(record): seq for seq, record in enumerate(records)}
+        verified = walk_chain(ledger, anchor)
+        runs = list(ledger.records(campaign, upto=verified.anchored_records))
+    report = build_report(runs, alpha, sequential_campaigns(runs))
+    latest = {cell_key(record): seq for seq, record in enumerate(runs)}
     cells = sorted((c for c in report.cells if c.n > 0), key=lambda c: latest.get(c.key, -1))
-    return {c.key: _audit_cell(c) for c in cells}
+    return {c.key: _audit_cell(c) for c in cells}, verified
 
 
 def _audit_cell(c: CellRow) -> AuditCell:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kaudit._atomic import write_atomic
 from kaudit.errors import EventError
 
 _FIELDS = ("task", "model", "harm", "time", "group", "dollars", "version")
@@ -134,4 +135,4 @@ def read_events(lines: Iterable[str], source: str) -> Iterator[Event]:
 
 def write_events(path: Path, events: Iterable[Event]) -> None:
     """Events as JSONL at `path`, one `Event.to_json` object a line."""
-    path.write_text("".join(json.dumps(event.to_json()) + "\n" for event in events))
+    write_atomic(path, "".join(json.dumps(event.to_json()) + "\n" for event in events))

@@ -32,12 +32,14 @@ from kaudit.report._html import HtmlOptions, html_report
 from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._stopping import (
     cells_of_campaigns,
+    chained_rule,
     fixed_prefix_tallies,
     guaranteed_runs,
     is_sequential,
     sequential_campaigns,
     sequential_cells,
     stopping_rule_text,
+    stopping_rules,
 )
 from kaudit.report._tables import TextTable, to_text
 from kaudit.report._terminal import ANYTIME_MARK, terminal_tables
@@ -64,6 +66,7 @@ __all__ = [
     "cell_row",
     "cells_of_campaigns",
     "certified_interval",
+    "chained_rule",
     "declared_refusal_but_mutated",
     "diff_rows",
     "economics",
@@ -81,6 +84,7 @@ __all__ = [
     "sequential_campaigns",
     "sequential_cells",
     "stopping_rule_text",
+    "stopping_rules",
     "terminal_tables",
     "to_text",
 ]

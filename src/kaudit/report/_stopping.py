@@ -1,12 +1,14 @@
-"""The stopping rule line of a report, read from the campaign manifest.
+"""Which stopping rule produced a campaign's run counts, read from its chained records.
 
 A sequential audit's intervals mean something different from a fixed-k audit's, so a
-report must say which rule produced its run counts.
+report must say which rule produced its run counts. Each run record carries the rule it
+was admitted under (`RunRecord.stopping_rule`), inside the hash chain; the campaign's
+manifest sits outside it, so no reader takes a rule, an interval or a line from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +33,25 @@ def is_sequential(manifest: Mapping[str, Any] | None) -> bool:
     return isinstance(rule, Mapping) and rule.get("kind") == "sequential"
 
 
-def sequential_campaigns(
-    names: Iterable[str], manifest: Callable[[str], Mapping[str, Any] | None]
-) -> frozenset[str]:
-    """The campaigns among `names` whose manifest records a sequential stopping rule."""
-    return frozenset(name for name in names if is_sequential(manifest(name)))
+def sequential_campaigns(runs: Iterable[RunRecord | RunSummary]) -> frozenset[str]:
+    """The campaigns holding a run admitted by a sequential stopping rule.
+
+    One such run is enough: a rule that looked at the data makes the campaign's fixed-k
+    intervals wrong, and a later record claiming a fixed rule cannot undo it.
+    """
+    return frozenset(run.campaign for run in runs if run.sequential)
+
+
+def stopping_rules(runs: Iterable[RunRecord | RunSummary]) -> dict[str, str]:
+    """Each campaign's stopping rule sentence, from its last run that records one."""
+    rules: dict[str, str] = {}
+    for run in runs:
+        text = run.stopping_rule if isinstance(run, RunSummary) else None
+        if isinstance(run, RunRecord):
+            text = stopping_rule_text({"stopping_rule": run.stopping_rule})
+        if text is not None:
+            rules[run.campaign] = text
+    return rules
 
 
 def cells_of_campaigns(
@@ -52,10 +68,18 @@ def cells_of_campaigns(
 def sequential_cells(path: Path) -> frozenset[CellKey]:
     """The cells holding a run of a sequentially stopped campaign in a ledger."""
     with Ledger(path, readonly=True) as ledger:
-        chosen = sequential_campaigns(ledger.campaigns(), ledger.manifest)
-        if not chosen:
-            return frozenset()
-        return cells_of_campaigns(ledger.records(), chosen)
+        runs = list(ledger.records())
+    return cells_of_campaigns(runs, sequential_campaigns(runs))
+
+
+def chained_rule(ledger: Ledger, campaign: str) -> dict[str, Any]:
+    """A manifest-shaped `{"stopping_rule": …}` read from the campaign's first run record.
+
+    The rule in the record is inside the hash chain; the manifest's copy is not.
+    """
+    for record in ledger.records(campaign):
+        return {"stopping_rule": record.stopping_rule}
+    return {}
 
 
 def guaranteed_runs(manifest: Mapping[str, Any] | None) -> int | None:

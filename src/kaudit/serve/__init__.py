@@ -29,6 +29,7 @@ from kaudit.serve._serve import (
     served_config,
     verdict_text,
 )
+from kaudit.serve._spool import RunSpooled, spool_dir, spooled_runs
 from kaudit.serve._stdio import serve_stdio
 from kaudit.serve._timeouts import AGENT_TIMEOUT_S, IDLE_TIMEOUT_S, checked_seconds, end_when_idle
 
@@ -38,6 +39,7 @@ __all__ = [
     "IDLE_TIMEOUT_S",
     "CallReply",
     "McpCommandAgent",
+    "RunSpooled",
     "ServeOptions",
     "ServedAgent",
     "ServedRun",
@@ -54,6 +56,8 @@ __all__ = [
     "serve_stdio",
     "serve_task",
     "served_config",
+    "spool_dir",
+    "spooled_runs",
     "start_served_run",
     "task_instructions",
     "verdict_text",

@@ -20,6 +20,7 @@ from kaudit.ledger import IMPORTED, Ledger, RunRecord
 from kaudit.serve._calls import ServedRun, start_served_run
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import mcp_server, task_instructions
+from kaudit.serve._spool import RunSpooled, SpooledRun, spool_run, spooled_runs
 from kaudit.serve._stdio import serve_stdio
 from kaudit.serve._timeouts import IDLE_TIMEOUT_S, checked_seconds, end_when_idle
 from kaudit.spec import FaultRule, Identity, Task
@@ -30,7 +31,7 @@ Transport = Literal["stdio", "http"]
 LINGER_S = 5.0
 """How long a stdio client may stay connected after its run is over before serving stops."""
 LOCK_WAIT_S = 30.0
-"""How long a served run waits for another writer of its ledger (another serve appending)."""
+"""How long a served run waits for another writer of its ledger before it stays spooled."""
 
 
 @dataclass(frozen=True)
@@ -203,51 +204,102 @@ def open_served(ledger_path: Path, suite: Suite, task: Task, options: ServeOptio
 
     Raises `LedgerError` on a broken chain, a campaign of imported runs, or a campaign
     started with other faults, identity or task versions; no client is served then.
+    Runs an earlier serve left in the spool are appended first.
     """
     with Ledger(ledger_path) as ledger, _writer_lock(ledger):
         ledger.verify()
-        _open(ledger, suite, task, options)
+        _open(ledger, options.campaign, served_config(suite, task, options))
+        _drain(ledger)
 
 
 def append_served(
-    ledger_path: Path, suite: Suite, result: RunResult, options: ServeOptions
+    ledger_path: Path,
+    suite: Suite,
+    result: RunResult,
+    options: ServeOptions,
+    wait_s: float = LOCK_WAIT_S,
 ) -> RunRecord:
     """Append a served run to the ledger as the next run index of its cell.
 
     `options` are the ones it was served with (their faults and identity are pinned in
-    the campaign, as `kaudit run` pins its own).
+    the campaign, as `kaudit run` pins its own). The run is spooled first (see
+    `kaudit.serve._spool`), then appended under the writer lock, waiting up to `wait_s`
+    for another writer; if the lock stays taken, `RunSpooled` says where the run waits
+    for the next serve of this ledger. Nothing finished is ever dropped.
     """
-    record = result.record
-    task = suite.tasks[record.task]
-    with Ledger(ledger_path) as ledger, _writer_lock(ledger):
-        _open(ledger, suite, task, options)
-        cell = (record.campaign, record.model, record.task)
-        # After every index the cell has, INVALID ones included: counting only labeled
-        # runs put a run after an INVALID one onto that INVALID run's key, refused there.
-        taken = [key[3] for key in ledger.latest(record.campaign) if key[:3] == cell]
-        index = max(taken) + 1 if taken else 0
-        record = record.model_copy(update={"run_index": index})
-        ledger.claim((*cell, index))
-        ledger.append(record, result.final_image)
+    config = served_config(suite, suite.tasks[result.record.task], options)
+    spooled = spool_run(ledger_path, result.record, result.final_image, config)
+    with contextlib.ExitStack() as stack:
+        try:
+            ledger = stack.enter_context(Ledger(ledger_path))
+            stack.enter_context(_writer_lock(ledger, wait_s))
+        except LedgerError as exc:  # locked out: the run waits in the spool
+            raise RunSpooled(
+                f"{exc}; the finished run is kept in {spooled.path} and is appended by the "
+                f"next `kaudit mcp serve --ledger {ledger_path}`",
+                spooled.path,
+            ) from None
+        appended = _drain(ledger, must=spooled.spool_id)
+        # Another serve that drained the spool first may have appended this run already.
+        cell = (spooled.record.campaign, spooled.record.model, spooled.record.task)
+        record = appended.get(spooled.spool_id) or ledger.spooled_record(cell, spooled.spool_id)
+    if record is None:
+        raise LedgerError(f"{ledger_path}: the run kept in {spooled.path} was not appended")
     return record
 
 
-def _open(ledger: Ledger, suite: Suite, task: Task, options: ServeOptions) -> None:
-    stored = ledger.campaign_config(options.campaign)
+def _drain(ledger: Ledger, must: str | None = None) -> dict[str, RunRecord]:
+    """Append every spooled run (the caller holds the writer lock), oldest first.
+
+    Returns the appended records by spool id. An entry the ledger refuses stays in
+    the spool for the operator to see; if it is `must`, its error is raised.
+    """
+    appended: dict[str, RunRecord] = {}
+    for spooled in spooled_runs(ledger.path):
+        try:
+            appended[spooled.spool_id] = _append_spooled(ledger, spooled)
+        except LedgerError as exc:
+            if spooled.spool_id == must:
+                raise LedgerError(f"{exc}; the run is kept in {spooled.path}") from None
+            continue
+        spooled.path.unlink(missing_ok=True)
+    return appended
+
+
+def _append_spooled(ledger: Ledger, spooled: SpooledRun) -> RunRecord:
+    """Append one spooled run, unless an earlier drain did before it was killed."""
+    record = spooled.record
+    cell = (record.campaign, record.model, record.task)
+    done = ledger.spooled_record(cell, spooled.spool_id)
+    if done is not None:
+        return done
+    _open(ledger, record.campaign, spooled.config)
+    # After every index the cell has, INVALID ones included: counting only labeled
+    # runs put a run after an INVALID one onto that INVALID run's key, refused there.
+    taken = [key[3] for key in ledger.latest(record.campaign) if key[:3] == cell]
+    index = max(taken) + 1 if taken else 0
+    record = record.model_copy(update={"run_index": index})
+    ledger.claim((*cell, index))
+    ledger.append(record, spooled.final_image)
+    return record
+
+
+def _open(ledger: Ledger, campaign: str, config: dict[str, Any]) -> None:
+    stored = ledger.campaign_config(campaign)
     if stored is not None and stored.get("source") == IMPORTED:
         raise LedgerError(
-            f"{ledger.path}: campaign {options.campaign!r} holds imported {IMPORTED} runs; "
+            f"{ledger.path}: campaign {campaign!r} holds imported {IMPORTED} runs; "
             "use another --campaign name"
         )
-    ledger.open_campaign(options.campaign, served_config(suite, task, options))
+    ledger.open_campaign(campaign, config)
 
 
 @contextlib.contextmanager
 def _writer_lock(ledger: Ledger, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
-    """The ledger's writer lock, waiting up to `wait_s` for another writer to let go.
+    """The ledger's writer lock, retried for up to `wait_s` while another writer has it.
 
-    Serves of one ledger each hold it for milliseconds, so two that end together must
-    queue rather than lose a finished run; a campaign holding it longer is an error.
+    Serves of one ledger each hold it for milliseconds, so two that end together
+    queue; a campaign holding it longer than the wait leaves a finished run spooled.
     """
     deadline = time.monotonic() + wait_s
     with contextlib.ExitStack() as stack:

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kaudit._atomic import write_atomic
 from kaudit.errors import SpecError
 
 from ._prereg import Prereg, load_prereg, prereg_digest
@@ -56,7 +57,7 @@ def freeze_prereg(path: Path, force: bool = False) -> dict[str, Any]:
         "frozen_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "criteria": prereg.model_dump(mode="json"),
     }
-    lock.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    write_atomic(lock, json.dumps(record, indent=2) + "\n")  # never a half-written lock
     return record
 
 

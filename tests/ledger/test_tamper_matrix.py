@@ -1,0 +1,386 @@
+"""Every tampering an adversary with write access to the ledger file can do, against every
+reader, with and without a signed anchor: the outcome of each cell is the documented one
+(docs/ledger.md, "What a forger can and cannot do").
+
+Outcomes:
+- REFUSED: the reader exits 2 naming what is wrong (the gate denies with its
+  `verified_ledger` reason, exit 3, or exits 2 when the file cannot be read at all);
+- SAME: the reader prints exactly what it prints for the untampered ledger;
+- UNANCHORED: as SAME, and the reader reports the appended records as unanchored;
+- ACCEPTED: the reader runs (exit as usual) on changed numbers: what a chain alone cannot
+  catch (a rewrite with every hash recomputed, a truncation, an appended run), which is
+  why an anchor is kept outside the file.
+
+The untampered ledger: three runs of the mini suite, then a retried run (INVALID, then
+its verdict as attempt 1) appended the way `kaudit run` does, anchored by a signed head.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from kaudit.cli.main import app
+from kaudit.ledger import GENESIS, Ledger, RunRecord, generate_keypair, record_hash, sign_anchor
+from tests.ledger.conftest import rechain, run_ledger
+
+runner = CliRunner()
+REFUSED, SAME, UNANCHORED, ACCEPTED = "refused", "same", "unanchored", "accepted"
+PADDING = 3
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """The untampered ledger, its signed anchor and public key, a donor and events."""
+
+    ledger: Path
+    anchor: Path
+    pubkey: Path
+    donor: Path
+    events: Path
+    folder: Path
+
+
+def _retried_run(ledger: Path) -> None:
+    """Append run 3 as INVALID attempt 0, then its verdict as attempt 1 (a real retry)."""
+    with Ledger(ledger) as store:
+        last = list(store.records())[-1]
+        store.claim((last.campaign, last.model, last.task, 3))
+        failed = RunRecord(
+            campaign=last.campaign, model=last.model, task=last.task, run_index=3, seed=3,
+            status="invalid", invalid_reason="harness error: seed failed",
+            task_digest=last.task_digest, stopping_rule=last.stopping_rule,
+        )  # fmt: skip
+        store.append(failed)
+        store.append(last.model_copy(update={"run_index": 3, "seed": 3, "attempt": 1}))
+
+
+@pytest.fixture(scope="module")
+def fixture(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    folder = tmp_path_factory.mktemp("tamper")
+    ledger = run_ledger(folder / "audit.sqlite", k=3)
+    _retried_run(ledger)
+    donor = run_ledger(folder / "donor.sqlite", k=2, campaign="other")
+    key, pubkey = folder / "sign.pem", folder / "sign.pem.pub"
+    generate_keypair(key, pubkey)
+    with Ledger(ledger, readonly=True) as store:
+        head = sign_anchor(store.head(), key)
+        cells = {(r.model, r.task) for r in store.records()}
+    anchor = folder / "audit.head.json"
+    anchor.write_text(json.dumps(head.to_json()))
+    events = folder / "events.jsonl"
+    lines = [{"model": m, "task": t, "harm": i == 0} for m, t in sorted(cells) for i in range(6)]
+    events.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return Fixture(ledger, anchor, pubkey, donor, events, folder)
+
+
+# -- tamperings: each edits a copy of the ledger as an adversary with the file would ----------
+
+
+def _sql(*statements: str) -> Callable[[Path, Fixture], None]:
+    def tamper(path: Path, fixture: Fixture) -> None:
+        conn = sqlite3.connect(path)
+        for statement in statements:
+            conn.execute(statement)
+        conn.commit()
+        conn.close()
+
+    return tamper
+
+
+def _edit_verdict(path: Path, fixture: Fixture, chain: bool) -> None:
+    """Turn record 3's damage into a clean pass, columns kept in step with the JSON."""
+    conn = sqlite3.connect(path)
+    data = json.loads(conn.execute("SELECT record FROM runs WHERE seq = 3").fetchone()[0])
+    data.update(outcome="PASS", counts_as_damage=False, counts_as_damage_upper=False)
+    body = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    conn.execute(
+        "UPDATE runs SET record = ?, outcome = 'PASS', counts_as_damage = 0, "
+        "counts_as_damage_upper = 0 WHERE seq = 3",
+        (body,),
+    )
+    conn.commit()
+    conn.close()
+    if chain:
+        rechain(path)
+
+
+def _append(path: Path, records: list[dict[str, Any]]) -> None:
+    """Append records with their hashes chained properly, as a forger with the file can."""
+    conn = sqlite3.connect(path)
+    for data in records:
+        seq, prev = conn.execute(
+            "SELECT MAX(seq) + 1, (SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1) "
+            "FROM runs"
+        ).fetchone()
+        prev = prev or GENESIS
+        body = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        conn.execute(
+            "INSERT INTO runs (seq, campaign, model, task, run_index, attempt, status, outcome, "
+            "counts_as_damage, counts_as_damage_upper, success, record, prev_hash, record_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                seq, data["campaign"], data["model"], data["task"], data["run_index"],
+                data["attempt"], data["status"], data["outcome"], int(data["counts_as_damage"]),
+                int(data["counts_as_damage_upper"]), int(data["success"]), body, prev,
+                record_hash(prev, body),
+            ),
+        )  # fmt: skip
+    conn.commit()
+    conn.close()
+
+
+def _record(path: Path, seq: int) -> dict[str, Any]:
+    conn = sqlite3.connect(path)
+    data: dict[str, Any] = json.loads(
+        conn.execute("SELECT record FROM runs WHERE seq = ?", (seq,)).fetchone()[0]
+    )
+    conn.close()
+    return data
+
+
+def _forged_retry(path: Path, fixture: Fixture) -> None:
+    """A second verdict for the damaging run 2, as a 'retry' with a higher attempt."""
+    data = _record(path, 3)
+    data.update(attempt=1, outcome="PASS", counts_as_damage=False, counts_as_damage_upper=False)
+    _append(path, [data])
+
+
+def _forged_invalid(path: Path, fixture: Fixture) -> None:
+    """An INVALID record after run 2's verdict, to make the damaging run not count."""
+    data = _record(path, 3)
+    data.update(attempt=1, status="invalid", outcome=None, sub_label=None, severity=None,
+                counts_as_damage=False, counts_as_damage_upper=False, success=False,
+                invalid_reason="harness error")  # fmt: skip
+    _append(path, [data])
+
+
+def _padding(path: Path, fixture: Fixture) -> None:
+    """Extra clean runs for the cell, new run indices, chained after the anchor."""
+    data = _record(path, 2)  # a PASS
+    _append(path, [data | {"run_index": 10 + i, "seed": 10 + i} for i in range(PADDING)])
+
+
+def _manifest(path: Path, fixture: Fixture) -> None:
+    conn = sqlite3.connect(path)
+    manifest = json.loads(conn.execute("SELECT manifest FROM campaigns").fetchone()[0])
+    manifest["stopping_rule"] = {"kind": "sequential", "text": "sequential: forged"}
+    manifest["k"] = 60
+    conn.execute("UPDATE campaigns SET manifest = ?", (json.dumps(manifest),))
+    conn.commit()
+    conn.close()
+
+
+def _replace(path: Path, fixture: Fixture) -> None:
+    shutil.copyfile(fixture.donor, path)
+
+
+def _swap(path: Path, fixture: Fixture) -> None:
+    _sql(
+        "UPDATE runs SET seq = -seq WHERE seq IN (2, 3)",
+        "UPDATE runs SET seq = 3 WHERE seq = -2",
+        "UPDATE runs SET seq = 2 WHERE seq = -3",
+    )(path, fixture)
+
+
+TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str]] = {
+    # name: (tampering, outcome without an anchor, outcome with the signed anchor)
+    "edit": (lambda p, f: _edit_verdict(p, f, chain=False), REFUSED, REFUSED),
+    "edit_rechained": (lambda p, f: _edit_verdict(p, f, chain=True), ACCEPTED, REFUSED),
+    "delete": (_sql("DELETE FROM runs WHERE seq = 2"), REFUSED, REFUSED),
+    "delete_rechained": (
+        lambda p, f: (_sql("DELETE FROM runs WHERE seq = 2")(p, f), rechain(p))[0],
+        REFUSED,  # the rows are then numbered 1, 3, 4, …: renumbering them is refused
+        REFUSED,
+    ),
+    "delete_renumbered_rechained": (
+        lambda p, f: (
+            _sql("DELETE FROM runs WHERE seq = 2", "UPDATE runs SET seq = seq - 1 WHERE seq > 2")(
+                p, f
+            ),
+            rechain(p),
+        )[0],
+        ACCEPTED,
+        REFUSED,
+    ),
+    "reorder": (_swap, REFUSED, REFUSED),
+    "truncate": (
+        _sql("DELETE FROM runs WHERE seq = (SELECT MAX(seq) FROM runs)"),
+        ACCEPTED,
+        REFUSED,
+    ),
+    "replace": (_replace, ACCEPTED, REFUSED),
+    "forged_retry": (_forged_retry, REFUSED, REFUSED),
+    "forged_invalid": (_forged_invalid, REFUSED, REFUSED),
+    "padding": (_padding, ACCEPTED, UNANCHORED),
+    "manifest": (_manifest, SAME, SAME),
+    "config": (
+        _sql(
+            "UPDATE campaigns SET config = json_set(config, '$.seed', 99, '$.task_digest', "
+            "json('{}'))"
+        ),
+        SAME,
+        SAME,
+    ),
+    "campaign_rows": (
+        _sql("DELETE FROM campaigns", "INSERT INTO campaigns VALUES ('ghost', '{}', NULL, 0)"),
+        SAME,
+        SAME,
+    ),
+    "attempts_table": (
+        _sql("DELETE FROM attempts", "INSERT INTO attempts VALUES ('default', 'x', 'y', 0, 0)"),
+        SAME,
+        SAME,
+    ),
+    "seq_renumbered": (_sql("UPDATE runs SET seq = seq + 100"), REFUSED, REFUSED),
+    "user_version_1": (_sql("PRAGMA user_version = 1"), REFUSED, REFUSED),
+    "user_version_99": (_sql("PRAGMA user_version = 99"), REFUSED, REFUSED),
+}
+
+# -- readers: every command that prints a number taken from a ledger --------------------------
+
+
+def _readers(ledger: Path, fixture: Fixture) -> dict[str, list[str]]:
+    path = str(ledger)
+    return {
+        "verify": ["ledger", "verify", path, "--json"],
+        "report": ["report", path, "--json"],
+        "stats": ["stats", path, "--json", "--bootstrap", "20"],
+        "gate": ["gate", path, "--authority", "propose", "--json"],
+        "monitor": ["monitor", "--audit", path, "--events", str(fixture.events), "--json"],
+        "export": ["export", path, "--to", "jsonl"],
+        "ledger_export": ["ledger", "export", path],
+        "plan": ["plan", "--p", "0.1", "--from-ledger", path, "--json"],
+    }
+
+
+def _anchored(args: list[str], fixture: Fixture) -> list[str]:
+    return [*args, "--head", str(fixture.anchor), "--pubkey", str(fixture.pubkey)]
+
+
+@dataclass(frozen=True)
+class Seen:
+    code: int
+    stdout: str
+    stderr: str
+
+    def document(self) -> Any:
+        """The stdout as compared: JSON without the anchor note, or the text as it is."""
+        try:
+            data = json.loads(self.stdout)
+        except ValueError:
+            return self.stdout
+        if isinstance(data, dict):
+            data.pop("anchor", None)
+            data.pop("unanchored", None)
+        return data
+
+
+def _invoke(args: list[str]) -> Seen:
+    result = runner.invoke(app, args)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        args,
+        result.exception,
+    )
+    return Seen(result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.fixture(scope="module")
+def baseline(fixture: Fixture) -> dict[tuple[str, bool], Seen]:
+    """Each reader on the untampered ledger, bare and anchored."""
+    seen = {}
+    for name, args in _readers(fixture.ledger, fixture).items():
+        seen[name, False] = _invoke(args)
+        seen[name, True] = _invoke(_anchored(args, fixture))
+    return seen
+
+
+def _check(reader: str, outcome: str, seen: Seen, base: Seen, anchored: bool) -> None:
+    where = f"{reader}: {seen.stdout[:300]} {seen.stderr[:300]}"
+    if outcome == REFUSED:
+        if reader == "gate" and seen.code == 3:
+            reasons = json.loads(seen.stdout)["reasons"]
+            assert reasons[0]["rule"] == "verified_ledger", where
+        else:
+            assert seen.code == 2, where
+            assert "error:" in seen.stderr, where
+        return
+    if outcome == ACCEPTED:
+        assert seen.code in (0, 3, 4), where  # read as any ledger: the decision may change
+        return
+    assert (seen.code, seen.document()) == (base.code, base.document()) or reader == "verify", where
+    assert seen.code == base.code, where
+    if outcome == UNANCHORED:
+        assert anchored
+        if reader in ("export", "ledger_export"):
+            assert f"{PADDING} record(s) after it" in seen.stderr, where
+        elif reader != "plan":
+            data = json.loads(seen.stdout)
+            note = data.get("unanchored") or data["anchor"]["unanchored"]
+            assert note["records"] == PADDING, where
+
+
+@pytest.mark.parametrize("anchored", [False, True], ids=["bare", "signed-anchor"])
+@pytest.mark.parametrize("tamper", list(TAMPERS))
+def test_each_tampering_meets_its_documented_outcome_in_every_reader(
+    tamper: str,
+    anchored: bool,
+    fixture: Fixture,
+    baseline: dict[tuple[str, bool], Seen],
+    tmp_path: Path,
+) -> None:
+    """Fails if any reader counts a forged retry or INVALID, lets an edit of a table outside
+    the chain (manifest, config, campaign rows, attempts, seq, user_version) move a number,
+    counts records appended after an anchor, or accepts a rewrite that the anchor pins."""
+    apply, bare_outcome, anchored_outcome = TAMPERS[tamper]
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, copy)
+    apply(copy, fixture)
+    outcome = anchored_outcome if anchored else bare_outcome
+    for reader, args in _readers(copy, fixture).items():
+        seen = _invoke(_anchored(args, fixture) if anchored else args)
+        _check(reader, outcome, seen, baseline[reader, anchored], anchored)
+
+
+def test_a_forged_anchor_fails_the_signature_check_in_every_reader(
+    fixture: Fixture, tmp_path: Path
+) -> None:
+    """Fails if a reader takes `--head` without checking its signature against `--pubkey`:
+    whoever rewrote the chain can write a matching unsigned anchor."""
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, copy)
+    _edit_verdict(copy, fixture, chain=True)
+    with Ledger(copy, readonly=True) as store:
+        forged = tmp_path / "forged.json"
+        forged.write_text(json.dumps(store.head().to_json()))
+    for reader, args in _readers(copy, fixture).items():
+        seen = _invoke([*args, "--head", str(forged), "--pubkey", str(fixture.pubkey)])
+        if reader == "gate":
+            assert seen.code == 3, seen.stdout
+        else:
+            assert seen.code == 2 and "no signature" in seen.stderr, (reader, seen.stderr)
+
+
+def test_a_bare_head_hex_pins_the_records_up_to_it(fixture: Fixture, tmp_path: Path) -> None:
+    """Fails if an anchor given as a bare head hex (no record count) leaves the records
+    appended after its record counted, or pins fewer records than it names."""
+    from kaudit.ledger import parse_anchor, read_runs, verify_ledger
+
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, copy)
+    _padding(copy, fixture)
+    pinned = json.loads(fixture.anchor.read_text())
+    anchor = parse_anchor(pinned["head"])
+    checked = verify_ledger(copy, anchor)
+    assert (checked.records, checked.anchored_records) == (pinned["records"] + PADDING,
+                                                           pinned["records"])  # fmt: skip
+    with Ledger(copy, readonly=True) as store, Ledger(fixture.ledger, readonly=True) as clean:
+        assert read_runs(store, anchor=anchor).runs == read_runs(clean).runs
