@@ -12,7 +12,8 @@ from rich.console import Console
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.cli._tables import print_tables
 from kaudit.errors import KauditError
-from kaudit.ledger import Ledger, RunRecord, read_runs
+from kaudit.grade import JudgeTable, judge_tables
+from kaudit.ledger import Ledger, RunRecord, read_grades, read_runs
 from kaudit.report import (
     ANYTIME_MARK,
     FIXED_K_METHOD,
@@ -20,6 +21,8 @@ from kaudit.report import (
     HtmlOptions,
     build_report,
     html_report,
+    judge_text_tables,
+    rbm_lines,
     sequential_campaigns,
     stopping_rule_text,
     terminal_tables,
@@ -47,6 +50,7 @@ def _write_html(
     alpha: float,
     model_order: str | None,
     sequential: Collection[str],
+    judges: tuple[JudgeTable, ...] = (),
 ) -> None:
     """The HTML page shows each run's transcript and diff, so it reads the full records."""
     order = split_csv(model_order)
@@ -55,6 +59,7 @@ def _write_html(
         model_order=None if order is None else tuple(order),
         title=f"kaudit report: {ledger.name}",
         sequential_campaigns=tuple(sequential),
+        judges=judges,
     )
     page = html_report(records, options)
     try:
@@ -107,14 +112,25 @@ def register(app: typer.Typer) -> None:
             names = [campaign] if campaign else store.campaigns()
             sequential = sequential_campaigns(names, store.manifest)
             rules = {name: stopping_rule_text(store.manifest(name)) for name in names}
+            # judge grades: their own chain, verified with the runs (same --no-verify)
+            judges = tuple(
+                judge_tables(runs, read_grades(ledger, verify=not no_verify).grades, alpha)
+            )
             if html is not None:
                 _write_html(
-                    html, list(store.records(campaign)), ledger, alpha, model_order, sequential
+                    html,
+                    list(store.records(campaign)),
+                    ledger,
+                    alpha,
+                    model_order,
+                    sequential,
+                    judges,
                 )
         built = build_report(runs, alpha, sequential)
         if as_json:
             unverified = {"verified": False} if no_verify else {}
-            print_json(built.to_json() | {"stopping_rules": rules} | unverified)
+            graded = {"judges": [t.to_json() for t in judges]} if judges else {}
+            print_json(built.to_json() | {"stopping_rules": rules} | graded | unverified)
             return
         console = Console(highlight=False)
         if no_verify:
@@ -136,6 +152,9 @@ def register(app: typer.Typer) -> None:
                 soft_wrap=True,
             )
         for line in exposure_lines(built):
+            console.print(line, soft_wrap=True)
+        print_tables(judge_text_tables(judges, runs, alpha), console)
+        for line in rbm_lines(judges):
             console.print(line, soft_wrap=True)
         if html is not None:
             console.print(f"HTML report -> {html}", soft_wrap=True)

@@ -63,6 +63,7 @@ class JudgeTable:
     Attributes:
         judge_key: The judge's identity (model, rubric, sampling).
         judge: The judge model's key.
+        label: Judge, rubric and temperature, for display.
         rubric: The rubric id.
         cell: The cell, or None for all runs of the judge.
         table: Judge (damage/safe answers only) vs state damage, with kappa.
@@ -80,6 +81,7 @@ class JudgeTable:
 
     judge_key: str
     judge: str
+    label: str
     rubric: str
     cell: CellId | None
     table: Agreement
@@ -164,6 +166,7 @@ def _table(
     return JudgeTable(
         judge_key=judge.judge_key,
         judge=judge.judge,
+        label=f"{judge.judge} ({judge.rubric}, t={judge.sampling.get('temperature')})",
         rubric=judge.rubric,
         cell=cell,
         table=table,
