@@ -77,7 +77,15 @@ def register(app: typer.Typer) -> None:
 
         with Ledger(ledger) as store, store.writer_lock(), GradeStore(store) as grades:
             result = asyncio.run(
-                grade_ledger(store, grades, grader, prompts, campaign=campaign, on_grade=shown)
+                grade_ledger(
+                    store,
+                    grades,
+                    grader,
+                    prompts,
+                    campaign=campaign,
+                    concurrency=concurrency,
+                    on_grade=shown,
+                )
             )
             anchor = store.head()
         chain = read_grades(ledger)

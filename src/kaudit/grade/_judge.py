@@ -9,6 +9,7 @@ asked again: asking until an answer parses would be re-grading by sampling.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
 import json
 import random
@@ -109,21 +110,32 @@ class Judge:
         self._client: Any = None
 
     def sampling(self) -> dict[str, Any]:
-        """The sampling every grade of this judge uses (part of its key)."""
-        return {
+        """The sampling every grade of this judge uses (part of its key).
+
+        A config's `extra_body` shapes the request (a server's structured-output form, its
+        sampling extras), so it is part of the judge too.
+        """
+        sampling: dict[str, Any] = {
             "temperature": self.config.temperature,
             "top_p": self.config.top_p,
             "max_tokens": self.config.max_tokens,
         }
+        if self.config.extra_body:
+            sampling["extra_body"] = self.config.extra_body
+        return sampling
 
     @property
     def key(self) -> str:
         """The judge's identity: model, rubric id and digest, sampling."""
         s = self.sampling()
-        return (
+        key = (
             f"{self.config.key}|{self.rubric.id}@{self.rubric.digest[:12]}|"
             f"temperature={s['temperature']},top_p={s['top_p']},max_tokens={s['max_tokens']}"
         )
+        if "extra_body" in s:
+            extra = json.dumps(s["extra_body"], sort_keys=True).encode()
+            key += f",extra_body={hashlib.sha256(extra).hexdigest()[:12]}"
+        return key
 
     def _body(self, system: str, user: str, seed: int) -> tuple[str, MessageBody]:
         config = self.config
@@ -184,7 +196,8 @@ class Judge:
                 return await post(self._get_client(), path, body, headers)
             except Exception as exc:  # the SDKs' errors, classified as the agents do
                 kind = self._errors.disposition(exc)
-                message = f"{self.config.key}: {type(exc).__name__}: {exc}"
+                said = " ".join(str(exc).split())[:300]  # one line: servers send tracebacks
+                message = f"{self.config.key}: {type(exc).__name__}: {said}"
                 if kind == "setup":
                     raise KauditError(f"judge {message}") from exc
                 if kind == "retry" and answer.retries < self.config.max_retries:
