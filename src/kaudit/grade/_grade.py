@@ -126,8 +126,16 @@ async def grade_ledger(
         if on_grade is not None:
             on_grade(grade)
 
+    tasks = [asyncio.ensure_future(one(record)) for record in todo]
     try:
-        await asyncio.gather(*(one(record) for record in todo))
+        await asyncio.gather(*tasks)
+    except BaseException:
+        # a setup error (or Ctrl-C): stop the other calls before the client closes, so
+        # none of them is recorded as a judge failure it was not
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     finally:
         await judge.aclose()
     return result
