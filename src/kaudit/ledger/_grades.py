@@ -193,12 +193,12 @@ def _readonly(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(uri, uri=True)
 
 
+def _has_grades(conn: sqlite3.Connection) -> bool:
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'grades'")
+    return found.fetchone() is not None
+
+
 def _rows(conn: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
-    has_table = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'grades'"
-    ).fetchone()
-    if not has_table:
-        return iter(())
     columns = ", ".join(_COLUMNS)
     return iter(
         conn.execute(
@@ -248,6 +248,8 @@ def read_grades(path: Path | str, *, verify: bool = True) -> GradeChain:
     conn = _readonly(path)
     try:
         runs: dict[tuple[Any, ...], str] = {}
+        if not _has_grades(conn):
+            return GradeChain((), GENESIS)  # nothing graded: no need to read the runs
         if verify:
             # format 1 has no attempt column: every run there is attempt 0
             attempt = "attempt" if conn.execute("PRAGMA user_version").fetchone()[0] >= 2 else "0"
