@@ -153,7 +153,8 @@ def register(app: typer.Typer) -> None:
             )
         for line in exposure_lines(built):
             console.print(line, soft_wrap=True)
-        print_tables(judge_text_tables(judges, runs, alpha), console)
+        if judges:
+            print_tables(judge_text_tables(judges, runs, alpha), console)
         for line in rbm_lines(judges):
             console.print(line, soft_wrap=True)
         if html is not None:
