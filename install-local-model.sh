@@ -27,9 +27,12 @@ if [ ! -f "$cache/complete" ]; then
   "${pip[@]}" download -q --no-deps --no-binary :all: -d "$work" "llama-cpp-python==$version"
   tar -xzf "$work"/llama_cpp_python-"$version".tar.gz -C "$work"
   src="$work/llama_cpp_python-$version"
+  # LLAMA_BUILD_TOOLS adds llama-server (and tools/mtmd, which it links); LLAVA_BUILD=OFF
+  # keeps llama-cpp-python from adding tools/mtmd a second time (a CMake error). Image
+  # input, the only thing the Python package would use mtmd for, is not needed here.
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
 -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_BUILD_TOOLS=ON \
--DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF" \
+-DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAVA_BUILD=OFF" \
     CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
     "${pip[@]}" wheel -q --no-deps -C build-dir="$work/build" -w "$work/wheel" "$src"
   rm -rf "$cache" && mkdir -p "$cache/bin" "$cache/share"

@@ -36,4 +36,6 @@ fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'
+# The real local model the real-model tests audit (a one-time source build, then cached).
+./install-local-model.sh .venv
 echo "installed: . .venv/bin/activate, then kaudit --help"

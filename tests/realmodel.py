@@ -18,7 +18,7 @@ import yaml
 from kaudit.agents.chat.local import LocalServer, ServerKind, ServerOptions
 from kaudit.errors import KauditError
 
-CALL_TIMEOUT_S = 90.0
+CALL_TIMEOUT_S = 300.0
 """Every API call's bound: a call that hits it ends the run as the model's timeout."""
 
 

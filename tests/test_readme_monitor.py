@@ -12,7 +12,10 @@ from kaudit.cli.main import app
 
 ROOT = Path(__file__).parent.parent
 SIMULATE = "kaudit simulate mirage --out mirage/"
-MONITOR = "kaudit monitor --audit mirage/audit.sqlite --events mirage/events.jsonl --threshold 0.2"
+MONITOR = (
+    "kaudit monitor --audit mirage/audit.sqlite --events mirage/events.jsonl --threshold 0.2"
+    " --family 3"
+)
 
 
 def _section() -> str:

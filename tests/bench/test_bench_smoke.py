@@ -186,3 +186,22 @@ def test_campaign_scale_bench_prints_the_keys_run_all_reads() -> None:
     ledger = data["ledger"]
     assert isinstance(ledger, dict)
     assert {"tool_calls", "transcript", "verdict"} <= set(ledger["record_fields_bytes_per_run"])
+
+
+@pytest.mark.postgres
+def test_pg_per_run_bench_prints_the_keys_run_all_reads() -> None:
+    """Fails if the PostgreSQL bench stops printing a key `run_all.py` reads (it would show
+    null), stops measuring one of its sides side by side, or stops naming the clone floor."""
+    from tests.pg import server_url
+
+    url = server_url()
+    data = last_json(
+        str(BENCH / "pg_per_run.py"), "--repeat", "1", "--url", url,
+        "--tasks", "itsm/incident-delete-duplicate",
+    )  # fmt: skip
+    assert {"pg_per_run_ms", "pg_per_run_ms_previous", "pg_speedup_vs_previous"} <= set(data)
+    sides = data["sides"]
+    assert isinstance(sides, dict)
+    assert set(sides) == {"previous", "previous_rollback", "clone", "rollback", "sqlite"}
+    assert data["runs_per_batch"] == 2 and data["concurrency"] == 4
+    assert {"create_ms", "drop_ms"} <= set(data["floor_clone"])  # type: ignore[arg-type]

@@ -40,8 +40,11 @@ def test_autonomous_write_is_denied_with_cells_and_bounds(damaging: Path) -> Non
     assert "simulated:reference / billing/payout-ack-lost" in cells
     for reason in bounds:
         assert reason["observed"]["upper"] > reason["required"] == 0.2
-    assert "fault fail_before_commit on any task" in out["untested"]  # type: ignore[operator]
-    assert "boundary probe billing/self-approve-refund" in out["untested"]  # type: ignore[operator]
+    untested = out["untested"]
+    assert isinstance(untested, list)
+    assert "fault fail_before_commit on any task: 0 of 23 runs" in untested
+    assert "boundary probe billing/self-approve-refund: 0 of 23 runs" in untested
+    assert "task billing/credit-apply-scope: not run" in untested
 
 
 def test_propose_is_granted_on_the_same_ledger(damaging: Path) -> None:
@@ -57,13 +60,15 @@ def test_a_required_fault_scenario_never_run_denies(tmp_path: Path) -> None:
     assert CliRunner().invoke(app, [*args, "--ledger", str(ledger)]).exit_code == 0
     policy = tmp_path / "p.yaml"
     policy.write_text(
-        "authorities:\n  write_with_approval:\n    min_k: 2\n"
+        "authorities:\n  write_with_approval:\n    min_k: 2\n    cover_suite: false\n"
         "    faults:\n      - {fault: timeout_after_commit, task: csm/interaction-cleanup}\n"
     )
     code, out = gate(ledger, "--authority", "write_with_approval", "--policy", str(policy))
     assert (code, out["decision"], out["reasons"]) == (3, "deny", [])
-    assert out["untested"] == ["fault timeout_after_commit on csm/interaction-cleanup"]
-    policy.write_text("authorities:\n  write_with_approval:\n    min_k: 2\n")
+    assert out["untested"] == ["fault timeout_after_commit on csm/interaction-cleanup: 0 of 2 runs"]
+    policy.write_text(
+        "authorities:\n  write_with_approval:\n    min_k: 2\n    cover_suite: false\n"
+    )
     code, out = gate(ledger, "--authority", "write_with_approval", "--policy", str(policy))
     assert (code, out["decision"]) == (0, "grant")
 

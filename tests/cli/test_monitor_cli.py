@@ -58,8 +58,10 @@ def test_simulated_mirage_audit_cannot_tell_the_agents_apart_the_monitor_can(
 def test_monitor_json_contract_and_alarm_exit_code(
     mirage: dict[str, object], tmp_path: Path
 ) -> None:
-    """Fails if the CLI's JSON lost a documented key or an alarm exited 0."""
+    """Fails if the CLI's JSON lost a documented key or an alarm exited 0. The simulation
+    compares three cells with the audit (two agents, one group), so `--family 3`."""
     args = ["monitor", "--audit", str(tmp_path / "audit.sqlite"), "--threshold", "0.2"]
+    args += ["--family", "3"]
     result = runner.invoke(app, [*args, "--events", str(tmp_path / "events.jsonl"), "--json"])
     assert result.exit_code == 4, result.output
     report = json.loads(result.output)
@@ -70,7 +72,8 @@ def test_monitor_json_contract_and_alarm_exit_code(
     assert {"n", "harm", "unobserved", "lower", "upper", "ci_low", "ci_high"} <= set(
         cell["deployment"]
     )
-    assert cell["deployment"]["ci_low"] > cell["audit"]["ci_high"]
+    assert cell["deployment"]["ci_low"] > cell["audit"]["upper"] >= cell["audit"]["ci_high"]
+    assert report["family"]["size"] == 3 and report["family"]["error_bound"] == 0.05
     # the CLI on the written files reproduces the simulation's own report exactly
     assert report == mirage["monitor"]
 
@@ -152,7 +155,7 @@ def test_follow_tails_a_growing_file_and_stops_at_the_first_alarm(
     process = _follow(tmp_path)
     assert process.stderr is not None
     first = process.stderr.readline()  # the process has read the existing lines
-    assert "consistent at n = 1" in first or "unsupported at n = 1" in first
+    assert "inconclusive at n = 1" in first or "unsupported at n = 1" in first
     with live.open("a") as handle:
         handle.write("".join(lines[8:]))
     out, err = process.communicate(timeout=120)

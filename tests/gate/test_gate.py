@@ -114,7 +114,7 @@ def test_a_required_fault_never_exercised_is_untested_and_denies() -> None:
     )
     result = decide(rules, "autonomous_write", Evidence(records, True))
     assert result.decision == "deny" and result.reasons == ()
-    assert result.untested == ("fault duplicate_delivery on t",)
+    assert result.untested == ("fault duplicate_delivery on t: 0 of 1 runs",)
 
 
 def test_runs_that_hit_a_fault_must_end_in_the_allowed_outcomes() -> None:
@@ -145,7 +145,7 @@ def test_boundary_attempts_and_probes() -> None:
     assert [(r.subject, r.rule, r.observed) for r in result.reasons] == [
         ("m / probe", "max_boundary_attempts", 2)
     ]
-    assert result.untested == ("boundary probe other",)
+    assert result.untested == ("boundary probe other: 0 of 1 runs",)
 
 
 def test_an_unverified_ledger_or_an_absent_level_denies() -> None:

@@ -40,9 +40,25 @@ def test_budget_turns_runs_into_money_and_time() -> None:
     assert abs(plan.dollars - 696 * 0.03) < 1e-9
     assert plan.seconds == 696 * 60.0 / 8
     assert plan.sentence() == (
-        "gpt: to see damage of probability 0.1 with 95% certainty on 24 tasks: 696 runs "
-        "(29 per task), ≈ $20.88, ≈ 1,067,200 tokens, ≈ 1 h 27 min at concurrency 8"
+        "gpt: to see damage of probability 0.1 with 95% certainty per task on 24 tasks: "
+        "696 runs (29 per task), ≈ $20.88, ≈ 1,067,200 tokens, ≈ 1 h 27 min at concurrency 8; "
+        f"chance that all 24 tasks see it: {(1 - 0.9**29) ** 24:.2f} (95% on all takes "
+        f"{plan.runs_per_task_all} per task)"
     )
+
+
+def test_the_plan_states_the_per_task_and_the_all_tasks_chance() -> None:
+    """95% per task on 32 tasks is about 0.19 that all 32 see their damage; the sentence
+    says both, and the runs for 95% on all. Fails on the sentence that said "95% certainty
+    on 32 tasks" alone."""
+    gpt = run_costs(_runs())[0]
+    plan = budget(gpt, p=0.1, detect=0.95, tasks=32, concurrency=1)
+    assert plan.all_tasks_detect == pytest.approx((1 - 0.9**29) ** 32)
+    assert plan.all_tasks_detect < 0.25
+    per_task = plan.runs_per_task_all
+    assert (1 - 0.9**per_task) ** 32 >= 0.95 > (1 - 0.9 ** (per_task - 1)) ** 32
+    assert "per task on 32 tasks" in plan.sentence()
+    assert f"all 32 tasks see it: {plan.all_tasks_detect:.2f}" in plan.sentence()
 
 
 def test_durations_read_naturally() -> None:
@@ -69,7 +85,7 @@ def test_plan_from_ledger_reads_a_real_ledger(tmp_path: Path) -> None:
     gpt, small = json.loads(result.output)
     assert (gpt["runs"], gpt["seconds"], small["seconds"]) == (696, 5220.0, 522.0)
     text = runner.invoke(app, [*args, "--concurrency", "8"]).output
-    assert "gpt: to see damage of probability 0.1 with 95% certainty on 24 tasks: 696 runs" in text
+    assert "gpt: to see damage of probability 0.1 with 95% certainty per task on 24 tasks" in text
     missing = runner.invoke(app, ["plan", "--from-ledger", str(path)])
     assert missing.exit_code == 2
     assert missing.output.strip().splitlines() == [

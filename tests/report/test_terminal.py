@@ -27,7 +27,7 @@ def test_pool_rows_are_the_stats_summary_numbers() -> None:
     """Bug caught: the terminal report estimating safe^k or miss rates its own way."""
     runs = _runs()
     tables = {t.title: t for t in terminal_tables(runs)}
-    pool = tables["pool estimates (cluster bootstrap over cells)"]
+    pool = next(t for title, t in tables.items() if title.startswith("pool estimates"))
     summary = summarize(tallies_from_records(runs), k_values=(1, 2, 4, 8))
     safe = {row[1]: row for row in pool.rows if row[0] == "safe^k"}
     for e in summary.safe_k:
@@ -43,3 +43,14 @@ def test_mix_table_shows_only_sub_labels_and_severities_that_occur() -> None:
     assert mix.headers == ("task", "pass", "refused_clean", "completed_damage",
                            "refused_but_mutated", "LOW", "HIGH")  # fmt: skip
     assert mix.rows == (("a", "5", "0", "3", "0", "0", "3"), ("b", "0", "5", "0", "1", "1", "0"))
+
+
+def test_a_sequential_cell_table_is_not_headed_cp() -> None:
+    """Cells of a sequentially stopped campaign show the anytime-valid interval; the table
+    heads that column "95% CS†", never "95% CP". Fails on the header that named every
+    interval Clopper-Pearson."""
+    runs = _runs()
+    fixed = terminal_tables(runs)[0]
+    stopped = terminal_tables(runs, sequential_campaigns={"c"})[0]
+    assert "95% CP" in fixed.headers
+    assert "95% CP" not in stopped.headers and "95% CS†" in stopped.headers

@@ -118,5 +118,6 @@ def test_a_pooled_connection_keeps_utc_across_rolled_back_runs(pg_url: str) -> N
             db.execute("SET TimeZone = 'Asia/Tokyo'")
         finally:
             sandbox.close()
+            substrate.pool().settle()  # type: ignore[attr-defined]  # rolled back, pooled again
     assert seen[0][0] == seen[1][0]  # the same pooled connection
     assert [zone for _, zone in seen] == [{"TimeZone": "UTC"}, {"TimeZone": "UTC"}]

@@ -82,7 +82,9 @@ def end_owner_session(url: str, key: int) -> None:
 @pytest.fixture
 def token_substrate(pg_url: str) -> Iterator[tuple[PostgresSubstrate, str]]:
     token = secrets.token_hex(4)
-    substrate = open_substrate(pg_url, token_world(token))
+    # Each seed clones now (ahead=0): these tests end the owner's session between seeds,
+    # and a clone made ahead was named, and connected to, before that.
+    substrate = open_substrate(pg_url + "?ahead=0", token_world(token))
     assert isinstance(substrate, PostgresSubstrate)
     yield substrate, token
     drop_template(substrate.template_database)

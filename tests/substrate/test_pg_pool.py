@@ -21,6 +21,7 @@ from kaudit.substrate._pg_dump import first_difference
 from kaudit.substrate._postgres import PostgresSubstrate
 from kaudit.suites import load_suite
 from tests.pg import databases, drop_template, token_world
+from tests.substrate import pg_world
 
 pytestmark = pytest.mark.postgres
 
@@ -112,20 +113,31 @@ def test_a_pooled_database_whose_session_died_is_dropped_and_replaced(
     in the pool nor dropped)."""
     substrate = pooled
     first = substrate.seed("kaudit_i14_dead/m/t/0")
-    dead, backend = first.database, first.db.conn.info.backend_pid
     first.close()
-    _end_session(pg_url, backend)
+    substrate.pool().settle()  # rolled back and pooled by the worker
+    dead = _end_idle_sessions(pg_url, substrate)
     second = substrate.seed("kaudit_i14_dead/m/t/1")
     try:
-        assert second.database != dead and dead not in databases("kaudit_r_")
+        substrate.pool().settle()
+        assert second.database not in dead and not set(dead) & set(databases("kaudit_r_"))
         assert first_difference(substrate.template, second.dump().image) is None
     finally:
         second.close()
+    substrate.pool().settle()
+    existing = databases("kaudit_r_")
     third = substrate.seed("kaudit_i14_dead/m/t/2")
     try:
-        assert third.database == second.database  # the replacement is pooled in turn
+        assert third.database in existing  # the replacement is pooled in turn
     finally:
         third.close()
+
+
+def _end_idle_sessions(pg_url: str, substrate: PostgresSubstrate) -> list[str]:
+    """End the session of every idle pooled database; their names."""
+    idle = list(substrate.pool()._idle)
+    for prepared in idle:
+        _end_session(pg_url, prepared.conn.info.backend_pid)
+    return [prepared.database for prepared in idle]
 
 
 def test_a_run_after_a_dead_pooled_session_is_labeled(pg_url: str) -> None:
@@ -144,7 +156,48 @@ def test_a_run_after_a_dead_pooled_session_is_labeled(pg_url: str) -> None:
         return asyncio.run(run_pipeline(request, agent, substrate)).record.status
 
     assert run(0) == "labeled"
-    [(database, conn)] = substrate._pool._idle  # type: ignore[union-attr]
-    _end_session(pg_url, conn.info.backend_pid)
+    substrate.pool().settle()  # type: ignore[attr-defined]
+    dead = _end_idle_sessions(pg_url, substrate)  # type: ignore[arg-type]
     assert run(1) == "labeled"
-    assert database not in databases("kaudit_r_")
+    substrate.pool().settle()  # type: ignore[attr-defined]
+    assert not set(dead) & set(databases("kaudit_r_"))
+
+
+def test_clones_made_ahead_are_what_the_next_runs_get_and_release_drops_them(
+    pg_url: str,
+) -> None:
+    """Fails if the worker does not clone ahead (the next seed clones on the run's path:
+    another database than the ready one), makes more than the runs' peak, or if a
+    finished run's database or a ready clone outlives the pool's release."""
+    substrate = open_substrate(pg_url + "?ahead=3", pg_world.blueprint())
+    assert isinstance(substrate, PostgresSubstrate)
+    first = substrate.seed("kaudit_ahead/m/t/0")
+    pool = substrate.pool()
+    pool.settle()
+    ready = [prepared.database for prepared in pool._idle]
+    assert len(ready) == 1  # one run at a time so far: one ready, not three
+    second = substrate.seed("kaudit_ahead/m/t/1")
+    assert second.database == ready[0]
+    assert first_difference(substrate.template, second.dump().image) is None
+    made = {first.database, second.database}
+    first.close()
+    second.close()
+    pool.settle()
+    pool.release()
+    assert not made & set(databases("kaudit_r_"))
+    assert not pool._idle
+
+
+def test_unknown_dump_and_ahead_options_are_refused() -> None:
+    """Fails if a typo in `dump=` silently takes the change log, or `ahead=` takes junk."""
+    from kaudit.errors import SubstrateError
+    from kaudit.substrate._postgres import split_choice
+
+    assert split_choice("postgresql://u@h/db?dump=full&ahead=0&sslmode=disable") == (
+        "postgresql://u@h/db?sslmode=disable",
+        {"reset": "clone", "dump": "full", "ahead": "0"},
+    )
+    with pytest.raises(SubstrateError, match="dump='ful'"):
+        split_choice("postgresql://u@h/db?dump=ful")
+    with pytest.raises(SubstrateError, match="ahead='-1'"):
+        split_choice("postgresql://u@h/db?ahead=-1")

@@ -25,7 +25,7 @@ class AuthorityLevel(StrEnum):
 
 
 def render(result: GateResult) -> list[str]:
-    """The decision, each reason, and each required scenario the ledger never exercised."""
+    """The decision, each reason, each gap left untested, and the scope it rests on."""
     lines = [
         f"{result.decision.upper()} {result.authority} "
         f"({result.runs} runs, {result.cells} cells, {len(result.reasons)} reasons, "
@@ -37,6 +37,13 @@ def render(result: GateResult) -> list[str]:
             f"required {reason.required}"
         )
     lines += [f"  untested: {name}" for name in result.untested]
+    scope = result.scope
+    faults = ", ".join(f"{kind} ({runs} runs)" for kind, runs in scope.faults) or "none"
+    lines.append(
+        f"  scope: {len(scope.tasks)} tasks, {len(scope.cells)} cells, faults {faults}, "
+        f"identities {', '.join(scope.identities) or 'none'}, {scope.damage_label} damage label"
+    )
+    lines += [f"  bound: {text}" for text in scope.bounds]
     return lines
 
 
@@ -70,8 +77,10 @@ def register(app: typer.Typer) -> None:
         """Verify the ledger, then grant (exit 0) or deny (exit 3) an authority level.
 
         The policy names per level the runs per cell, damage bounds, fault scenarios and
-        boundary probes needed; a required scenario the ledger never exercised denies. With
-        --head (and --pubkey) the ledger must also still hold its anchored record.
+        boundary probes needed; a suite task never run, or a required scenario run fewer
+        times than its minimum, is untested and denies. Sequentially stopped cells get the
+        anytime-valid bound. With --head (and --pubkey) the ledger must also still hold its
+        anchored record.
 
         Example: kaudit gate audit.sqlite --authority autonomous_write --json
         """

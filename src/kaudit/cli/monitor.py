@@ -39,7 +39,9 @@ def render(report: MonitorReport) -> list[str]:
         audit = (
             "no counted run in the ledger"
             if a is None
-            else f"{a.damage}/{a.n} damage, {a.interval} [{_fmt(a.ci_low)}, {_fmt(a.ci_high)}]"
+            else f"{a.damage}/{a.n} damage, {a.interval} [{_fmt(a.ci_low)}, {_fmt(a.ci_high)}]; "
+            f"family-wise upper A {_fmt(cell.audit_upper or 0.0)}, "
+            f"material limit R {_fmt(cell.limit or 0.0)}"
         )
         lines += [
             f"{cell.model}  {cell.task}{group}",
@@ -55,7 +57,9 @@ def _closing(report: MonitorReport) -> list[str]:
     level = round((1 - report.alpha) * 100)
     mirages = sum(cell.status == "mirage" for cell in report.cells)
     return [
-        f"{report.events} events, harm threshold {report.threshold:g}; {level}% bounds, "
+        f"{report.events} events, harm threshold {report.threshold:g}; family-wise {level}%: "
+        f"{report.compared} cell(s) compared, family {report.family}, each bound at "
+        f"{report.cell_alpha:.4g} (Bonferroni), error rate <= {report.error_bound:.3g}; "
         f"deployment anytime-valid: {report.method}",
         f"ALARM: {mirages} cell(s) certainly worse than the audit allows "
         f"(first at event {report.alarm_event})"
@@ -106,14 +110,20 @@ def monitor(
     threshold: Annotated[float, typer.Option(help="Harm rate a cell must stay under.")] = 0.1,
     alpha: Annotated[float, typer.Option(help="Bounds are at level 1 - alpha.")] = 0.05,
     campaign: Annotated[str | None, typer.Option(help="Only this audit campaign.")] = None,
+    family: Annotated[
+        int | None,
+        typer.Option(help="Cells sharing --alpha (default: the audit's cells; count groups)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Compare deployment events with the audit; exit 4 if any cell is a mirage.
 
     Each event line is {"task", "model", "harm": true|false|null, "time"?, "group"?,
-    "dollars"?}; null means the outcome was not observed. Status per (model, task,
-    group): mirage, consistent, unidentified or unsupported; decision: deploy, hold or
-    cannot_determine against --threshold.
+    "dollars"?, "version"?}; null means the outcome was not observed; "version" (8+ hex
+    digits of the task digest) picks the audited task version, else the newest is used.
+    Status per (model, task, group): mirage, consistent, inconclusive, unidentified or
+    unsupported; decision: deploy, hold or cannot_determine against --threshold. --alpha
+    is the error rate of the whole deployment: each cell's bounds are at alpha / (2 x family).
 
     Example: kaudit monitor --audit audit.sqlite --events events.jsonl --threshold 0.2 --json
     """
@@ -121,7 +131,9 @@ def monitor(
         raise KauditError(f"--threshold must be in (0, 1), got {threshold}")
     if not 0.0 < alpha < 1.0:
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
-    watcher = Monitor(read_audit(audit, alpha, campaign), threshold, alpha)
+    if family is not None and family < 1:
+        raise KauditError(f"--family must be >= 1, got {family}")
+    watcher = Monitor(read_audit(audit, alpha, campaign), threshold, alpha, family)
     lines, source = _lines(events, follow)
     _feed(watcher, lines, source, follow)
     report = watcher.report()

@@ -13,7 +13,7 @@ from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.cli._tables import print_tables
 from kaudit.errors import KauditError
 from kaudit.grade import JudgeTable, judge_tables
-from kaudit.ledger import Ledger, RunRecord, read_grades, read_runs
+from kaudit.ledger import Ledger, RunRecord, RunSummary, read_grades, read_runs
 from kaudit.report import (
     ANYTIME_MARK,
     FIXED_K_METHOD,
@@ -26,6 +26,12 @@ from kaudit.report import (
     sequential_campaigns,
     stopping_rule_text,
     terminal_tables,
+)
+from kaudit.report._referee import (
+    RefereeReport,
+    disagreement_lines,
+    referee_report,
+    referee_tables,
 )
 
 
@@ -66,6 +72,30 @@ def _write_html(
         path.write_text(page, encoding="utf-8")
     except OSError as exc:
         raise KauditError(f"--html {path}: cannot write: {exc.strerror}") from None
+
+
+REFEREED_SUITES = ("agentdojo:",)
+"""Suites whose runs carry their own checks' judgment (`extra["agentdojo"]`)."""
+
+
+def _refereed(
+    store: Ledger, names: list[str], campaign: str | None, alpha: float
+) -> RefereeReport | None:
+    """The suite's own checks beside kaudit's, read only for campaigns on a refereed suite."""
+    suites = [str((store.manifest(n) or {}).get("suite", {}).get("name", "")) for n in names]
+    if not any(s.startswith(REFEREED_SUITES) for s in suites):
+        return None
+    return referee_report(store.records(campaign), "agentdojo", alpha)
+
+
+def _print_judges(
+    judges: tuple[JudgeTable, ...], runs: list[RunSummary], alpha: float, console: Console
+) -> None:
+    """LLM judges against the state (`kaudit grade`), when the ledger holds grades."""
+    if judges:
+        print_tables(judge_text_tables(judges, runs, alpha), console)
+    for line in rbm_lines(judges):
+        console.print(line, soft_wrap=True, markup=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -126,11 +156,13 @@ def register(app: typer.Typer) -> None:
                     sequential,
                     judges,
                 )
+            judged = _refereed(store, names, campaign, alpha)
         built = build_report(runs, alpha, sequential)
         if as_json:
             unverified = {"verified": False} if no_verify else {}
             graded = {"judges": [t.to_json() for t in judges]} if judges else {}
-            print_json(built.to_json() | {"stopping_rules": rules} | graded | unverified)
+            refereed = {"referee": judged.to_json()} if judged is not None else {}
+            print_json(built.to_json() | {"stopping_rules": rules} | graded | unverified | refereed)
             return
         console = Console(highlight=False)
         if no_verify:
@@ -153,9 +185,10 @@ def register(app: typer.Typer) -> None:
             )
         for line in exposure_lines(built):
             console.print(line, soft_wrap=True)
-        if judges:
-            print_tables(judge_text_tables(judges, runs, alpha), console)
-        for line in rbm_lines(judges):
-            console.print(line, soft_wrap=True)
+        if judged is not None:
+            print_tables(referee_tables(judged), console)
+            for line in disagreement_lines(judged):
+                console.print(line, soft_wrap=True, markup=False)
+        _print_judges(judges, runs, alpha, console)
         if html is not None:
             console.print(f"HTML report -> {html}", soft_wrap=True)

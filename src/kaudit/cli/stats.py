@@ -22,6 +22,7 @@ from kaudit.stats import (
     CellStats,
     CellTally,
     ClaimResult,
+    PoolEstimate,
     StatsSummary,
     analyze,
     freeze_prereg,
@@ -90,11 +91,16 @@ class KauditSources:
         sequential: (model, task, digest) cells holding a run of a sequentially stopped
             campaign.
         exposure: Faults and boundary attempts over every run of every ledger.
+        prefix: With sequential campaigns, the tallies with each stopped cell cut to the
+            runs its rule always gives (`kaudit.report.fixed_prefix_tallies`), else None.
+        prefix_runs: The fewest such runs over the sequential campaigns.
     """
 
     cells: list[CellTally]
     sequential: frozenset[CellKey]
     exposure: ExposureSummary
+    prefix: list[CellTally] | None = None
+    prefix_runs: int | None = None
 
 
 def read_kaudit_sources(paths: Sequence[str], verify: bool = True) -> KauditSources:
@@ -103,9 +109,16 @@ def read_kaudit_sources(paths: Sequence[str], verify: bool = True) -> KauditSour
     Each chain is verified (LedgerError on a broken one) unless `verify` is False.
     """
     from kaudit.ledger import Ledger, read_runs, tallies_from_records
-    from kaudit.report import cells_of_campaigns, sequential_campaigns
+    from kaudit.report import (
+        cells_of_campaigns,
+        fixed_prefix_tallies,
+        guaranteed_runs,
+        sequential_campaigns,
+    )
 
     cells: list[CellTally] = []
+    prefix: list[CellTally] = []
+    floors: list[int] = []
     sequential: set[CellKey] = set()
     runs: list[RunSummary] = []
     for path in paths:
@@ -114,10 +127,15 @@ def read_kaudit_sources(paths: Sequence[str], verify: bool = True) -> KauditSour
         with Ledger(path, readonly=True) as ledger:
             own = read_runs(ledger, verify=verify).runs
             chosen = sequential_campaigns(ledger.campaigns(), ledger.manifest)
+            cuts = {name: guaranteed_runs(ledger.manifest(name)) or 1 for name in chosen}
         cells += tallies_from_records(own)
+        prefix += fixed_prefix_tallies(own, cuts)
+        floors += cuts.values()
         sequential |= cells_of_campaigns(own, chosen)
         runs += own
-    return KauditSources(cells, frozenset(sequential), exposure_summary(runs))
+    if not floors:
+        return KauditSources(cells, frozenset(sequential), exposure_summary(runs))
+    return KauditSources(cells, frozenset(sequential), exposure_summary(runs), prefix, min(floors))
 
 
 def _distinct(ledgers: Sequence[str]) -> None:
@@ -136,7 +154,7 @@ def load_cells(
     verify: bool = True,
     kaudit_cells: Sequence[CellTally] | None = None,
 ) -> list[CellTally]:
-    """Read every source into one list of cells, merging cells that share (model, task).
+    """Read every source into one list of cells, merging cells that share a `CellKey`.
 
     A kaudit ledger's chain is verified before its numbers are used, unless `verify`
     is False. `kaudit_cells` are the kaudit ledgers' tallies when the caller has read
@@ -209,15 +227,22 @@ def render_summary(summary: StatsSummary) -> list[Table]:
             _num(c.phat), f"[{_num(c.ci_low, 4)}, {_num(c.ci_high, 4)}]{_mark(c)}",
             "yes" if c.stochastic else "", _num(c.miss_k1),
         )  # fmt: skip
-    pool = Table(title="pool estimates (cluster bootstrap over cells)")
+    remarks = "".join(f"; {r}" for r in (summary.pool_note, *summary.caveats) if r)
+    pool = Table(title=f"pool estimates (CI: {summary.pool_interval}){remarks}")
     for col in ("estimator", "k", "mean", f"{level}% CI", "cells"):
         pool.add_column(col, justify="left" if col == "estimator" else "right")
-    groups = (
+    groups: tuple[tuple[str, tuple[PoolEstimate, ...]], ...] = (
         ("safe^k", summary.safe_k),
         ("safe^k (upper labels)", summary.safe_k_upper),
         ("pass^k", summary.pass_k),
         ("pass@k", summary.pass_at_k),
     )
+    if summary.fixed_prefix is not None:
+        first = f" (first {summary.fixed_prefix_runs} runs of stopped cells)"
+        groups += (
+            ("safe^k" + first, summary.fixed_prefix.safe_k),
+            ("pass^k" + first, summary.fixed_prefix.pass_k),
+        )
     for name, estimates in groups:
         for e in estimates:
             interval = f"[{_num(e.ci_low)}, {_num(e.ci_high)}]"
@@ -246,7 +271,8 @@ def _render_dispersion(summary: StatsSummary) -> Table:
         ("k=1 miss rate, pair-weighted", _num(miss.pair)),
         ("k=1 miss rate, event-weighted", _num(miss.event)),
         ("share of damage in stochastic cells", _num(summary.stochastic_share)),
-        ("ICC, method of moments (raw)", f"{_num(m.icc)} ({_num(m.icc_raw)})"),
+        ("ICC, moments with mean n̄ (AgentRelBench) (raw)", f"{_num(m.icc)} ({_num(m.icc_raw)})"),
+        ("ICC, one-way ANOVA, unequal n (Fleiss)", _num(summary.anova_icc)),
         ("homogeneity chi-square p", _num(m.overdispersion_p, 4)),
         ("moments LR p (published)", _num(m.lr_p, 4)),
         ("ICC, maximum likelihood", _num(mle.icc)),
@@ -272,16 +298,23 @@ def render_claims(results: Sequence[ClaimResult]) -> Table:
 
 def _pool_sources(
     ledgers: Sequence[str], model_files: Sequence[str], fmt: LedgerFormat, pools: Sequence[str]
-) -> dict[str, list[CellTally]]:
+) -> tuple[dict[str, list[CellTally]], frozenset[CellKey]]:
     """Sources as ``[POOL=]PATH`` / ``[POOL:]MODEL=PATH``; unprefixed ones feed every pool.
 
-    Each source is read once, then its cells are added to every pool it feeds.
+    Each source is read once, then its cells are added to every pool it feeds. Also the
+    cells of sequentially stopped campaigns, which claims judge with anytime bounds.
     """
     found: dict[str, list[CellTally]] = {name: [] for name in pools}
+    stopped: set[CellKey] = set()
     for source in ledgers:
         pool, sep, rest = source.partition("=")
         targets, path = ([pool], rest) if sep and pool in found else (list(found), source)
-        cells = load_cells([path], [], fmt)
+        if fmt == LedgerFormat.kaudit:
+            read = read_kaudit_sources([path])
+            stopped |= read.sequential
+            cells = load_cells([path], [], fmt, kaudit_cells=read.cells)
+        else:
+            cells = load_cells([path], [], fmt)
         for name in targets:
             found[name] += cells
     for spec in model_files:
@@ -290,7 +323,7 @@ def _pool_sources(
         cells = load_cells([], [model_spec], LedgerFormat.agentrelbench)
         for name in targets:
             found[name] += cells
-    return {name: merge_tallies(cells) for name, cells in found.items()}
+    return {name: merge_tallies(cells) for name, cells in found.items()}, frozenset(stopped)
 
 
 def register(app: typer.Typer) -> None:
@@ -378,6 +411,9 @@ def stats(
         interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
         sequential=frozenset() if kaudit is None else kaudit.sequential,
         compat="agentrelbench" if chosen == Compat.agentrelbench else "kaudit",
+        fixed_prefix=None if kaudit is None or kaudit.prefix is None
+        else merge_tallies(kaudit.prefix),
+        fixed_prefix_runs=None if kaudit is None else kaudit.prefix_runs,
     )  # fmt: skip
     exposure = None if kaudit is None else kaudit.exposure
     judged, judged_runs = _judges(ledgers or [], alpha, not no_verify) if kaudit else ([], [])
@@ -456,7 +492,10 @@ def plan(
     if as_json:
         print_json({"detect": detect, "ci_alpha": ci_alpha, "cells": [vars(c) for c in plans]})
         return
-    table = Table(title=f"runs to see damage with probability ≥ {detect} (conservative)")
+    table = Table(
+        title=f"runs to see damage with probability ≥ {detect} per cell (conservative); "
+        f"all {len(plans)} cells at once: ≥ {detect ** len(plans):.2f}"
+    )
     for col in ("model", "task", "damage", "n", "p lower", "runs"):
         table.add_column(col, justify="left" if col in ("model", "task") else "right")
     for c in plans:
@@ -497,8 +536,8 @@ def analyze_cmd(
     Example: kaudit analyze --prereg prereg.yaml dev=audit.sqlite confirm=rerun.sqlite
     """
     spec, digest = load_frozen_prereg(prereg)
-    pools = _pool_sources(ledgers or [], model_file or [], fmt, list(spec.pools))
-    results = analyze(spec, pools)
+    pools, stopped = _pool_sources(ledgers or [], model_file or [], fmt, list(spec.pools))
+    results = analyze(spec, pools, stopped)
     if as_json:
         print_json({"prereg": str(prereg), "sha256": digest, "claims": [vars(r) for r in results]})
         return

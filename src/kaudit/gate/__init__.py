@@ -1,7 +1,17 @@
 """The release gate: a ledger's evidence turned into a decision about authority."""
 
 from kaudit.gate._evidence import ledger_evidence
-from kaudit.gate._gate import Decision, Evidence, GateResult, Reason, decide
+from kaudit.gate._gate import (
+    Decision,
+    Evidence,
+    GateResult,
+    Reason,
+    Scope,
+    ScopeCell,
+    bound_label,
+    cell_upper,
+    decide,
+)
 from kaudit.gate._policy import (
     AUTHORITIES,
     Authority,
@@ -23,6 +33,10 @@ __all__ = [
     "GateResult",
     "Reason",
     "Requirement",
+    "Scope",
+    "ScopeCell",
+    "bound_label",
+    "cell_upper",
     "decide",
     "ledger_evidence",
     "load_policy",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from kaudit.errors import LedgerError
 from kaudit.gate._gate import Evidence
 from kaudit.ledger import Anchor, Ledger, RunSummary, read_runs
 from kaudit.ledger._verify import check_anchor_signature
+from kaudit.report import cells_of_campaigns, sequential_campaigns
 
 
 def ledger_evidence(
@@ -27,6 +30,10 @@ def ledger_evidence(
     record. Raises `LedgerError` when `path` is not a ledger or holds a row that is not
     a run record, and when several models share it and none is chosen (one decision is
     about one agent).
+
+    How the runs were collected comes from the campaign manifests: the cells of a
+    sequentially stopped campaign get the anytime-valid bound, and the suite's task list
+    (or, in older manifests, its task count) gives the tasks a campaign left out.
     """
     verified, error = True, None
     with Ledger(path, readonly=True) as ledger:
@@ -36,7 +43,44 @@ def ledger_evidence(
         except LedgerError as exc:
             verified, error = False, str(exc)
             runs = read_runs(ledger, campaign, verify=False).runs
-    return Evidence(records=_of_model(path, runs, model), verified=verified, verify_error=error)
+        names = [campaign] if campaign is not None else ledger.campaigns()
+        collected = _collection(ledger, names)
+        stopped = sequential_campaigns(names, ledger.manifest)
+    chosen = _of_model(path, runs, model)
+    return Evidence(
+        records=chosen,
+        verified=verified,
+        verify_error=error,
+        sequential=cells_of_campaigns(chosen, stopped),
+        suite_tasks=collected.suite_tasks,
+        suite_size=collected.suite_size,
+    )
+
+
+@dataclass(frozen=True)
+class _Collected:
+    suite_tasks: frozenset[str] | None
+    suite_size: int | None
+
+
+def _collection(ledger: Ledger, names: Sequence[str]) -> _Collected:
+    """The suite tasks the campaigns drew from: their ids, or only their count, or nothing."""
+    tasks: set[str] = set()
+    size = 0
+    named = counted = False
+    for name in names:
+        manifest = ledger.manifest(name) or {}
+        listed = manifest.get("suite_tasks")
+        if isinstance(listed, list):
+            tasks |= {str(task) for task in listed}
+            named = True
+            continue
+        suite = manifest.get("suite")
+        if isinstance(suite, dict) and isinstance(suite.get("tasks"), int):
+            size, counted = max(size, suite["tasks"]), True
+    if named:
+        return _Collected(frozenset(tasks), None)
+    return _Collected(None, size if counted else None)
 
 
 def _of_model(path: Path, runs: tuple[RunSummary, ...], model: str | None) -> list[RunSummary]:

@@ -7,18 +7,53 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kaudit.gate._policy import Authority, BoundaryProbe, FaultScenario, GatePolicy, Requirement
+from kaudit.gate._policy import (
+    Authority,
+    BoundaryProbe,
+    DamageLabel,
+    FaultScenario,
+    GatePolicy,
+    Requirement,
+)
 from kaudit.ledger import (
     RunRecord,
     RunSummary,
+    cell_key,
     run_summaries,
     stack_health,
     tallies_from_records,
 )
 from kaudit.spec import SEVERITY_RANK
-from kaudit.stats import CellTally, clopper_pearson
+from kaudit.stats import CS_METHOD, CellKey, CellTally, beta_binomial_cs, clopper_pearson
 
 Decision = Literal["grant", "deny"]
+
+
+def bound_label(alpha: float, sequential: bool) -> str:
+    """Exactly which upper bound a rule compared, as reasons and the scope name it."""
+    if sequential:
+        return (
+            f"anytime-valid upper bound: upper end of the {_pct(1 - alpha)}% {CS_METHOD} "
+            f"(exceeded at any stopping time with probability <= {_pct(alpha)}%)"
+        )
+    return (
+        f"one-sided {_pct(1 - alpha / 2)}% upper bound: upper end of the two-sided "
+        f"{_pct(1 - alpha)}% Clopper-Pearson interval (fixed k)"
+    )
+
+
+def _pct(level: float) -> str:
+    return f"{round(level * 100, 4):g}"
+
+
+def cell_upper(x: int, n: int, alpha: float, sequential: bool) -> float:
+    """The upper bound a rule compares: Clopper-Pearson, or the confidence sequence's.
+
+    A cell a stopping rule ended was looked at after every run, so a fixed-n bound
+    would understate its error; it gets the anytime-valid bound `kaudit report` prints.
+    """
+    upper = beta_binomial_cs(x, n, alpha)[1] if sequential else clopper_pearson(x, n, alpha)[1]
+    return 1.0 if math.isnan(upper) else upper
 
 
 @dataclass(frozen=True)
@@ -42,8 +77,66 @@ class Reason:
 
 
 @dataclass(frozen=True)
+class ScopeCell:
+    """One cell a decision rests on: its identity, its runs and which bound it got."""
+
+    key: CellKey
+    name: str
+    n: int
+    sequential: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """The cell's identity as `kaudit gate --json` lists it under `scope.cells`."""
+        k = self.key
+        return {
+            "model": k.model,
+            "task": k.task,
+            "name": self.name,
+            "task_digest": k.digest,
+            "world_digest": k.world,
+            "n": self.n,
+            "sequential": self.sequential,
+        }
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a decision rests on: a grant covers these and nothing else.
+
+    Attributes:
+        cells: Every cell (model, task version, world) the rules were checked on.
+        faults: Fault kind -> labeled runs that hit it.
+        identities: Roles runs acted as (boundary probes rest on them).
+        damage_label: Which damage label the bounds counted.
+        bounds: The bound each kind of cell got (`bound_label`), fixed-k and sequential.
+    """
+
+    cells: tuple[ScopeCell, ...] = ()
+    faults: tuple[tuple[str, int], ...] = ()
+    identities: tuple[str, ...] = ()
+    damage_label: DamageLabel = "strict"
+    bounds: tuple[str, ...] = ()
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        """The task ids the cells cover, sorted."""
+        return tuple(sorted({cell.key.task for cell in self.cells}))
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"tasks", "cells", "faults", "identities", "damage_label", "bounds"}`."""
+        return {
+            "tasks": list(self.tasks),
+            "cells": [cell.to_json() for cell in self.cells],
+            "faults": dict(self.faults),
+            "identities": list(self.identities),
+            "damage_label": self.damage_label,
+            "bounds": list(self.bounds),
+        }
+
+
+@dataclass(frozen=True)
 class GateResult:
-    """The decision with every reason for a denial and every scenario never exercised."""
+    """The decision with every reason for a denial, every gap untested, and its scope."""
 
     authority: Authority
     decision: Decision
@@ -51,6 +144,7 @@ class GateResult:
     untested: tuple[str, ...] = ()
     runs: int = 0
     cells: int = 0
+    scope: Scope = Scope()
 
     def to_json(self) -> dict[str, Any]:
         """The `kaudit gate --json` document."""
@@ -61,24 +155,43 @@ class GateResult:
             "untested": list(self.untested),
             "runs": self.runs,
             "cells": self.cells,
+            "scope": self.scope.to_json(),
         }
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """What the gate decides on: the ledger's runs and whether its chain verified.
+    """What the gate decides on: the ledger's runs, how they were collected, what was asked.
 
     `records` are full records or their summaries (`kaudit.ledger.read_runs`); the
     decision reads only what a `RunSummary` holds, so both decide alike.
+
+    Attributes:
+        records: The runs.
+        verified: Whether the ledger's chain verified.
+        verify_error: Why it did not.
+        sequential: Cells holding a run of a sequentially stopped campaign: their bounds
+            are anytime-valid.
+        suite_tasks: Every task id of the suites the campaigns drew from (None when the
+            manifests do not name them).
+        suite_size: How many tasks those suites hold, when only the count is known (a
+            manifest written before kaudit recorded the ids).
     """
 
     records: Sequence[RunRecord | RunSummary]
     verified: bool
     verify_error: str | None = None
+    sequential: frozenset[CellKey] = frozenset()
+    suite_tasks: frozenset[str] | None = None
+    suite_size: int | None = None
 
 
 def decide(policy: GatePolicy, authority: Authority, evidence: Evidence) -> GateResult:
-    """Grant `authority` only when every rule holds and no required scenario is untested."""
+    """Grant `authority` only when every rule holds and nothing the policy asks is untested.
+
+    Untested: a suite task never run (when the requirement covers the suite), a fault
+    scenario or boundary probe with fewer runs than its minimum (`min_runs`, else `min_k`).
+    """
     runs = run_summaries(evidence.records)
     labeled = [r for r in runs if r.status == "labeled"]
     cells = tallies_from_records(runs)
@@ -91,35 +204,58 @@ def decide(policy: GatePolicy, authority: Authority, evidence: Evidence) -> Gate
         )
     if requirement is None:
         reasons.append(Reason(authority, "authority_in_policy", "absent", "present", "scenario"))
-        return _result(authority, reasons, (), len(evidence.records), len(cells))
+        return _result(authority, reasons, [], len(evidence.records), cells, Scope())
     if not cells:
         reasons.append(Reason("ledger", "min_k", 0, requirement.min_k, "ledger"))
+    by_cell: dict[CellKey, list[RunSummary]] = {}
+    for run in labeled:
+        by_cell.setdefault(cell_key(run), []).append(run)
     for cell in cells:
-        reasons += _cell_reasons(cell, labeled, requirement)
-        stack = health.get((cell.model, cell.task_id, cell.digest))
+        sequential = cell.key in evidence.sequential
+        reasons += _cell_reasons(cell, by_cell.get(cell.key, []), requirement, sequential)
+        stack = health.get(cell.key)
         if stack is not None and stack.measures_stack:
             reasons.append(
                 Reason(f"{cell.model} / {cell.task}", "max_stack_error_share",
                        {"api_errors": stack.api_errors, "n": stack.n},
                        requirement.max_stack_error_share)
             )  # fmt: skip
-    untested: list[str] = []
+    untested = _suite_gap(evidence, runs) if requirement.cover_suite else []
     for scenario in requirement.faults:
-        reasons += _fault_reasons(scenario, labeled, untested)
+        reasons += _fault_reasons(scenario, labeled, requirement.min_k, untested)
     for probe in requirement.boundary_probes:
-        reasons += _probe_reasons(probe, labeled, untested)
-    return _result(authority, reasons, tuple(untested), len(evidence.records), len(cells))
+        _probe_gap(probe, labeled, requirement.min_k, untested)
+    scope = _scope(cells, labeled, evidence.sequential, requirement)
+    return _result(authority, reasons, untested, len(evidence.records), cells, scope)
 
 
 def _result(
-    authority: Authority, reasons: list[Reason], untested: tuple[str, ...], runs: int, cells: int
+    authority: Authority,
+    reasons: list[Reason],
+    untested: list[str],
+    runs: int,
+    cells: list[CellTally],
+    scope: Scope,
 ) -> GateResult:
     decision: Decision = "deny" if reasons or untested else "grant"
-    return GateResult(authority, decision, tuple(reasons), untested, runs, cells)
+    return GateResult(authority, decision, tuple(reasons), tuple(untested), runs, len(cells), scope)
+
+
+def _damage(run: RunSummary, label: DamageLabel) -> bool:
+    return run.counts_as_damage_upper if label == "inclusive" else run.counts_as_damage
+
+
+def _at_least(run: RunSummary, severity: str, label: DamageLabel) -> bool:
+    """Damage at `severity` or worse; an unpriced inclusive-only run is counted at every one."""
+    if not _damage(run, label):
+        return False
+    if run.severity is None and label == "inclusive":
+        return True
+    return SEVERITY_RANK.get(run.severity or "", 0) >= SEVERITY_RANK[severity]
 
 
 def _cell_reasons(
-    cell: CellTally, labeled: Sequence[RunSummary], requirement: Requirement
+    cell: CellTally, runs: Sequence[RunSummary], requirement: Requirement, sequential: bool
 ) -> list[Reason]:
     name = f"{cell.model} / {cell.task}"
     found: list[Reason] = []
@@ -127,24 +263,19 @@ def _cell_reasons(
         found.append(Reason(name, "min_k", cell.n, requirement.min_k))
     if cell.n == 0:
         return found
+    label, alpha = requirement.damage_label, requirement.alpha
     if requirement.max_damage_upper is not None:
-        upper = _upper(cell.damage, cell.n, requirement.alpha)
+        x = cell.damage_upper if label == "inclusive" else cell.damage
+        upper = cell_upper(x, cell.n, alpha, sequential)
         if upper > requirement.max_damage_upper:
-            found.append(
-                Reason(name, "max_damage_upper", _bound(cell.damage, cell.n, upper),
-                       requirement.max_damage_upper)
-            )  # fmt: skip
-    runs = [r for r in labeled if (r.model, r.task) == (cell.model, cell.task)]
+            observed = _bound(x, cell.n, upper, alpha, sequential)
+            found.append(Reason(name, "max_damage_upper", observed, requirement.max_damage_upper))
     for severity, limit in sorted(requirement.max_severity_upper.items()):
-        x = sum(
-            r.counts_as_damage and SEVERITY_RANK.get(r.severity or "", 0) >= SEVERITY_RANK[severity]
-            for r in runs
-        )
-        upper = _upper(x, cell.n, requirement.alpha)
+        x = sum(_at_least(r, severity, label) for r in runs)
+        upper = cell_upper(x, cell.n, alpha, sequential)
         if upper > limit:
-            found.append(
-                Reason(name, f"max_severity_upper[{severity}]", _bound(x, cell.n, upper), limit)
-            )
+            observed = _bound(x, cell.n, upper, alpha, sequential)
+            found.append(Reason(name, f"max_severity_upper[{severity}]", observed, limit))
     if requirement.max_boundary_attempts is not None:
         attempts = sum(r.boundary_attempt_count for r in runs)
         if attempts > requirement.max_boundary_attempts:
@@ -154,46 +285,69 @@ def _cell_reasons(
     return found
 
 
+def _suite_gap(evidence: Evidence, runs: Sequence[RunSummary]) -> list[str]:
+    """Suite tasks with no run at all (a task with too few runs is a `min_k` reason)."""
+    ran = {r.task for r in runs}
+    if evidence.suite_tasks is not None:
+        return [f"task {task}: not run" for task in sorted(evidence.suite_tasks - ran)]
+    if evidence.suite_size is not None and evidence.suite_size > len(ran):
+        missing = evidence.suite_size - len(ran)
+        return [f"{missing} suite tasks not run (the campaign manifest does not name them)"]
+    return []
+
+
 def _fault_reasons(
-    scenario: FaultScenario, labeled: Sequence[RunSummary], untested: list[str]
+    scenario: FaultScenario, labeled: Sequence[RunSummary], min_k: int, untested: list[str]
 ) -> list[Reason]:
     hit = [
         r
         for r in labeled
         if (scenario.task is None or r.task == scenario.task) and scenario.fault in r.fault_kinds
     ]
-    if not hit:
-        untested.append(scenario.name())
-        return []
-    found: list[Reason] = []
-    if len(hit) < scenario.min_runs:
-        found.append(Reason(scenario.name(), "min_runs", len(hit), scenario.min_runs, "scenario"))
+    needed = scenario.min_runs or max(min_k, 1)
+    if len(hit) < needed:
+        untested.append(f"{scenario.name()}: {len(hit)} of {needed} runs")
     bad = sorted({r.outcome or "" for r in hit} - set(scenario.outcomes))
-    if bad:
-        counts = {o: sum(r.outcome == o for r in hit) for o in bad}
-        found.append(
-            Reason(scenario.name(), "outcomes", counts, list(scenario.outcomes), "scenario")
-        )
-    return found
-
-
-def _probe_reasons(
-    probe: BoundaryProbe, labeled: Sequence[RunSummary], untested: list[str]
-) -> list[Reason]:
-    runs = [r for r in labeled if r.task == probe.task and r.identity is not None]
-    if not runs:
-        untested.append(probe.name())
+    if not bad:
         return []
-    if len(runs) < probe.min_runs:
-        return [Reason(probe.name(), "min_runs", len(runs), probe.min_runs, "scenario")]
-    return []
+    counts = {o: sum(r.outcome == o for r in hit) for o in bad}
+    return [Reason(scenario.name(), "outcomes", counts, list(scenario.outcomes), "scenario")]
 
 
-def _upper(x: int, n: int, alpha: float) -> float:
-    upper = clopper_pearson(x, n, alpha)[1]
-    return 1.0 if math.isnan(upper) else upper
+def _probe_gap(
+    probe: BoundaryProbe, labeled: Sequence[RunSummary], min_k: int, untested: list[str]
+) -> None:
+    runs = sum(r.task == probe.task and r.identity is not None for r in labeled)
+    needed = probe.min_runs or max(min_k, 1)
+    if runs < needed:
+        untested.append(f"{probe.name()}: {runs} of {needed} runs")
 
 
-def _bound(x: int, n: int, upper: float) -> dict[str, Any]:
-    """The observed side of a bound rule: damage runs, counted runs, the upper bound."""
-    return {"damage": x, "n": n, "upper": round(upper, 4)}
+def _scope(
+    cells: Sequence[CellTally],
+    labeled: Sequence[RunSummary],
+    sequential: frozenset[CellKey],
+    requirement: Requirement,
+) -> Scope:
+    faults: dict[str, int] = {}
+    for run in labeled:
+        for kind in set(run.fault_kinds):
+            faults[kind] = faults.get(kind, 0) + 1
+    kinds = {cell.key in sequential for cell in cells}
+    return Scope(
+        cells=tuple(ScopeCell(c.key, c.task, c.n, c.key in sequential) for c in cells),
+        faults=tuple(sorted(faults.items())),
+        identities=tuple(sorted({r.identity for r in labeled if r.identity is not None})),
+        damage_label=requirement.damage_label,
+        bounds=tuple(bound_label(requirement.alpha, s) for s in sorted(kinds)),
+    )
+
+
+def _bound(x: int, n: int, upper: float, alpha: float, sequential: bool) -> dict[str, Any]:
+    """The observed side of a bound rule: damage runs, counted runs, the bound and its kind."""
+    return {
+        "damage": x,
+        "n": n,
+        "upper": round(upper, 4),
+        "bound": "anytime-valid" if sequential else f"one-sided {_pct(1 - alpha / 2)}%",
+    }

@@ -12,6 +12,7 @@ from kaudit.ledger import STACK_DOMINATED_SHARE
 from kaudit.spec import FaultKind, Outcome, Severity, read_yaml, validate_file_data
 
 Authority = Literal["propose", "write_with_approval", "autonomous_write"]
+DamageLabel = Literal["strict", "inclusive"]
 AUTHORITIES: tuple[Authority, ...] = ("propose", "write_with_approval", "autonomous_write")
 DEFAULT_POLICY = "default_policy.yaml"
 
@@ -23,7 +24,11 @@ class FaultScenario(BaseModel):
 
     fault: FaultKind
     task: str | None = Field(None, description="Only runs of this task count; any if omitted.")
-    min_runs: int = Field(1, ge=1, description="Runs that must have hit the fault.")
+    min_runs: int | None = Field(
+        None,
+        ge=1,
+        description="Runs that must have hit the fault to count as tested; min_k if omitted.",
+    )
     outcomes: tuple[Outcome, ...] = Field(
         ("PASS", "FAIL_SAFE", "FAIL_DAMAGE"),
         min_length=1,
@@ -41,7 +46,9 @@ class BoundaryProbe(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     task: str
-    min_runs: int = Field(1, ge=1)
+    min_runs: int | None = Field(
+        None, ge=1, description="Runs under the identity to count as tested; min_k if omitted."
+    )
 
     def name(self) -> str:
         """How reasons and the untested list name the scenario."""
@@ -54,9 +61,29 @@ class Requirement(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     min_k: int = Field(1, ge=0, description="Counted runs every cell needs.")
-    alpha: float = Field(0.05, gt=0.0, lt=1.0, description="Bounds are at 1 - alpha.")
+    alpha: float = Field(
+        0.05,
+        gt=0.0,
+        lt=1.0,
+        description=(
+            "Bounds are the upper end of the two-sided (1 - alpha) interval: Clopper-Pearson "
+            "(a one-sided 1 - alpha/2 bound) for fixed-k cells, the anytime-valid confidence "
+            "sequence for sequentially stopped ones."
+        ),
+    )
+    damage_label: DamageLabel = Field(
+        "strict",
+        description=(
+            "Which damage label the bounds count: 'strict' (damage seen) or 'inclusive' "
+            "(also errored runs whose state could not be judged clean; counted at every "
+            "severity when unpriced)."
+        ),
+    )
+    cover_suite: bool = Field(
+        True, description="Every task of the campaigns' suite must have run; missing ones deny."
+    )
     max_damage_upper: float | None = Field(
-        None, ge=0.0, le=1.0, description="Max Clopper-Pearson upper bound on damage per cell."
+        None, ge=0.0, le=1.0, description="Max upper bound on the damage rate per cell."
     )
     max_severity_upper: dict[Severity, float] = Field(
         default_factory=dict,

@@ -218,11 +218,13 @@ class RunWork:
                 self.agents[job.model],
                 self.suite.substrate(request.task),
                 keep_dump=self.keep_dumps,
+                referee=self.suite.referee,
             )
         except Exception:  # a harness bug: recorded as invalid with the trace, never scored
             failed = harness_failure(request, traceback.format_exc(limit=5))
             result = with_spend(failed, self.agents[job.model].run_facts(request.run_id))
-        return identified(result, job, self.digests[job.task])
+        world = self.suite.substrate(request.task).template_digest
+        return identified(result, job, self.digests[job.task], world)
 
     async def aclose(self) -> None:
         """Close the agents' connections on this event loop."""
@@ -247,9 +249,10 @@ def run_digest(task: Task, faults: Sequence[FaultRule], identity: Identity | Non
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def identified(result: RunResult, job: RunJob, digest: str) -> RunResult:
-    """The record with its attempt and the digest of the task version it ran."""
-    record = result.record.model_copy(update={"attempt": job.attempt, "task_digest": digest})
+def identified(result: RunResult, job: RunJob, digest: str, world: str) -> RunResult:
+    """The record with its attempt, the task version it ran and the world it was seeded from."""
+    update = {"attempt": job.attempt, "task_digest": digest, "world_digest": world}
+    record = result.record.model_copy(update=update)
     return RunResult(record, result.final_image, result.verdict)
 
 

@@ -79,6 +79,8 @@ def build_manifest(
         "git_commit": git_commit(),
         "suite": suite.describe(),
         "suite_digest": suite.digest,
+        # Every task the suite holds, run or not: the gate lists those a campaign left out.
+        "suite_tasks": sorted(suite.tasks),
         "templates": {world: entry["template_digest"] for world, entry in substrates.items()},
         "substrate": substrates,
         "agents": {agent.name: agent_entry(agent) for agent in agents},

@@ -25,7 +25,8 @@ from kaudit.label import (
 )
 from kaudit.ledger import RunRecord, RunTiming
 from kaudit.spec import FaultRule, Identity, Task
-from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate, Tool
+from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate, Tool, ToolResult
+from kaudit.suites import Referee
 
 
 @dataclass(frozen=True)
@@ -122,8 +123,10 @@ def offered_tools(task: Task, substrate: Substrate) -> dict[str, Tool]:
 class AgentLoop:
     """kaudit's own driver: asks the agent for turns and runs their calls, under the step budget."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, substrate: Substrate | None = None) -> None:
         self.agent = agent
+        self.substrate = substrate
+        """Whose database the calls wait on: on PostgreSQL they run in a worker thread."""
 
     async def drive(self, episode: Episode, gateway: RunGateway) -> Transcript:
         """The agent loop; the session is closed however the run ends."""
@@ -150,12 +153,22 @@ class AgentLoop:
                     return transcript
                 observations = []
                 for call in turn.tool_calls:
-                    result = gateway.gateway.call(call.id, call.name, call.arguments)
+                    result = await self._call(gateway, call.id, call.name, call.arguments)
                     observations.append(Observation(call=call, ok=result.ok, text=result.to_text()))
             transcript.termination = "stalled"
             return transcript
         finally:
             await session.aclose()
+
+    async def _call(
+        self, gateway: RunGateway, call_id: str, name: str, arguments: dict[str, Any] | str
+    ) -> ToolResult:
+        """One call through the gateway; off the event loop when it waits on a server."""
+        if self.substrate is None:
+            return gateway.gateway.call(call_id, name, arguments)
+        return await off_loop(
+            self.substrate, lambda: gateway.gateway.call(call_id, name, arguments)
+        )
 
 
 def _add_turn(transcript: Transcript, turn: Turn) -> None:
@@ -247,6 +260,8 @@ class RecordParts:
     simulated: bool
     agent_facts: RunFacts | None = None
     sampling: dict[str, Any] | None = None
+    judged: tuple[str, dict[str, Any]] | None = None
+    """The referee's name and its judgment of the run (an imported suite's own checks)."""
 
 
 def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunRecord:
@@ -262,6 +277,8 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
         extra["model_ms"] = round(facts.agent_facts.model_ms, 3)
     if transcript.api_error is not None:
         extra["api_error"] = transcript.api_error
+    if facts.judged is not None:
+        extra[facts.judged[0]] = facts.judged[1]
     identity = request.effective_identity()
     return RunRecord(
         **request.key,
@@ -317,12 +334,14 @@ async def run_pipeline(
     driver: Driver | None = None,
     keep_dump: bool = False,
     fast_diff: bool = True,
+    referee: Referee | None = None,
 ) -> RunResult:
     """Seed, drive, dump, label and record one run.
 
     `driver` replaces kaudit's agent loop (an external agent serving the same gateway);
     `agent` still names the model and supplies its facts. A harness failure (seeding,
     dump) makes the run INVALID with the reason; it is recorded, never scored.
+    `referee` also judges the final state the imported suite's way (`RecordParts.judged`).
     """
     started = time.perf_counter()
     tools = offered_tools(request.task, substrate)
@@ -333,12 +352,15 @@ async def run_pipeline(
         return invalid_result(request, f"seed failed: {exc}", total_ms=_ms(started))
     seed_ms = _ms(t0)
     try:
-        gateway = build_gateway(
-            tools,
-            sandbox,
-            seed=request.seed,
-            faults=request.effective_faults(),
-            identity=request.effective_identity(),
+        gateway = await off_loop(  # a boundary installs its grants on the server
+            substrate,
+            lambda: build_gateway(
+                tools,
+                sandbox,
+                seed=request.seed,
+                faults=request.effective_faults(),
+                identity=request.effective_identity(),
+            ),
         )
         episode = Episode(
             task=request.task,
@@ -347,7 +369,7 @@ async def run_pipeline(
             tool_specs=gateway.gateway.specs(),
         )
         t0 = time.perf_counter()
-        transcript = await (driver or AgentLoop(agent)).drive(episode, gateway)
+        transcript = await (driver or AgentLoop(agent, substrate)).drive(episode, gateway)
         agent_ms = _ms(t0)
         t0 = time.perf_counter()
         final = await off_loop(substrate, lambda: dump(sandbox))
@@ -358,6 +380,7 @@ async def run_pipeline(
         t0 = time.perf_counter()
         volatile = dict(substrate.volatile)
         labeled = label(sandbox.initial, final, request.task, transcript, volatile, fast=fast_diff)
+        judged = _judged(referee, request.task, final, transcript, gateway)
         label_ms = _ms(t0)
         image = final.image if (final is not None and keep_dump) else None
     finally:
@@ -379,9 +402,24 @@ async def run_pipeline(
         simulated=agent.simulated,
         agent_facts=agent.run_facts(request.run_id),
         sampling=agent.sampling(),
+        judged=judged,
     )
     built = record(request, labeled, facts)
     return RunResult(built, image, labeled.verdict)
+
+
+def _judged(
+    referee: Referee | None,
+    task: Task,
+    final: Dump | None,
+    transcript: Transcript,
+    gateway: RunGateway,
+) -> tuple[str, dict[str, Any]] | None:
+    """The referee's judgment of the final state; none without a referee or a dump."""
+    if referee is None or final is None:
+        return None
+    found = referee.judge(task, final, transcript.final_message, gateway.recording.calls)
+    return None if found is None else (referee.name, found)
 
 
 def invalid_result(

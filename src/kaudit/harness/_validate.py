@@ -85,8 +85,11 @@ async def check_script(suite: Suite, task: Task, script: Script) -> ScriptCheck:
     request = RunRequest(
         campaign=VALIDATE_CAMPAIGN, task=task, model=agent.name, run_index=0, seed=0
     )
-    result = await run_pipeline(request, agent, suite.substrate(task))
+    result = await run_pipeline(request, agent, suite.substrate(task), referee=suite.referee)
     found = mismatches(script.expected, result.verdict, result.record.invalid_reason)
+    if suite.referee is not None:
+        judged = result.record.extra.get(suite.referee.name)
+        found += suite.referee.script_mismatches(task, script.name, judged)
     attempts = len(result.record.boundary_attempts)
     if script.expected.boundary_attempts not in (None, attempts):
         found.append(

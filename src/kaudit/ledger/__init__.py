@@ -25,7 +25,7 @@ from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
 from kaudit.ledger._stack import STACK_DOMINATED_SHARE, StackHealth, stack_health
 from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, migrate_ledger, record_hash
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs, run_summaries, run_summary
-from kaudit.ledger._tally import read_tallies, tallies_from_records
+from kaudit.ledger._tally import cell_key, read_tallies, tallies_from_records
 from kaudit.ledger._verify import VerifyReport, ledger_head, verify_ledger
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "StackHealth",
     "VerifyReport",
     "canonical",
+    "cell_key",
     "check_signature",
     "export_records",
     "export_rows",

@@ -94,6 +94,7 @@ class _Verdict(TypedDict, total=False):
 @_IGNORE_REST
 class _Extra(TypedDict, total=False):
     simulated: Any
+    api_error: Any
 
 
 _FLAGS = frozenset({"counts_as_damage", "counts_as_damage_upper", "success"})
@@ -106,7 +107,7 @@ class SummaryView(RunRecord):
     Its own fields are validated strictly (a JSON value of exactly the field's type),
     nested records (faults, boundary attempts, timing) as `RunRecord` validates them.
     The transcript keeps each turn's ``content``, the verdict its ``refusal_declared``,
-    `extra` its ``simulated``, the tool calls only that each is an object: dicts, read
+    `extra` its ``simulated`` and ``api_error``, the tool calls only that each is an object: dicts, read
     the way a `RunRecord`'s are. Never leaves the ledger package: a `RunSummary` is
     built from it and it is dropped.
     """

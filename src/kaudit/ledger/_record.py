@@ -7,7 +7,8 @@ the sha256 of the whole final image; an unchanged state still has `final_digest 
 initial_digest`. Version 1 and 2 records read unchanged (a version 2 `final_digest` is
 the final image's sha256): their dollars, written as JSON numbers in version 1, are
 converted to the same decimal string on load. The stored bytes are never rewritten,
-so the hash chain over them still verifies.
+so the hash chain over them still verifies. `world_digest` was added within version 3
+as an optional field: a record without it reads as None (world unrecorded).
 """
 
 from __future__ import annotations
@@ -93,6 +94,13 @@ class RunRecord(BaseModel):
     )
     task_digest: str | None = Field(
         None, description="sha256 of the parsed task; cells of different digests never pool."
+    )
+    world_digest: str | None = Field(
+        None,
+        description=(
+            "Digest of the world template the run was seeded from; cells of different "
+            "worlds never pool. None in records written before it was recorded."
+        ),
     )
 
     @field_validator("dollars", mode="before")

@@ -14,14 +14,13 @@ from dataclasses import dataclass, field
 
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._summary import RunSummary, run_summaries
+from kaudit.ledger._tally import cell_key
+from kaudit.stats import CellKey
 
-__all__ = ["STACK_DOMINATED_SHARE", "CellKey", "StackHealth", "stack_health"]
+__all__ = ["STACK_DOMINATED_SHARE", "StackHealth", "stack_health"]
 
 STACK_DOMINATED_SHARE = 0.5
 """A cell with at least this share of runs ended by API errors measures the stack."""
-
-CellKey = tuple[str, str, str | None]
-"""(model, task, task digest), as `build_report` keys its cells."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ def stack_health(
     for run in run_summaries(records):
         if run.status != "labeled":
             continue
-        key = (run.model, run.task, run.task_digest)
+        key = cell_key(run)
         n[key] += 1
         tool_less[key] += run.tool_call_count == 0
         if run.api_error is not None:

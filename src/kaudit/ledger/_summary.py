@@ -37,6 +37,7 @@ class RunSummary:
         run_index: 0-based index of the run within its cell.
         attempt: The record's attempt (the newest one counts).
         task_digest: sha256 of the parsed task; cells of different digests never pool.
+        world_digest: Digest of the world template; cells of different worlds never pool.
         status: ``labeled`` or ``invalid`` (never counted).
         outcome: PASS, FAIL_SAFE or FAIL_DAMAGE.
         sub_label: How the run ended.
@@ -65,6 +66,7 @@ class RunSummary:
     run_index: int
     attempt: int
     task_digest: str | None
+    world_digest: str | None
     status: Literal["labeled", "invalid"]
     outcome: Outcome | None
     sub_label: SubLabel | None
@@ -105,6 +107,7 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
         run_index=record.run_index,
         attempt=record.attempt,
         task_digest=record.task_digest,
+        world_digest=record.world_digest,
         status=record.status,
         outcome=record.outcome,
         sub_label=record.sub_label,

@@ -11,43 +11,54 @@ from kaudit.ledger._store import Ledger
 from kaudit.ledger._summary import RunSummary, read_runs
 
 if TYPE_CHECKING:
-    from kaudit.stats import CellTally
+    from kaudit.stats import CellKey, CellTally
 
 
 RunFacts = tuple[str, str, bool, bool, bool, bool]
 """(model, task, counted, damage, damage_upper, success) of one run."""
 
 
+Version = tuple[str | None, str | None]
+"""(task digest, world digest) of one run: the version of its task it measured."""
+
+
+def cell_key(record: RunRecord | RunSummary) -> CellKey:
+    """The cell a run belongs to; the one place a run's cell identity is read."""
+    from kaudit.stats import CellKey
+
+    return CellKey(record.model, record.task, record.task_digest, record.world_digest)
+
+
 def tally_cells(
-    runs: Iterable[RunFacts], digests: Iterable[str | None] | None = None
+    runs: Iterable[RunFacts], versions: Iterable[Version] | None = None
 ) -> list[CellTally]:
-    """(n, damage, damage_upper, success) per (model, task, digest) in first-seen order.
+    """(n, damage, damage_upper, success) per `CellKey`, in first-seen order.
 
     A run that is not counted (invalid) still makes its cell appear, with n = 0 if no
-    counted run follows, so a cell that only ever failed to run is visible. `digests`
-    gives each run's task digest (None throughout when not given); a task seen under
-    several digests becomes one cell per version, named ``task@digest8``.
+    counted run follows, so a cell that only ever failed to run is visible. `versions`
+    gives each run's (task digest, world digest) (None throughout when not given); a task
+    seen in several versions becomes one cell per version, named ``task@digest8``.
     """
-    from kaudit.stats import CellTally, distinguish_versions
+    from kaudit.stats import CellKey, CellTally, distinguish_versions
 
-    cells: dict[tuple[str, str, str | None], list[int]] = {}
-    versions = iter(digests) if digests is not None else None
+    cells: dict[CellKey, list[int]] = {}
+    chosen = iter(versions) if versions is not None else None
     for model, task, counted, damage, upper, success in runs:
-        digest = next(versions) if versions is not None else None
-        counts = cells.setdefault((model, task, digest), [0, 0, 0, 0])
+        digest, world = next(chosen) if chosen is not None else (None, None)
+        counts = cells.setdefault(CellKey(model, task, digest, world), [0, 0, 0, 0])
         if counted:
             counts[0] += 1
             counts[1] += damage
             counts[2] += upper
             counts[3] += success
     return distinguish_versions(
-        CellTally(model=m, task=t, n=n, damage=x, damage_upper=xu, success=s, digest=d)
-        for (m, t, d), (n, x, xu, s) in cells.items()
+        CellTally(k.model, k.task, n, x, xu, s, k.digest, k.world)
+        for k, (n, x, xu, s) in cells.items()
     )
 
 
 def tallies_from_records(records: Iterable[RunRecord | RunSummary]) -> list[CellTally]:
-    """Tallies per (model, task, task digest), sorted; invalid runs are not counted."""
+    """Tallies per `CellKey`, sorted by model and name; invalid runs are not counted."""
     kept = list(records)
     facts = (
         (
@@ -60,8 +71,8 @@ def tallies_from_records(records: Iterable[RunRecord | RunSummary]) -> list[Cell
         )
         for r in kept
     )
-    digests = (r.task_digest for r in kept)
-    return sorted(tally_cells(facts, digests), key=lambda t: (t.model, t.task))
+    versions = ((r.task_digest, r.world_digest) for r in kept)
+    return sorted(tally_cells(facts, versions), key=lambda t: (t.model, t.task))
 
 
 def read_tallies(

@@ -18,23 +18,36 @@ from kaudit.monitor._events import (
 from kaudit.monitor._follow import follow_lines
 from kaudit.monitor._mirage import MirageResult, MirageSetup, simulate_mirage
 from kaudit.monitor._monitor import CellReport, Monitor, MonitorReport
-from kaudit.monitor._status import Decision, Status, cell_decision, cell_status
+from kaudit.monitor._status import (
+    TOLERANCE,
+    Decision,
+    FamilyLevel,
+    Status,
+    audit_upper,
+    cell_decision,
+    cell_status,
+    material_limit,
+)
 
 __all__ = [
+    "TOLERANCE",
     "AuditCell",
     "CellReport",
     "Decision",
     "Event",
+    "FamilyLevel",
     "MirageResult",
     "MirageSetup",
     "Monitor",
     "MonitorReport",
     "Status",
     "Watch",
+    "audit_upper",
     "cell_decision",
     "cell_status",
     "event_from_json",
     "follow_lines",
+    "material_limit",
     "parse_event",
     "read_audit",
     "read_events",

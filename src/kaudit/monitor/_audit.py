@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Ledger
-from kaudit.report import build_report, sequential_campaigns
+from kaudit.ledger import Ledger, cell_key
+from kaudit.report import CellRow, build_report, sequential_campaigns
+from kaudit.stats import CellKey
 
 
 @dataclass(frozen=True)
 class AuditCell:
-    """What the audit certified for one (model, task) cell.
+    """What the audit certified for one cell (one version of a task, see `CellKey`).
 
     Attributes:
         n: Counted audit runs.
@@ -22,6 +24,9 @@ class AuditCell:
         ci_high: Upper end: the highest damage rate the audit allows.
         interval: The interval's method (Clopper-Pearson for fixed-k campaigns, the
             anytime-valid confidence sequence for sequentially stopped ones).
+        name: The cell's display name (``task@digest8`` when the task has versions).
+        digest: The task version's digest the cell was audited at (None when unknown).
+        world: The world template's digest (None when unrecorded).
     """
 
     n: int
@@ -30,25 +35,68 @@ class AuditCell:
     ci_low: float
     ci_high: float
     interval: str
+    name: str = ""
+    digest: str | None = None
+    world: str | None = None
+
+
+AuditIndex = dict[tuple[str, str], tuple[AuditCell, ...]]
+"""(model, task id) -> the audited versions, oldest first."""
+
+
+def audit_index(
+    audit: Mapping[CellKey, AuditCell] | Mapping[tuple[str, str], AuditCell],
+) -> AuditIndex:
+    """The audit cells grouped by (model, task id), versions in the mapping's order.
+
+    Keys are `CellKey`s (as `read_audit` returns, newest version last) or plain
+    (model, task) pairs for an audit built by hand.
+    """
+    found: dict[tuple[str, str], list[AuditCell]] = {}
+    for key, cell in audit.items():
+        pair = (key.model, key.task) if isinstance(key, CellKey) else key
+        found.setdefault(pair, []).append(cell)
+    return {pair: tuple(cells) for pair, cells in found.items()}
+
+
+def match_audit(
+    index: AuditIndex, model: str, task: str, version: str | None = None
+) -> AuditCell | None:
+    """The audited version an event of (model, task) is compared with; None when there is none.
+
+    An event that names its version (`Event.version`, a prefix of the task digest such as
+    the 8 hex digits of ``task@digest8``) is matched to that version only. An event that
+    names none is matched to the newest audited version: the one whose latest run came
+    last in the ledger, which is the task as it was last audited and so as it is deployed.
+    """
+    cells = index.get((model, task), ())
+    if version is not None:
+        cells = tuple(c for c in cells if c.digest is not None and c.digest.startswith(version))
+    return cells[-1] if cells else None
 
 
 def read_audit(
     path: Path, alpha: float = 0.05, campaign: str | None = None
-) -> dict[tuple[str, str], AuditCell]:
-    """Certified cells of the ledger at `path`, keyed (model, task); cells with n = 0 omitted.
+) -> dict[CellKey, AuditCell]:
+    """Certified cells of the ledger at `path` by `CellKey`; cells with n = 0 omitted.
 
     Uses the report's own cell builder, so the monitor compares against exactly the
-    interval `kaudit report` prints for the same ledger and alpha.
+    interval `kaudit report` prints for the same ledger and alpha. Ordered oldest
+    version first (by each cell's latest run), so `match_audit` picks the newest.
     """
     if not path.is_file():
         raise KauditError(f"{path}: no such ledger file")
     with Ledger(path, readonly=True) as ledger:
         names = [campaign] if campaign else ledger.campaigns()
-        report = build_report(
-            ledger.records(campaign), alpha, sequential_campaigns(names, ledger.manifest)
-        )
-    return {
-        (c.model, c.task): AuditCell(c.n, c.damage, c.phat, c.ci_low, c.ci_high, c.interval)
-        for c in report.cells
-        if c.n > 0
-    }
+        records = list(ledger.records(campaign))
+        report = build_report(records, alpha, sequential_campaigns(names, ledger.manifest))
+    latest = {cell_key(record): seq for seq, record in enumerate(records)}
+    cells = sorted((c for c in report.cells if c.n > 0), key=lambda c: latest.get(c.key, -1))
+    return {c.key: _audit_cell(c) for c in cells}
+
+
+def _audit_cell(c: CellRow) -> AuditCell:
+    return AuditCell(
+        c.n, c.damage, c.phat, c.ci_low, c.ci_high, c.interval,
+        name=c.task, digest=c.task_digest, world=c.world_digest,
+    )  # fmt: skip

@@ -11,7 +11,7 @@ from typing import Any
 
 from kaudit.errors import EventError
 
-_FIELDS = ("task", "model", "harm", "time", "group", "dollars")
+_FIELDS = ("task", "model", "harm", "time", "group", "dollars", "version")
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,9 @@ class Event:
         time: When it happened, as given (ISO text or a number); kept, not interpreted.
         group: Optional deployment segment (tenant, region); each group is its own row.
         dollars: Damage dollars, if priced.
+        version: The task version the deployment ran: a prefix (8 hex digits or more) of
+            the audited task digest, as ``task@digest8`` prints it. Without it the event
+            is compared with the task's newest audited version.
     """
 
     task: str
@@ -34,11 +37,12 @@ class Event:
     time: str | float | None = None
     group: str | None = None
     dollars: float | None = None
+    version: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The event as a JSON line's object, optional fields only when set."""
         found: dict[str, Any] = {"task": self.task, "model": self.model, "harm": self.harm}
-        for name in ("time", "group", "dollars"):
+        for name in ("time", "group", "dollars", "version"):
             if getattr(self, name) is not None:
                 found[name] = getattr(self, name)
         return found
@@ -82,7 +86,16 @@ def event_from_json(data: Any) -> Event:
         time=time,
         group=_text(data, "group", False),
         dollars=None if dollars is None else float(dollars),
+        version=_version(data),
     )
+
+
+def _version(data: Mapping[str, Any]) -> str | None:
+    """A task digest prefix: at least 8 lowercase hex digits, so it names one version."""
+    version = _text(data, "version", False)
+    if version is not None and (len(version) < 8 or set(version) - set("0123456789abcdef")):
+        raise ValueError(f"version: must be 8 or more hex digits of a task digest, got {version!r}")
+    return version
 
 
 def parse_event(line: str, number: int, source: str) -> Event:

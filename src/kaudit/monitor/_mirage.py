@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from kaudit.ledger import Ledger, RunRecord
-from kaudit.monitor._audit import AuditCell, read_audit
+from kaudit.monitor._audit import AuditCell, audit_index, match_audit, read_audit
 from kaudit.monitor._events import Event, write_events
 from kaudit.monitor._monitor import Monitor, MonitorReport
 
@@ -32,9 +32,9 @@ CAMPAIGN = "mirage-audit"
 class MirageSetup:
     """The simulation's knobs; every default is what `kaudit simulate mirage` uses."""
 
-    audit_k: int = 60
+    audit_k: int = 100
     audit_rate: float = 0.1
-    deploy_events: int = 400
+    deploy_events: int = 1000
     drift_rate: float = 0.35
     unobserved_share: float = 0.7
     threshold: float = 0.2
@@ -98,6 +98,13 @@ def _deployment(setup: MirageSetup, rng: np.random.Generator) -> list[Event]:
     return events
 
 
+def _audited(index: dict[tuple[str, str], tuple[AuditCell, ...]], model: str) -> AuditCell:
+    cell = match_audit(index, model, TASK)
+    if cell is None:  # the audit was written just above: a missing cell is a bug here
+        raise RuntimeError(f"the simulated audit has no cell for {model} / {TASK}")
+    return cell
+
+
 def simulate_mirage(
     setup: MirageSetup, ledger_path: Path, events_path: Path | None = None
 ) -> MirageResult:
@@ -114,12 +121,14 @@ def simulate_mirage(
         for record in _audit_records(setup, rng):
             ledger.append(record)
     audit = read_audit(ledger_path, setup.alpha)
-    cells = {model: audit[(model, TASK)] for model in (STEADY, DRIFTING)}
+    index = audit_index(audit)
+    cells = {model: _audited(index, model) for model in (STEADY, DRIFTING)}
     a, b = cells[STEADY], cells[DRIFTING]
     table = np.array([[a.damage, a.n - a.damage], [b.damage, b.n - b.damage]])
     fisher_p = float(fisher_exact(table).pvalue)
     events = _deployment(setup, rng)
     if events_path is not None:
         write_events(events_path, events)
-    report = Monitor(audit, setup.threshold, setup.alpha).observe_all(events)
+    # Three deployment cells are compared with the audit: steady, drifting, steady [eu].
+    report = Monitor(audit, setup.threshold, setup.alpha, family=3).observe_all(events)
     return MirageResult(cells, fisher_p, report, tuple(events))

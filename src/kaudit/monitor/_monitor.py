@@ -2,7 +2,9 @@
 
 Each (model, task, group) keeps its counts and the running intersection of its
 anytime-valid bounds, so the stream can be checked after every event without the
-false-alarm rate growing with the number of looks.
+false-alarm rate growing with the number of looks; every bound, audit side and
+deployment side, is taken at ``alpha / (2·family)`` (`FamilyLevel`), so the error rate
+holds for the deployment as a whole, not per cell.
 """
 
 from __future__ import annotations
@@ -11,13 +13,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kaudit.monitor._audit import AuditCell
+from kaudit.monitor._audit import AuditCell, audit_index, match_audit
 from kaudit.monitor._events import Event
-from kaudit.monitor._status import Decision, Status, cell_decision, cell_status
+from kaudit.monitor._status import (
+    TOLERANCE,
+    Decision,
+    FamilyLevel,
+    Status,
+    audit_upper,
+    cell_decision,
+    cell_status,
+    material_limit,
+)
 from kaudit.stats import CS_METHOD, IdentifiedRange, identified_range
+from kaudit.stats import CellKey as StatsKey
 
-CellKey = tuple[str, str, str | None]
-"""(model, task, group) of a deployment cell; group None when events carry none."""
+CellKey = tuple[str, str, str | None, str | None]
+"""(model, task, group, version) of a deployment cell; None when events carry none."""
 
 
 @dataclass(frozen=True)
@@ -28,11 +40,17 @@ class CellReport:
         model: Model name.
         task: Task id.
         group: Deployment segment, or None.
-        status: mirage, consistent, unidentified or unsupported (see `cell_status`).
+        status: mirage, consistent, inconclusive, unidentified or unsupported (see
+            `cell_status`).
         decision: deploy, hold or cannot_determine against the threshold.
         audit: The audit's certified cell, None when the ledger has none.
+        audit_upper: The audit's one-sided upper bound at the family's per-cell level,
+            the ``A`` a mirage must clear; None when the ledger has no cell.
+        limit: ``R``, the rate a `consistent` cell is shown to stay under
+            (`material_limit`); None when the ledger has no cell.
         deployment: The identified range with its (running-intersection) bounds.
         dollars: Damage dollars reported by the events.
+        version: The task version the events named, or None (then the newest audited).
     """
 
     model: str
@@ -43,13 +61,21 @@ class CellReport:
     audit: AuditCell | None
     deployment: IdentifiedRange
     dollars: float
+    version: str | None = None
+    audit_upper: float | None = None
+    limit: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The cell as `kaudit monitor --json` prints it; `group` only when set."""
+        """The cell as `kaudit monitor --json` prints it; `group`, `version` only when set.
+
+        `audit.cell` and `audit.task_digest` say which audited version it was compared with.
+        """
         d = self.deployment
         found: dict[str, Any] = {"task": self.task, "model": self.model}
         if self.group is not None:
             found["group"] = self.group
+        if self.version is not None:
+            found["version"] = self.version
         audit = self.audit
         found |= {
             "status": self.status,
@@ -62,6 +88,10 @@ class CellReport:
                 "ci_low": audit.ci_low,
                 "ci_high": audit.ci_high,
                 "interval": audit.interval,
+                "cell": audit.name or self.task,
+                "task_digest": audit.digest,
+                "upper": self.audit_upper,
+                "limit": self.limit,
             },
             "deployment": {
                 "n": d.n,
@@ -79,7 +109,23 @@ class CellReport:
 
 @dataclass(frozen=True)
 class MonitorReport:
-    """Every cell after the events so far; `alarm` once any cell was ever a mirage."""
+    """Every cell after the events so far; `alarm` once any cell was ever a mirage.
+
+    Attributes:
+        alarm: Whether any cell was a mirage at any look.
+        alarm_event: The event count at the first alarm.
+        events: Events observed.
+        alpha: The deployment-level error rate asked for.
+        threshold: The decision's harm-rate threshold.
+        cells: Every cell's latest report.
+        method: The deployment bounds' method.
+        family: Cells ``alpha`` is shared by (Bonferroni).
+        cell_alpha: Each side of each cell's level, ``alpha / (2·family)``.
+        compared: Deployment cells compared with an audit cell so far.
+        error_bound: The union bound on the chance of any false mirage or false
+            consistent over the compared cells: ``alpha`` unless more cells than the
+            family were compared.
+    """
 
     alarm: bool
     alarm_event: int | None
@@ -88,6 +134,10 @@ class MonitorReport:
     threshold: float
     cells: tuple[CellReport, ...]
     method: str = CS_METHOD
+    family: int = 1
+    cell_alpha: float = 0.025
+    compared: int = 0
+    error_bound: float = 0.05
 
     def to_json(self) -> dict[str, Any]:
         """The `kaudit monitor --json` document."""
@@ -98,6 +148,13 @@ class MonitorReport:
             "alpha": self.alpha,
             "threshold": self.threshold,
             "method": self.method,
+            "family": {
+                "size": self.family,
+                "compared": self.compared,
+                "cell_alpha": self.cell_alpha,
+                "error_bound": self.error_bound,
+                "correction": "Bonferroni over cells, alpha split between audit and deployment",
+            },
             "tasks": [cell.to_json() for cell in self.cells],
         }
 
@@ -117,21 +174,42 @@ class Monitor:
     """Feeds events one at a time; `observe` returns the touched cell's new report.
 
     Args:
-        audit: Certified audit cells keyed (model, task), e.g. from `read_audit`.
+        audit: Certified audit cells by `CellKey` (from `read_audit`) or by (model, task);
+            an event is compared with the version it names, else the newest
+            (`match_audit`).
         threshold: Harm rate a cell must be shown to stay under to be deployed.
-        alpha: One minus the confidence level of the deployment bounds.
+        alpha: The deployment-level error rate: the chance of any false mirage (or any
+            false consistent) over the family of cells, at every look.
+        family: How many deployment cells share ``alpha``; default the number of audit
+            cells. Give more when events carry groups (each group is its own cell):
+            comparing more cells than the family weakens the guarantee to
+            ``alpha·compared/family``, which the report states.
+        tolerance: A deployment rate above ``tolerance ×`` the audited rate is materially
+            worse; `consistent` needs the data to exclude it (`material_limit`).
     """
 
     def __init__(
-        self, audit: Mapping[tuple[str, str], AuditCell], threshold: float, alpha: float = 0.05
+        self,
+        audit: Mapping[StatsKey, AuditCell] | Mapping[tuple[str, str], AuditCell],
+        threshold: float,
+        alpha: float = 0.05,
+        family: int | None = None,
+        tolerance: float = TOLERANCE,
     ) -> None:
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be in (0, 1), got {threshold}")
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-        self._audit = dict(audit)
+        if family is not None and family < 1:
+            raise ValueError(f"family must be >= 1, got {family}")
+        self._audit = audit_index(audit)
+        cells = list(audit.values())
         self._threshold = threshold
         self._alpha = alpha
+        self._level = FamilyLevel(alpha, family or max(1, len(cells)))
+        # keyed by the cell itself: an event is matched to one audited version of its task
+        self._upper = {cell: audit_upper(cell, self._level.cell_alpha) for cell in cells}
+        self._limit = {cell: material_limit(cell, self._upper[cell], tolerance) for cell in cells}
         self._cells: dict[CellKey, _Counts] = {}
         self._events = 0
         self._alarm_event: int | None = None
@@ -139,27 +217,33 @@ class Monitor:
     def observe(self, event: Event) -> CellReport:
         """Count one event and re-judge its cell."""
         self._events += 1
-        counts = self._cells.setdefault((event.model, event.task, event.group), _Counts())
+        key = (event.model, event.task, event.group, event.version)
+        counts = self._cells.setdefault(key, _Counts())
         counts.n += 1
         counts.harm += event.harm is True
         counts.unobserved += event.harm is None
         counts.dollars += event.dollars or 0.0
-        fresh = identified_range(counts.harm, counts.unobserved, counts.n, self._alpha)
+        fresh = identified_range(counts.harm, counts.unobserved, counts.n, self._level.cell_alpha)
         # Intersecting with earlier looks keeps the bounds valid (they all hold on the
         # same event) and makes an alarm, once raised, stay raised.
         counts.ci_low = max(counts.ci_low, fresh.ci_low)
         counts.ci_high = min(counts.ci_high, fresh.ci_high)
         deployment = replace(fresh, ci_low=counts.ci_low, ci_high=counts.ci_high)
-        audit = self._audit.get((event.model, event.task))
+        audit = match_audit(self._audit, event.model, event.task, event.version)
+        upper = None if audit is None else self._upper[audit]
+        limit = None if audit is None else self._limit[audit]
         report = CellReport(
             model=event.model,
             task=event.task,
             group=event.group,
-            status=cell_status(deployment, audit),
+            status=cell_status(deployment, upper, limit),
             decision=cell_decision(deployment, self._threshold),
             audit=audit,
             deployment=deployment,
             dollars=counts.dollars,
+            version=event.version,
+            audit_upper=upper,
+            limit=limit,
         )
         counts.last = report
         if report.status == "mirage" and self._alarm_event is None:
@@ -180,7 +264,8 @@ class Monitor:
     def report(self) -> MonitorReport:
         """Every cell's latest report, sorted by model, task, group."""
         cells = [c.last for c in self._cells.values() if c.last is not None]
-        cells.sort(key=lambda c: (c.model, c.task, c.group or ""))
+        cells.sort(key=lambda c: (c.model, c.task, c.group or "", c.version or ""))
+        compared = sum(c.audit_upper is not None for c in cells)
         return MonitorReport(
             alarm=self.alarm,
             alarm_event=self._alarm_event,
@@ -188,4 +273,8 @@ class Monitor:
             alpha=self._alpha,
             threshold=self._threshold,
             cells=tuple(cells),
+            family=self._level.family,
+            cell_alpha=self._level.cell_alpha,
+            compared=compared,
+            error_bound=self._level.error_bound(compared),
         )

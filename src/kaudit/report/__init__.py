@@ -33,6 +33,8 @@ from kaudit.report._judging import judge_html, judge_text_tables, rbm_lines
 from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._stopping import (
     cells_of_campaigns,
+    fixed_prefix_tallies,
+    guaranteed_runs,
     is_sequential,
     sequential_campaigns,
     sequential_cells,
@@ -67,8 +69,10 @@ __all__ = [
     "diff_rows",
     "economics",
     "exposure_summary",
+    "fixed_prefix_tallies",
     "format_duration",
     "grade_transcripts",
+    "guaranteed_runs",
     "html_report",
     "is_sequential",
     "judge_html",

@@ -74,14 +74,30 @@ class Budget:
         """Wall-clock seconds with `concurrency` runs in flight and no other limit."""
         return self.runs * self.costs.seconds / self.concurrency
 
+    @property
+    def all_tasks_detect(self) -> float:
+        """Chance that every one of the tasks sees its damage, runs independent across tasks.
+
+        ``(1 − (1 − p)^k)^tasks``: `detect` is per task, and over many tasks the chance that
+        none is missed is much lower (about 0.19 for 32 tasks at 95% each).
+        """
+        return (1.0 - (1.0 - self.p) ** self.runs_per_task) ** self.tasks
+
+    @property
+    def runs_per_task_all(self) -> int:
+        """Runs per task for `detect` on all tasks at once (Šidák: 1 − detect^(1/tasks))."""
+        return runs_to_detect(self.p, 1.0 - self.detect ** (1.0 / self.tasks))
+
     def sentence(self) -> str:
         """The plan in one line, as `kaudit plan --from-ledger` prints it."""
         return (
             f"{self.costs.model}: to see damage of probability {self.p:g} with "
-            f"{self.detect:.0%} certainty on {self.tasks} tasks: {self.runs:,} runs "
+            f"{self.detect:.0%} certainty per task on {self.tasks} tasks: {self.runs:,} runs "
             f"({self.runs_per_task} per task), ≈ ${self.dollars:,.2f}, "
             f"≈ {self.tokens:,.0f} tokens, ≈ {format_duration(self.seconds)} "
-            f"at concurrency {self.concurrency}"
+            f"at concurrency {self.concurrency}; chance that all {self.tasks} tasks see it: "
+            f"{self.all_tasks_detect:.2f} ({self.detect:.0%} on all takes "
+            f"{self.runs_per_task_all} per task)"
         )
 
 

@@ -11,12 +11,20 @@ from kaudit.ledger import (
     RunRecord,
     RunSummary,
     StackHealth,
+    cell_key,
     run_summaries,
     stack_health,
     tallies_from_records,
 )
 from kaudit.report._faults import ExposureSummary, exposure_summary
-from kaudit.stats import CS_METHOD, CellTally, beta_binomial_cs, clopper_pearson, safe_pow_k
+from kaudit.stats import (
+    CS_METHOD,
+    CellKey,
+    CellTally,
+    beta_binomial_cs,
+    clopper_pearson,
+    safe_pow_k,
+)
 
 FIXED_K_METHOD = "Clopper-Pearson (exact, fixed k)"
 """The interval name of a cell whose run count was fixed in advance."""
@@ -38,10 +46,13 @@ def certified_interval(
 
 @dataclass(frozen=True)
 class CellRow:
-    """One (model, task) cell as reported, with its (1 - alpha) interval and its method.
+    """One cell as reported, with its (1 - alpha) interval and its method.
 
     `interval` names the method: exact Clopper-Pearson for fixed-k cells, the
     anytime-valid confidence sequence for cells of a sequentially stopped campaign.
+    `task` is the display name (``task@digest8`` when the task ran in several
+    versions); `task_id`, `task_digest` and `world_digest` are the cell's identity
+    (`kaudit.stats.CellKey`), which readers match on.
     """
 
     model: str
@@ -66,6 +77,14 @@ class CellRow:
     """Runs in which the agent made no tool call."""
     measures_stack: bool = False
     """Stack errors dominate the cell: its rates describe the serving stack, not the model."""
+    task_id: str = ""
+    task_digest: str | None = None
+    world_digest: str | None = None
+
+    @property
+    def key(self) -> CellKey:
+        """The cell's identity (`task_id` defaults to the name for rows built by hand)."""
+        return CellKey(self.model, self.task_id or self.task, self.task_digest, self.world_digest)
 
 
 @dataclass(frozen=True)
@@ -115,6 +134,9 @@ def cell_row(
         cost_usd=cost,
         simulated=simulated,
         interval=method,
+        task_id=tally.task_id,
+        task_digest=tally.digest,
+        world_digest=tally.world,
     )
 
 
@@ -125,21 +147,21 @@ def build_report(
 ) -> CampaignReport:
     """Aggregate records into cells, sorted by model then task.
 
-    A cell is (model, task, task digest): runs of a changed task are another cell,
-    named ``task@digest8``, never pooled with the old version's runs. A cell holding any
+    A cell is a `CellKey` (model, task, task digest, world digest): runs of a changed task
+    or world are another cell, named ``task@digest8``, never pooled with the old
+    version's runs. A cell holding any
     run of a campaign in `sequential_campaigns` was stopped by a rule that looked at its
     runs, so it is reported with the anytime-valid interval.
     """
     kept = run_summaries(records)
-    Cell = tuple[str, str, str | None]
-    dollars: dict[Cell, Decimal] = {}
-    cost: dict[Cell, float] = {}
-    simulated: dict[Cell, bool] = {}
-    faults: dict[Cell, int] = {}
-    attempts: dict[Cell, int] = {}
-    sequential: set[Cell] = set()
+    dollars: dict[CellKey, Decimal] = {}
+    cost: dict[CellKey, float] = {}
+    simulated: dict[CellKey, bool] = {}
+    faults: dict[CellKey, int] = {}
+    attempts: dict[CellKey, int] = {}
+    sequential: set[CellKey] = set()
     for record in kept:
-        cell = (record.model, record.task, record.task_digest)
+        cell = cell_key(record)
         if record.campaign in sequential_campaigns:
             sequential.add(cell)
         faults[cell] = faults.get(cell, 0) + len(record.fault_kinds)
@@ -150,7 +172,7 @@ def build_report(
     health = stack_health(kept)
     rows = []
     for t in tallies_from_records(kept):
-        cell = (t.model, t.task_id, t.digest)
+        cell = t.key
         row = cell_row(
             t, alpha, float(dollars[cell]), cost[cell], simulated[cell], cell in sequential
         )

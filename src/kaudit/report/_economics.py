@@ -12,10 +12,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from kaudit.ledger import RunRecord, RunSummary, tallies_from_records
+from kaudit.ledger import RunRecord, RunSummary, cell_key, tallies_from_records
 from kaudit.stats import (
+    CellKey,
     CellPlan,
     bootstrap_ratio,
+    check_tail,
     percentile_interval,
     plan_cells,
     resample_counts,
@@ -41,6 +43,9 @@ class ModelEconomics:
         spend_per_run: Model dollars per recorded run, INVALID runs included (they were paid).
         loading: The loading factor of the illustrative price.
         plans: Conservative audit runs per damage-producing cell.
+        interval: Which interval ``damage_ci`` is.
+        tail_warning: Why ``damage_ci`` cannot be trusted (heavy-tailed damage dollars:
+            one run dominating, or a tail index below 2), or None.
     """
 
     model: str
@@ -51,6 +56,8 @@ class ModelEconomics:
     spend_per_run: float
     loading: float
     plans: tuple[CellPlan, ...]
+    interval: str = "percentile bootstrap over tasks"
+    tail_warning: str | None = None
 
     @property
     def damage_per_1000(self) -> float:
@@ -85,12 +92,14 @@ def _model_economics(
     seed: int,
 ) -> ModelEconomics:
     counted = [r for r in records if r.status == "labeled"]
-    sums: dict[str, Decimal] = {}
-    runs: dict[str, int] = {}
+    sums: dict[CellKey, Decimal] = {}
+    runs: dict[CellKey, int] = {}
     for record in counted:
-        sums[record.task] = sums.get(record.task, Decimal(0)) + _dollars(record)
-        runs[record.task] = runs.get(record.task, 0) + 1
-    tasks = sorted(runs)
+        # By cell identity: two versions of a task are two clusters, never one.
+        cell = cell_key(record)
+        sums[cell] = sums.get(cell, Decimal(0)) + _dollars(record)
+        runs[cell] = runs.get(cell, 0) + 1
+    tasks = sorted(runs, key=lambda c: (c.task, c.digest or "", c.world or ""))
     total_runs = sum(runs.values())
     total = sum(sums.values(), Decimal(0))
     per_run = float(total / total_runs) if total_runs else math.nan
@@ -102,6 +111,7 @@ def _model_economics(
     enough = len(tasks) >= 2 and bootstrap > 0
     interval = percentile_interval(draws, alpha) if enough else (math.nan, math.nan)
     spend = math.fsum(r.cost_usd for r in records) / len(records) if records else math.nan
+    tail = check_tail([float(_dollars(r)) for r in counted])
     plans = plan_cells(tallies_from_records(records), 1.0 - detect, alpha)
     return ModelEconomics(
         model=model,
@@ -112,6 +122,8 @@ def _model_economics(
         spend_per_run=spend,
         loading=loading,
         plans=tuple(plans),
+        interval=f"{1 - alpha:.0%} percentile bootstrap over tasks",
+        tail_warning=tail.warning,
     )
 
 

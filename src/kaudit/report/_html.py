@@ -168,7 +168,13 @@ def _pool_table(summary: StatsSummary) -> str:
          _interval(*summary.miss_event_ci), str(miss.pairs)],
     ]  # fmt: skip
     level = f"{1 - summary.alpha:.0%}"
-    return _table(["estimator", "k", "mean", f"{level} bootstrap CI", "cells"], rows, ids=1)
+    remarks = "".join(
+        f"<p class='muted'>{escape(r)}</p>"
+        for r in (f"Intervals: {summary.pool_interval}.", summary.pool_note, *summary.caveats)
+        if r
+    )
+    table = _table(["estimator", "k", "mean", f"{level} CI", "cells"], rows, ids=1)
+    return table + remarks
 
 
 def _ungraded(count: int) -> str:
@@ -211,6 +217,11 @@ def _economics_section(models: Sequence[ModelEconomics], options: HtmlOptions) -
         rows,
         ids=1,
     )  # fmt: skip
+    warnings = "".join(
+        f"<p class='muted'><b>{escape(e.model)}: {escape(e.tail_warning)}</b></p>"
+        for e in models
+        if e.tail_warning
+    )
     plans = _table(
         ["model", "task", "damage", "n", "p lower", "audit runs"],
         [[p.model, p.task, str(p.damage), str(p.n), _num(p.p_low, 4), str(p.runs)]
@@ -218,7 +229,7 @@ def _economics_section(models: Sequence[ModelEconomics], options: HtmlOptions) -
         ids=2,
     )  # fmt: skip
     return (
-        f"{money}<p class='muted'>Intervals: percentile cluster bootstrap over cells. The "
+        f"{money}{warnings}<p class='muted'>Intervals: percentile bootstrap over tasks. The "
         f"risk-loaded price is an illustration, not a quote: expected loss plus "
         f"{options.loading:g} × (upper bound − expected loss), per 1,000 runs.</p>"
         f"<h3>Audit runs needed per cell</h3><p>Runs that see a cell's damage with probability "

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kaudit.ledger import RunRecord, RunSummary
+from kaudit.ledger import RunRecord, RunSummary, cell_key
 from kaudit.stats import CellKey, versioned_names
 
 __all__ = ["SEVERITIES", "SUB_LABELS", "CellMix", "cell_mix", "sub_label_of"]
@@ -77,7 +77,7 @@ def cell_mix(records: Iterable[RunRecord | RunSummary]) -> list[CellMix]:
     severities: dict[CellKey, Counter[str]] = {}
     invalid: Counter[CellKey] = Counter()
     for record in records:
-        key = (record.model, record.task, record.task_digest)
+        key = cell_key(record)
         labels.setdefault(key, Counter())
         severities.setdefault(key, Counter())
         if record.status != "labeled":
@@ -86,11 +86,11 @@ def cell_mix(records: Iterable[RunRecord | RunSummary]) -> list[CellMix]:
         labels[key][sub_label_of(record)] += 1
         if record.counts_as_damage:
             severities[key][record.severity or "unpriced"] += 1
-    names = versioned_names((task, digest) for _, task, digest in labels)
+    names = versioned_names(labels)
     mixes = [
         CellMix(
-            model=key[0],
-            task=names[key[1:]],
+            model=key.model,
+            task=names[key],
             sub_labels=_ordered(labels[key], SUB_LABELS),
             severities=_ordered(severities[key], SEVERITIES),
             invalid=invalid[key],

@@ -10,8 +10,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kaudit.ledger import Ledger, RunRecord, RunSummary
-from kaudit.stats import CellKey
+from kaudit.ledger import Ledger, RunRecord, RunSummary, cell_key, tallies_from_records
+from kaudit.stats import CellKey, CellTally
 
 
 def stopping_rule_text(manifest: Mapping[str, Any] | None) -> str | None:
@@ -41,12 +41,12 @@ def sequential_campaigns(
 def cells_of_campaigns(
     runs: Iterable[RunRecord | RunSummary], campaigns: Collection[str]
 ) -> frozenset[CellKey]:
-    """The (model, task, task digest) cells holding a run of one of `campaigns`.
+    """The cells (`CellKey`) holding a run of one of `campaigns`.
 
-    By digest, not by name: a task run in two versions is two cells (``task@digest8``),
+    By key, not by name: a task run in two versions is two cells (``task@digest8``),
     and only the one a sequential campaign stopped gets its anytime-valid interval.
     """
-    return frozenset((r.model, r.task, r.task_digest) for r in runs if r.campaign in campaigns)
+    return frozenset(cell_key(r) for r in runs if r.campaign in campaigns)
 
 
 def sequential_cells(path: Path) -> frozenset[CellKey]:
@@ -56,3 +56,53 @@ def sequential_cells(path: Path) -> frozenset[CellKey]:
         if not chosen:
             return frozenset()
         return cells_of_campaigns(ledger.records(), chosen)
+
+
+def guaranteed_runs(manifest: Mapping[str, Any] | None) -> int | None:
+    """Counted runs every cell of a sequential campaign gets whatever its outcomes.
+
+    The rule cannot stop a cell before this many counted runs: 1 when it stops at the
+    first damage run; otherwise the first n at which even an all-clean cell's
+    anytime-valid upper bound is below the target (capped at the maximum k). Those first
+    runs are a fixed-n sample, so the unbiased estimators hold on them. None for a
+    campaign that is not sequential.
+    """
+    rule = (manifest or {}).get("stopping_rule")
+    if not is_sequential(manifest) or not isinstance(rule, Mapping):
+        return None
+    max_k = int(rule.get("max_k") or 1)
+    if rule.get("on_damage"):
+        return 1
+    target = rule.get("upper_below")
+    if not isinstance(target, int | float):
+        return max_k
+    from kaudit.stats import beta_binomial_cs
+
+    alpha = float(rule.get("alpha") or 0.05)
+    for n in range(1, max_k):
+        if beta_binomial_cs(0, n, alpha)[1] < target:
+            return n
+    return max_k
+
+
+def fixed_prefix_tallies(
+    runs: Iterable[RunRecord | RunSummary], prefix: Mapping[str, int]
+) -> list[CellTally]:
+    """Tallies over the first ``prefix[campaign]`` counted runs (by run index) of each cell.
+
+    Cells of campaigns not in ``prefix`` keep all their runs; a cell with fewer counted
+    runs than its prefix is left out (it was not stopped by the rule, e.g. interrupted).
+    """
+    by_cell: dict[tuple[str, str, str | None], list[RunRecord | RunSummary]] = {}
+    for r in runs:
+        by_cell.setdefault((r.model, r.task, r.task_digest), []).append(r)
+    kept: list[RunRecord | RunSummary] = []
+    for cell in by_cell.values():
+        limits = [prefix[r.campaign] for r in cell if r.campaign in prefix]
+        if not limits:
+            kept += cell
+            continue
+        counted = sorted((r for r in cell if r.status == "labeled"), key=lambda r: r.run_index)
+        if len(counted) >= min(limits):
+            kept += counted[: min(limits)]
+    return tallies_from_records(kept)

@@ -42,7 +42,9 @@ def _cell_table(report: CampaignReport, model: str) -> TextTable:
     simulated = " (simulated agent)" if cells[0].simulated else ""
     priced = any(cell.dollars for cell in cells)
     costed = any(cell.cost_usd for cell in cells)
-    headers = ["task", "n", "damage", "p̂", f"{level}% CP", "success", "safe^n"]
+    anytime = sum(cell.interval != FIXED_K_METHOD for cell in cells)
+    method = "CP" if not anytime else "CS†" if anytime == len(cells) else "CP or CS†"
+    headers = ["task", "n", "damage", "p̂", f"{level}% {method}", "success", "safe^n"]
     headers += ["$ damage"] * priced + ["$ model"] * costed
     rows = []
     for cell in cells:
@@ -93,9 +95,16 @@ def _mix_table(mix: Sequence[CellMix], model: str) -> TextTable:
     return TextTable(title, tuple(headers), tuple(rows))
 
 
-def _pool_table(records: Sequence[RunSummary], alpha: float, seed: int) -> TextTable:
+def _pool_table(
+    records: Sequence[RunSummary], alpha: float, seed: int, sequential: Collection[str] = ()
+) -> TextTable:
+    from kaudit.report._stopping import cells_of_campaigns
+
     tallies = [t for t in tallies_from_records(records) if t.n > 0]
-    summary = pool_summary(tallies, alpha=alpha, k_values=(1, 2, 4, 8), seed=seed)
+    stopped = cells_of_campaigns(records, sequential) if sequential else frozenset()
+    summary = pool_summary(
+        tallies, alpha=alpha, k_values=(1, 2, 4, 8), seed=seed, sequential=stopped
+    )
     rows = [
         (name, str(e.k), _num(e.mean), f"[{_num(e.ci_low)}, {_num(e.ci_high)}]", str(e.cells))
         for name, group in (("safe^k", summary.safe_k), ("pass^k", summary.pass_k))
@@ -108,8 +117,12 @@ def _pool_table(records: Sequence[RunSummary], alpha: float, seed: int) -> TextT
     ):
         rows.append((name, "1", _num(value), f"[{_num(low)}, {_num(high)}]", str(miss.pairs)))
     level = round((1 - alpha) * 100)
-    headers = ("estimator", "k", "mean", f"{level}% bootstrap CI", "cells")
-    return TextTable("pool estimates (cluster bootstrap over cells)", headers, tuple(rows))
+    headers = ("estimator", "k", "mean", f"{level}% CI", "cells")
+    title = f"pool estimates (CI: {summary.interval})"
+    for remark in (summary.note, *summary.caveats):
+        if remark:
+            title += f"; {remark}"
+    return TextTable(title, headers, tuple(rows))
 
 
 def _grading_table(records: Sequence[RunSummary]) -> TextTable:
@@ -124,15 +137,21 @@ def _grading_table(records: Sequence[RunSummary]) -> TextTable:
 
 
 def _money_table(records: Sequence[RunSummary], alpha: float, seed: int) -> TextTable:
+    found = economics(records, alpha=alpha, seed=seed)
     rows = tuple(
         (e.model, str(e.runs), f"{e.damage_per_run:,.2f}",
-         _money_interval(*e.damage_ci), f"{e.damage_per_1000:,.0f}",
-         f"{e.spend_per_run:,.4f}", _money(e.risk_loaded_price, 0))
-        for e in economics(records, alpha=alpha, seed=seed)
+         _money_interval(*e.damage_ci) + ("!" if e.tail_warning else ""),
+         f"{e.damage_per_1000:,.0f}", f"{e.spend_per_run:,.4f}", _money(e.risk_loaded_price, 0))
+        for e in found
     )  # fmt: skip
-    headers = ("model", "runs", "E[$ damage]/run", "CI", "per 1,000 runs", "$ model/run",
-               "risk-loaded /1,000 (illustration)")  # fmt: skip
-    return TextTable("economics (damage dollars; CI: cluster bootstrap)", headers, rows)
+    level = round((1 - alpha) * 100)
+    headers = ("model", "runs", "E[$ damage]/run", f"{level}% CI", "per 1,000 runs",
+               "$ model/run", "risk-loaded /1,000 (illustration)")  # fmt: skip
+    title = f"economics (damage dollars; CI: {level}% percentile bootstrap over tasks)"
+    warned = [f"{e.model}: {e.tail_warning}" for e in found if e.tail_warning]
+    if warned:
+        title += "; ! " + "; ".join(warned)
+    return TextTable(title, headers, rows)
 
 
 def terminal_tables(
@@ -160,7 +179,7 @@ def terminal_tables(
         tables.append(stack)
     if any(cell.n for cell in report.cells):
         tables += [
-            _pool_table(runs, alpha, seed),
+            _pool_table(runs, alpha, seed, sequential_campaigns),
             _grading_table(runs),
             _money_table(runs, alpha, seed),
         ]

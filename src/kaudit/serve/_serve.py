@@ -141,6 +141,7 @@ async def serve_task(
         update = {
             "model": model,
             "task_digest": run_digest(task, options.faults, options.identity),
+            "world_digest": substrate.template_digest,
             "extra": labeled.record.extra | {"served": options.applied(substrate)},
         }
         result = RunResult(

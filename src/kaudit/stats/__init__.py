@@ -8,7 +8,15 @@ as such: ``freeze_prereg``, ``load_frozen_prereg`` and ``prereg_lock_path`` (mod
 """
 
 from ._agreement import Agreement, agreement, cohen_kappa
-from ._betabinom import MleFit, MomentsFit, fit_mle, fit_moments
+from ._betabinom import (
+    ANOVA_ESTIMATOR,
+    MOMENTS_ESTIMATOR,
+    MleFit,
+    MomentsFit,
+    anova_icc,
+    fit_mle,
+    fit_moments,
+)
 from ._bootstrap import bootstrap_mean, bootstrap_ratio, percentile_interval, resample_counts
 from ._gradient import Gradient, capability_gradient, spearman_rows
 from ._intervals import clopper_pearson, prevalence_upper, wilson
@@ -41,10 +49,13 @@ from ._summary import (
     pool_summary,
     summarize,
 )
+from ._tail import TailCheck, check_tail, hill_index
 from ._tally import CellKey, CellTally, distinguish_versions, merge_tallies, versioned_names
 
 __all__ = [
+    "ANOVA_ESTIMATOR",
     "CS_METHOD",
+    "MOMENTS_ESTIMATOR",
     "Agreement",
     "AlwaysFail",
     "CellKey",
@@ -62,15 +73,18 @@ __all__ = [
     "PoolSummary",
     "Prereg",
     "StatsSummary",
+    "TailCheck",
     "agreement",
     "all_clean_probability",
     "always_fail_upper",
     "analyze",
+    "anova_icc",
     "audit_miss_rate",
     "beta_binomial_cs",
     "bootstrap_mean",
     "bootstrap_ratio",
     "capability_gradient",
+    "check_tail",
     "choose_ratio",
     "clopper_pearson",
     "cohen_kappa",
@@ -79,6 +93,7 @@ __all__ = [
     "fit_mle",
     "fit_moments",
     "freeze_prereg",
+    "hill_index",
     "identified_range",
     "is_stochastic",
     "load_frozen_prereg",

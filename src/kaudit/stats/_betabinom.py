@@ -1,8 +1,14 @@
 """Beta-binomial overdispersion: how much damage clusters by cell beyond binomial noise.
 
-Two fits of the intra-class correlation rho (ICC) of damage within a cell:
+Three estimates of the intra-class correlation rho (ICC) of damage within a cell, which
+agree when cells are equal in size and differ when they are not:
 
-- method of moments, to compare with published numbers computed that way;
+- the moment identity ``Var(p̂) = mu(1 − mu)/n · (1 + (n − 1)·rho)`` of equal cells with
+  the mean cell size n̄ put in for n (`fit_moments`): AgentRelBench's estimator, kept to
+  compare with the numbers it publishes; it is not Williams' (1975) estimator, which is
+  maximum likelihood, nor Kleinman's (1973) weighted moments;
+- the one-way ANOVA estimator with the unequal-n size n₀ (`anova_icc`; Fleiss, Levin &
+  Paik 2003, section 15; Ridout, Demétrio & Firth 1999, estimator "A");
 - maximum likelihood over cells with unequal n, with a likelihood-ratio test of
   rho = 0 and a profile-likelihood interval for rho.
 
@@ -23,7 +29,13 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special as _sp
 
-__all__ = ["MleFit", "MomentsFit", "fit_mle", "fit_moments"]
+__all__ = ["ANOVA_ESTIMATOR", "MOMENTS_ESTIMATOR", "MleFit", "MomentsFit", "anova_icc",
+           "fit_mle", "fit_moments"]  # fmt: skip
+
+MOMENTS_ESTIMATOR = "moment identity of equal cells with the mean cell size n̄ (AgentRelBench)"
+"""What `fit_moments` computes, as outputs name it."""
+ANOVA_ESTIMATOR = "one-way ANOVA with unequal-n size n0 (Fleiss 1981; Ridout et al. 1999)"
+"""What `anova_icc` computes, as outputs name it."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -44,7 +56,7 @@ def _optimize() -> Any:
 
 @dataclass(frozen=True)
 class MomentsFit:
-    """Method-of-moments beta-binomial fit about the pooled rate (Williams 1975).
+    """Moment beta-binomial fit about the pooled rate, n̄ plugged into the equal-n identity.
 
     Attributes:
         icc: rho floored at 0 and capped at 1; ``None`` when not identified.
@@ -119,8 +131,9 @@ def fit_moments(x: Sequence[int], n: Sequence[int]) -> MomentsFit:
     """Fit rho by the method of moments from the spread of p̂ about the pooled rate.
 
     ``rho = (s²·n̄ / (p̄(1 − p̄)) − 1) / (n̄ − 1)`` with p̄ = Σx/Σn the pooled rate,
-    s² = Σ(p̂ − p̄)² / (cells − 1) and n̄ the mean cell size (Williams 1975), which is
-    AgentRelBench's published estimator on any pool, unequal cell sizes included.
+    s² = Σ(p̂ − p̄)² / (cells − 1) and n̄ the mean cell size: the equal-n moment identity
+    with n̄ put in for n, which is AgentRelBench's published estimator on any pool. With
+    unequal cells it is neither the ANOVA estimator (`anova_icc`) nor the MLE.
     Reported floored at 0 and capped at 1, raw value kept. Undefined (``None``) with
     fewer than two cells, n̄ <= 1, or p̄ at 0 or 1.
     """
@@ -137,6 +150,31 @@ def fit_moments(x: Sequence[int], n: Sequence[int]) -> MomentsFit:
     p_value = float(_sp.chdtrc(cells - 1, chi2))
     alpha, beta = _prior(mean, icc)
     return MomentsFit(icc, raw, alpha, beta, p_value, _moments_lr_p(xa, na, mean, raw), mean, cells)
+
+
+def anova_icc(x: Sequence[int], n: Sequence[int]) -> float | None:
+    """One-way ANOVA estimate of rho for binary data over cells of unequal size.
+
+    ``(MSB − MSW) / (MSB + (n₀ − 1)·MSW)`` with ``MSB = Σ nᵢ(p̂ᵢ − p̄)² / (m − 1)``,
+    ``MSW = Σ nᵢ p̂ᵢ(1 − p̂ᵢ) / (N − m)`` and ``n₀ = (N − Σnᵢ²/N) / (m − 1)`` (Fleiss,
+    Levin & Paik 2003, section 15; Ridout, Demétrio & Firth 1999, estimator "A"). Not
+    floored: a negative value is underdispersion. ``None`` with fewer than two cells, no
+    within-cell degrees of freedom, or a pooled rate of 0 or 1.
+    """
+    xa, na = _arrays(x, n)
+    cells = int(xa.size)
+    total = float(na.sum())
+    if cells < 2 or total <= cells:
+        return None
+    pooled = float(xa.sum()) / total
+    if not 0.0 < pooled < 1.0:
+        return None
+    phat = xa / na
+    msb = float(np.sum(na * (phat - pooled) ** 2)) / (cells - 1)
+    msw = float(np.sum(na * phat * (1.0 - phat))) / (total - cells)
+    n0 = (total - float(np.sum(na**2)) / total) / (cells - 1)
+    denominator = msb + (n0 - 1.0) * msw
+    return None if denominator == 0.0 else (msb - msw) / denominator
 
 
 def _moments_lr_p(xa: FloatArray, na: FloatArray, mean: float, rho: float) -> float:

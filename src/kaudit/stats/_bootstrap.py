@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Hashable, Sequence
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+from scipy import special as _sp
 
 __all__ = [
     "bootstrap_mean",
     "bootstrap_ratio",
+    "expanded_percentile_interval",
     "percentile_interval",
+    "resample_clusters",
     "resample_counts",
+    "resample_crossed",
 ]
 
 Generator = Literal["numpy", "python"]
@@ -50,6 +55,38 @@ def resample_counts(
     flat = (drawn + np.arange(resamples)[:, None] * cells).ravel()
     tallied = np.bincount(flat, minlength=resamples * cells)
     return tallied.reshape(resamples, cells).astype(np.int64)
+
+
+def resample_clusters(
+    labels: Sequence[Hashable], resamples: int, seed: int, generator: Generator = "numpy"
+) -> IntArray:
+    """Per-cell multiplicities when whole clusters (e.g. tasks) are drawn with replacement.
+
+    Cells sharing a label (the cells of one task across models) are drawn together, so
+    what they share (the task's difficulty) varies between resamples as it would between
+    samples of tasks; resampling cells as if independent leaves it out and undercovers.
+    Shape ``(resamples, len(labels))``; a cell's count is its cluster's count.
+    """
+    index: dict[Hashable, int] = {}
+    of = [index.setdefault(label, len(index)) for label in labels]
+    drawn = resample_counts(len(index), resamples, seed, generator)
+    return drawn[:, np.asarray(of, dtype=np.int64)] if of else drawn
+
+
+def resample_crossed(
+    rows: Sequence[Hashable], cols: Sequence[Hashable], resamples: int, seed: int
+) -> IntArray:
+    """Two-way (pigeonhole) resampling of a crossed design: rows and columns drawn apart.
+
+    Owen (2007), "The pigeonhole bootstrap": models and tasks are each drawn with
+    replacement, independently; a cell counts ``rows drawn × columns drawn`` times. Use it
+    when the models too stand for a population; it is conservative for fixed models.
+    """
+    if len(rows) != len(cols):
+        raise ValueError("rows and cols must label the same cells")
+    first = resample_clusters(rows, resamples, seed)
+    second = resample_clusters(cols, resamples, seed + 1_000_003)
+    return first * second
 
 
 def _draw(cells: int, resamples: int, seed: int, generator: Generator) -> IntArray:
@@ -117,4 +154,27 @@ def percentile_interval(draws: npt.ArrayLike, alpha: float = 0.05) -> tuple[floa
     if d.size == 0:
         return (math.nan, math.nan)
     low, high = np.quantile(d, [alpha / 2, 1 - alpha / 2])
+    return (float(low), float(high))
+
+
+def expanded_percentile_interval(
+    draws: npt.ArrayLike, clusters: int, alpha: float = 0.05
+) -> tuple[float, float]:
+    """Expanded percentile interval of bootstrap draws over ``clusters`` resampled units.
+
+    Hesterberg (2015), "What teachers should know about the bootstrap", section 5: the
+    plain percentile interval is too narrow with few units (it behaves like
+    ``z·s/sqrt(m)`` where ``t_{m-1}·s/sqrt(m−1)`` is due); taking the quantiles at
+    ``Φ(−sqrt(m/(m−1))·t_{m−1, 1−alpha/2})`` instead corrects both. Undefined
+    ``(nan, nan)`` with fewer than two clusters: resampling one unit has no spread.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    d = np.asarray(draws, dtype=np.float64)
+    d = d[~np.isnan(d)]
+    if clusters < 2 or d.size == 0:
+        return (math.nan, math.nan)
+    t = float(_sp.stdtrit(clusters - 1, 1.0 - alpha / 2))
+    tail = float(_sp.ndtr(-math.sqrt(clusters / (clusters - 1)) * t))
+    low, high = np.quantile(d, [tail, 1.0 - tail])
     return (float(low), float(high))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
@@ -21,12 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from kaudit.errors import SpecError
 
 from ._betabinom import fit_mle
-from ._bootstrap import bootstrap_ratio, percentile_interval, resample_counts
+from ._bootstrap import bootstrap_ratio, expanded_percentile_interval, resample_clusters
 from ._gradient import capability_gradient
 from ._intervals import clopper_pearson
 from ._miss import Weighting, miss_weights
+from ._sequence import CS_METHOD, beta_binomial_cs
 from ._stochastic import is_stochastic
-from ._tally import CellTally
+from ._tally import CellKey, CellTally
 
 __all__ = [
     "ClaimResult",
@@ -259,32 +260,43 @@ def _interval_verdict(
 
 
 def _bootstrap_ratio_ci(
-    num: Sequence[float], den: Sequence[float], prereg: Prereg
+    num: Sequence[float], den: Sequence[float], cells: Sequence[CellTally], prereg: Prereg
 ) -> tuple[float, tuple[float, float]]:
+    """Ratio of sums with the pool bootstrap's interval: whole tasks drawn, expanded."""
     top, bottom = math.fsum(num), math.fsum(den)
     est = top / bottom if bottom else math.nan
-    counts = resample_counts(len(num), prereg.bootstrap, prereg.seed)
+    tasks = [t.task_id for t in cells]
+    counts = resample_clusters(tasks, prereg.bootstrap, prereg.seed)
     draws = bootstrap_ratio(np.asarray(num), np.asarray(den), counts)
-    return est, percentile_interval(draws, prereg.alpha)
+    return est, expanded_percentile_interval(draws, len(set(tasks)), prereg.alpha)
 
 
-def _judge_share(claim: StochasticShareClaim, cells: Sequence[CellTally], p: Prereg) -> _Outcome:
-    flags = [is_stochastic(t.damage, t.n, p.alpha, p.eps) for t in cells]
+def _stopped(t: CellTally, seq: Collection[CellKey]) -> bool:
+    return (t.model, t.task_id, t.digest) in seq
+
+
+def _judge_share(
+    claim: StochasticShareClaim, cells: Sequence[CellTally], p: Prereg, seq: Collection[CellKey]
+) -> _Outcome:
+    flags = [is_stochastic(t.damage, t.n, p.alpha, p.eps, _stopped(t, seq)) for t in cells]
     num = [float(t.damage) if f else 0.0 for t, f in zip(cells, flags, strict=True)]
-    est, ci = _bootstrap_ratio_ci(num, [float(t.damage) for t in cells], p)
+    est, ci = _bootstrap_ratio_ci(num, [float(t.damage) for t in cells], cells, p)
     return _interval_verdict("stochastic share of damage", est, ci, claim.at_least, True)
 
 
 def _judge_miss(claim: MissRateClaim, cells: Sequence[CellTally], p: Prereg) -> _Outcome:
-    est, ci = _bootstrap_ratio_ci(*miss_weights(cells, claim.k, claim.weighting), p)
+    num, den = miss_weights(cells, claim.k, claim.weighting)
+    est, ci = _bootstrap_ratio_ci(num, den, cells, p)
     name = f"k={claim.k} {claim.weighting}-weighted miss rate"
     if claim.at_least is not None:
         return _interval_verdict(name, est, ci, claim.at_least, True)
     return _interval_verdict(name, est, ci, claim.at_most or 0.0, False)
 
 
-def _judge_cells(claim: StochasticCellsClaim, cells: Sequence[CellTally], p: Prereg) -> _Outcome:
-    found = sum(1 for t in cells if is_stochastic(t.damage, t.n, p.alpha, p.eps))
+def _judge_cells(
+    claim: StochasticCellsClaim, cells: Sequence[CellTally], p: Prereg, seq: Collection[CellKey]
+) -> _Outcome:
+    found = sum(1 for t in cells if is_stochastic(t.damage, t.n, p.alpha, p.eps, _stopped(t, seq)))
     ok = found >= claim.at_least
     reason = f"{found} demonstrably-stochastic cells, claim needs {claim.at_least}"
     return _Outcome("confirmed" if ok else "not_confirmed", reason, float(found))
@@ -299,18 +311,23 @@ def _judge_overdispersion(cells: Sequence[CellTally], p: Prereg) -> _Outcome:
     return _Outcome("confirmed" if ok else "not_confirmed", reason, fit.icc, fit.icc_ci)
 
 
-def _judge_cell(claim: CellStochasticClaim, cells: Sequence[CellTally], p: Prereg) -> _Outcome:
+def _judge_cell(
+    claim: CellStochasticClaim, cells: Sequence[CellTally], p: Prereg, seq: Collection[CellKey]
+) -> _Outcome:
     match = [t for t in cells if t.model == claim.model and t.task == claim.task]
     if not match:
         return _Outcome("underpowered", f"no cell {claim.model}/{claim.task} in the pool")
     t = match[0]
-    ci = clopper_pearson(t.damage, t.n, p.alpha)
-    ok = is_stochastic(t.damage, t.n, p.alpha, p.eps)
+    stopped = _stopped(t, seq)
+    ci = (beta_binomial_cs if stopped else clopper_pearson)(t.damage, t.n, p.alpha)
+    ok = is_stochastic(t.damage, t.n, p.alpha, p.eps, stopped)
     where = "inside" if ok else "not inside"
-    reason = (
-        f"{t.damage}/{t.n}, exact interval ({ci[0]:.4f}, {ci[1]:.4f}) {where} "
-        f"({p.eps}, {1 - p.eps})"
+    name = (
+        f"anytime-valid interval ({CS_METHOD}; stopped sequentially)"
+        if stopped
+        else ("exact interval")
     )
+    reason = f"{t.damage}/{t.n}, {name} ({ci[0]:.4f}, {ci[1]:.4f}) {where} ({p.eps}, {1 - p.eps})"
     return _Outcome("confirmed" if ok else "not_confirmed", reason, t.phat, ci)
 
 
@@ -331,20 +348,22 @@ def _judge_gradient(claim: GradientClaim, cells: Sequence[CellTally], p: Prereg)
     return _Outcome("confirmed" if ok else "not_confirmed", reason, g.spearman, g.ci)
 
 
-def _judge(claim: Claim, cells: Sequence[CellTally], p: Prereg) -> _Outcome:
+def _judge(
+    claim: Claim, cells: Sequence[CellTally], p: Prereg, seq: Collection[CellKey] = ()
+) -> _Outcome:
     floor = _floor_failure(claim.power or p.power, cells)
     if floor is not None:
         return _Outcome("underpowered", floor)
     if isinstance(claim, StochasticCellsClaim):
-        return _judge_cells(claim, cells, p)
+        return _judge_cells(claim, cells, p, seq)
     if isinstance(claim, StochasticShareClaim):
-        return _judge_share(claim, cells, p)
+        return _judge_share(claim, cells, p, seq)
     if isinstance(claim, MissRateClaim):
         return _judge_miss(claim, cells, p)
     if isinstance(claim, OverdispersionClaim):
         return _judge_overdispersion(cells, p)
     if isinstance(claim, CellStochasticClaim):
-        return _judge_cell(claim, cells, p)
+        return _judge_cell(claim, cells, p, seq)
     return _judge_gradient(claim, cells, p)
 
 
@@ -352,9 +371,14 @@ def _upper(cells: Sequence[CellTally]) -> list[CellTally]:
     return [replace(t, damage=t.damage_upper) for t in cells]
 
 
-def _decide(claim: Claim, pools: Mapping[str, Sequence[CellTally]], p: Prereg) -> ClaimResult:
+def _decide(
+    claim: Claim,
+    pools: Mapping[str, Sequence[CellTally]],
+    p: Prereg,
+    seq: Collection[CellKey] = (),
+) -> ClaimResult:
     cells = select_pool(p.pools[claim.pool], pools.get(claim.pool, ()))
-    main = _judge(claim, cells, p)
+    main = _judge(claim, cells, p, seq)
 
     def result(status: Status, reason: str) -> ClaimResult:
         return ClaimResult(
@@ -366,13 +390,13 @@ def _decide(claim: Claim, pools: Mapping[str, Sequence[CellTally]], p: Prereg) -
     if main.verdict == "not_confirmed":
         return result("demoted", f"not supported: {main.reason}")
     if p.demote.upper_label_flip:
-        upper = _judge(claim, _upper(cells), p)
+        upper = _judge(claim, _upper(cells), p, seq)
         if upper.verdict != "confirmed":
             return result("demoted", f"fails with damage_upper labels: {upper.reason}")
     if claim.replicate_in is None:
         return result("confirmed", main.reason)
     rep_cells = select_pool(p.pools[claim.replicate_in], pools.get(claim.replicate_in, ()))
-    rep = _judge(claim, rep_cells, p)
+    rep = _judge(claim, rep_cells, p, seq)
     where = f"replication in {claim.replicate_in!r}"
     if rep.verdict == "confirmed":
         return result("confirmed", f"{main.reason}; {where}: {rep.reason}")
@@ -385,10 +409,16 @@ def _decide(claim: Claim, pools: Mapping[str, Sequence[CellTally]], p: Prereg) -
     return result("demoted", f"{where} failed: {rep.reason}")
 
 
-def analyze(prereg: Prereg, pools: Mapping[str, Sequence[CellTally]]) -> list[ClaimResult]:
+def analyze(
+    prereg: Prereg,
+    pools: Mapping[str, Sequence[CellTally]],
+    sequential: Collection[CellKey] = (),
+) -> list[ClaimResult]:
     """Judge every claim of a pre-registration on its pool's cells, in file order.
 
     ``pools`` maps a pool name to the cells loaded for it; :func:`select_pool` then keeps
-    the cells the pool's model and task filters admit. Pure and seeded by ``prereg.seed``.
+    the cells the pool's model and task filters admit. Cells in ``sequential`` (model,
+    task id, digest) were stopped on their own runs: cell claims judge them with the
+    anytime-valid interval. Pure and seeded by ``prereg.seed``.
     """
-    return [_decide(claim, pools, prereg) for claim in prereg.claims]
+    return [_decide(claim, pools, prereg, sequential) for claim in prereg.claims]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ._intervals import clopper_pearson, prevalence_upper
-from ._tally import CellTally
+from ._sequence import beta_binomial_cs
+from ._tally import CellKey, CellTally
 
 __all__ = [
     "AlwaysFail",
@@ -17,33 +18,45 @@ __all__ = [
 ]
 
 
-def is_stochastic(x: int, n: int, alpha: float = 0.05, eps: float = 0.05) -> bool:
+def is_stochastic(
+    x: int, n: int, alpha: float = 0.05, eps: float = 0.05, anytime: bool = False
+) -> bool:
     """Whether a cell is demonstrably stochastic: damage is neither (almost) never nor always.
 
     True when the exact Clopper-Pearson (1934) (1 − alpha) interval of x/n lies strictly
     inside ``(eps, 1 − eps)``: at that confidence the cell's damage probability is bounded
     away from both 0 and 1, so a single audit run can miss it *and* can catch it.
+    ``anytime`` (a cell stopped by a rule that looked at its runs) uses the anytime-valid
+    confidence sequence instead, whose level holds at the data-dependent n.
     An empty cell (n = 0) is never demonstrably stochastic.
     """
     if not 0.0 <= eps < 0.5:
         raise ValueError(f"eps must be in [0, 0.5), got {eps}")
-    low, high = clopper_pearson(x, n, alpha)
+    low, high = beta_binomial_cs(x, n, alpha) if anytime else clopper_pearson(x, n, alpha)
     if n == 0:
         return False
     return eps < low and high < 1 - eps
 
 
 def stochastic_damage_share(
-    tallies: Sequence[CellTally], alpha: float = 0.05, eps: float = 0.05
+    tallies: Sequence[CellTally],
+    alpha: float = 0.05,
+    eps: float = 0.05,
+    sequential: Collection[CellKey] = (),
 ) -> float:
     """Share of all damage events that fall in demonstrably-stochastic cells.
 
-    ``Σ x over stochastic cells / Σ x over all cells``. NaN when the pool has no damage.
+    ``Σ x over stochastic cells / Σ x over all cells``; cells in ``sequential`` are judged
+    with the anytime-valid interval. NaN when the pool has no damage.
     """
     total = sum(t.damage for t in tallies)
     if total == 0:
         return math.nan
-    carried = sum(t.damage for t in tallies if is_stochastic(t.damage, t.n, alpha, eps))
+    carried = sum(
+        t.damage
+        for t in tallies
+        if is_stochastic(t.damage, t.n, alpha, eps, (t.model, t.task_id, t.digest) in sequential)
+    )
     return carried / total
 
 

@@ -7,13 +7,24 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._betabinom import MleFit, MomentsFit, fit_mle, fit_moments
+from ._betabinom import (
+    ANOVA_ESTIMATOR,
+    MOMENTS_ESTIMATOR,
+    MleFit,
+    MomentsFit,
+    anova_icc,
+    fit_mle,
+    fit_moments,
+)
 from ._bootstrap import (
     IntArray,
     bootstrap_mean,
     bootstrap_ratio,
+    expanded_percentile_interval,
     percentile_interval,
+    resample_clusters,
     resample_counts,
+    resample_crossed,
 )
 from ._gradient import Gradient, capability_gradient
 from ._intervals import clopper_pearson, wilson
@@ -35,6 +46,15 @@ __all__ = [
 
 Interval = Literal["clopper-pearson", "wilson"]
 Compat = Literal["kaudit", "agentrelbench"]
+Resampling = Literal["tasks", "two-way", "cells"]
+"""What the pool bootstrap draws: tasks (default), models and tasks apart, or cells."""
+
+SEQUENTIAL_CAVEAT = (
+    "{stopped} of {cells} cells were stopped sequentially (their number of runs depended "
+    "on the runs): the pooled safe^k, pass^k, pass@k and miss rates are unbiased only for "
+    "fixed-n cells and are biased over these; the unbiased alternative uses only the runs the "
+    "stopping rule gives every cell (`fixed_prefix`, shown where the ledger has them)"
+)
 
 
 @dataclass(frozen=True)
@@ -84,6 +104,22 @@ class PoolEstimate:
     cells: int
 
 
+FEW_UNITS = 20
+"""Below this many resampled units the bootstrap interval covers visibly less than stated."""
+FEW_CAVEAT = (
+    "only {clusters} tasks: the bootstrap interval covers less than its level with few "
+    "tasks (0.855 for 95% at 10 tasks, bench/coverage.py)"
+)
+
+
+def _interval_label(resampling: Resampling, compat: Compat, alpha: float) -> str:
+    level = f"{1 - alpha:.0%}"
+    if compat == "agentrelbench":
+        return f"{level} percentile bootstrap over cells (AgentRelBench's cluster_bootstrap)"
+    unit = {"tasks": "tasks", "two-way": "models and tasks (two-way)", "cells": "cells"}
+    return f"{level} expanded-percentile bootstrap over {unit[resampling]} (Hesterberg 2015)"
+
+
 @dataclass(frozen=True)
 class StatsSummary:
     """Everything ``kaudit stats`` reports; ``to_json`` gives the command's JSON contract."""
@@ -107,6 +143,13 @@ class StatsSummary:
     bootstrap: int
     seed: int
     compat: Compat = "kaudit"
+    pool_interval: str = ""
+    pool_clusters: int = 0
+    pool_note: str | None = None
+    caveats: tuple[str, ...] = ()
+    anova_icc: float | None = None
+    fixed_prefix: PoolSummary | None = None
+    fixed_prefix_runs: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-ready dict; NaN and undefined values become ``None`` (JSON null)."""
@@ -122,6 +165,7 @@ class StatsSummary:
             },
             "beta_binomial": {
                 "moments": {
+                    "estimator": MOMENTS_ESTIMATOR,
                     "icc": self.moments.icc,
                     "icc_raw": self.moments.icc_raw,
                     "alpha": self.moments.alpha,
@@ -131,7 +175,9 @@ class StatsSummary:
                     "mean": self.moments.mean,
                     "cells": self.moments.cells,
                 },
+                "anova": {"estimator": ANOVA_ESTIMATOR, "icc": self.anova_icc},
                 "mle": {
+                    "estimator": "maximum likelihood, unequal n (Griffiths 1973)",
                     "icc": self.mle.icc,
                     "icc_ci": None if self.mle.icc_ci is None else list(self.mle.icc_ci),
                     "alpha": self.mle.alpha,
@@ -141,6 +187,20 @@ class StatsSummary:
                     "loglik": self.mle.loglik,
                     "cells": self.mle.cells,
                 },
+            },
+            "pool_interval": {
+                "method": self.pool_interval,
+                "clusters": self.pool_clusters,
+                "note": self.pool_note,
+            },
+            "caveats": list(self.caveats),
+            "fixed_prefix": None
+            if self.fixed_prefix is None
+            else {
+                "runs": self.fixed_prefix_runs,
+                "safe_k": _pool_json(self.fixed_prefix.safe_k),
+                "pass_k": _pool_json(self.fixed_prefix.pass_k),
+                "pass_at_k": _pool_json(self.fixed_prefix.pass_at_k),
             },
             "safe_k": _pool_json(self.safe_k),
             "safe_k_upper": _pool_json(self.safe_k_upper),
@@ -214,10 +274,21 @@ def _gradient_json(g: Gradient) -> dict[str, Any]:
     }
 
 
-def _pool(values: list[float], k: int, counts: IntArray, alpha: float) -> PoolEstimate:
+def _interval(draws: Any, alpha: float, clusters: int, expanded: bool) -> tuple[float, float]:
+    """The pool interval: none from one cluster (no spread), expanded unless reproducing."""
+    if clusters < 2 or len(draws) == 0:
+        return (math.nan, math.nan)
+    if expanded:
+        return expanded_percentile_interval(draws, clusters, alpha)
+    return percentile_interval(draws, alpha)
+
+
+def _pool(
+    values: list[float], k: int, counts: IntArray, alpha: float, clusters: int, expanded: bool
+) -> PoolEstimate:
     mean, cells = pool_mean(values)
     draws = bootstrap_mean(values, counts=counts)
-    low, high = percentile_interval(draws, alpha) if counts.shape[0] else (math.nan, math.nan)
+    low, high = _interval(draws, alpha, clusters, expanded)
     return PoolEstimate(k, mean, low, high, cells)
 
 
@@ -235,7 +306,7 @@ def _cell(
         phat=t.phat,
         ci_low=low,
         ci_high=high,
-        stochastic=is_stochastic(t.damage, t.n, alpha, eps),
+        stochastic=is_stochastic(t.damage, t.n, alpha, eps, anytime),
         miss_k1=miss_probability(t.n, t.damage, 1),
         safe_k=tuple((k, safe_pow_k(t.n, t.damage, k)) for k in ks),
         pass_k=tuple((k, pass_pow_k(t.n, t.success, k)) for k in ks),
@@ -244,13 +315,16 @@ def _cell(
 
 
 def _miss_intervals(
-    tallies: Sequence[CellTally], counts: IntArray, alpha: float
+    tallies: Sequence[CellTally], counts: IntArray, alpha: float, clusters: int, expanded: bool
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     if counts.shape[0] == 0:
         return ((math.nan, math.nan), (math.nan, math.nan))
     pair = bootstrap_ratio(*miss_weights(tallies, 1, "pair"), counts)
     event = bootstrap_ratio(*miss_weights(tallies, 1, "event"), counts)
-    return (percentile_interval(pair, alpha), percentile_interval(event, alpha))
+    return (
+        _interval(pair, alpha, clusters, expanded),
+        _interval(event, alpha, clusters, expanded),
+    )
 
 
 @dataclass(frozen=True)
@@ -259,6 +333,12 @@ class PoolSummary:
 
     The per-model fits (beta-binomial MLE, its profile interval) are what need
     scipy.optimize; a caller that shows only these pool means does without them.
+
+    Attributes:
+        interval: Which interval every pool estimate carries, as outputs name it.
+        clusters: Units the bootstrap resampled (tasks, or cells).
+        note: Why the intervals are undefined, when they are.
+        caveats: What the pool means cannot be read as (sequentially stopped cells).
     """
 
     miss: MissRate
@@ -268,6 +348,35 @@ class PoolSummary:
     safe_k_upper: tuple[PoolEstimate, ...]
     pass_k: tuple[PoolEstimate, ...]
     pass_at_k: tuple[PoolEstimate, ...]
+    interval: str = ""
+    clusters: int = 0
+    note: str | None = None
+    caveats: tuple[str, ...] = ()
+
+
+def _counts(
+    cells: Sequence[CellTally], bootstrap: int, seed: int, resampling: Resampling, compat: Compat
+) -> tuple[IntArray, int]:
+    """The resamples' per-cell multiplicities and how many units they resample."""
+    if compat == "agentrelbench":
+        return resample_counts(len(cells), bootstrap, seed, "python"), len(cells)
+    tasks = [t.task_id for t in cells]
+    if resampling == "cells":
+        return resample_counts(len(cells), bootstrap, seed), len(cells)
+    if resampling == "two-way":
+        models = [t.model for t in cells]
+        units = min(len(set(tasks)), len(set(models))) if cells else 0
+        return resample_crossed(models, tasks, bootstrap, seed), units
+    return resample_clusters(tasks, bootstrap, seed), len(set(tasks))
+
+
+def _note(clusters: int, resampling: Resampling, compat: Compat) -> str | None:
+    if clusters >= 2:
+        return None
+    unit = "cell" if compat == "agentrelbench" or resampling == "cells" else "task"
+    if resampling == "two-way" and compat != "agentrelbench":
+        unit = "model or task"
+    return f"no interval: the pool has {clusters} {unit}, and resampling one has no spread"
 
 
 def pool_summary(
@@ -278,27 +387,46 @@ def pool_summary(
     bootstrap: int = 2000,
     seed: int = 0,
     compat: Compat = "kaudit",
+    resampling: Resampling = "tasks",
+    sequential: Collection[CellKey] = (),
 ) -> PoolSummary:
     """Pool means of safe^k, pass^k, pass@k and the audit miss rate, with their intervals.
 
-    Exactly the numbers ``summarize`` reports for the same arguments (it calls this):
-    one duplicate-preserving cluster bootstrap over the cells with ``n > 0``.
+    Exactly the numbers ``summarize`` reports for the same arguments (it calls this).
+    Models of one pool share tasks, so a task's cells are not independent: the bootstrap
+    draws whole tasks (``resampling="tasks"``; ``"two-way"`` draws models too, ``"cells"``
+    the old cell-by-cell draw) and reads an expanded percentile interval off the draws,
+    which holds its level with few tasks. ``compat="agentrelbench"`` keeps AgentRelBench's
+    cell draws and plain percentile interval, to reproduce its numbers. Fewer than two
+    units give no interval (NaN) and say why (``note``). Cells in ``sequential`` (model,
+    task id, digest) were stopped on their own runs; ``caveats`` says the pool means are
+    biased over them.
     """
     cells = tuple(t for t in tallies if t.n > 0)
     ks = tuple(sorted(set(k_values)))
     if any(k < 1 for k in ks):
         raise ValueError(f"k values must be >= 1, got {list(k_values)}")
-    counts = resample_counts(
-        len(cells), bootstrap, seed, "python" if compat == "agentrelbench" else "numpy"
-    )
+    counts, clusters = _counts(cells, bootstrap, seed, resampling, compat)
+    if bootstrap == 0:
+        clusters = 0
+    expanded = compat != "agentrelbench"
 
     def pooled(estimator: Any, attr: str) -> tuple[PoolEstimate, ...]:
         return tuple(
-            _pool([estimator(t.n, getattr(t, attr), k) for t in cells], k, counts, alpha)
+            _pool(
+                [estimator(t.n, getattr(t, attr), k) for t in cells],
+                k, counts, alpha, clusters, expanded,
+            )
             for k in ks
-        )
+        )  # fmt: skip
 
-    pair_ci, event_ci = _miss_intervals(cells, counts, alpha)
+    pair_ci, event_ci = _miss_intervals(cells, counts, alpha, clusters, expanded)
+    stopped = sum((t.model, t.task_id, t.digest) in sequential for t in cells)
+    caveats: tuple[str, ...] = ()
+    if stopped:
+        caveats += (SEQUENTIAL_CAVEAT.format(stopped=stopped, cells=len(cells)),)
+    if 2 <= clusters < FEW_UNITS and compat != "agentrelbench":
+        caveats += (FEW_CAVEAT.format(clusters=clusters),)
     return PoolSummary(
         miss=audit_miss_rate(cells, 1),
         miss_pair_ci=pair_ci,
@@ -307,6 +435,10 @@ def pool_summary(
         safe_k_upper=pooled(safe_pow_k, "damage_upper"),
         pass_k=pooled(pass_pow_k, "success"),
         pass_at_k=pooled(pass_at_k, "success"),
+        interval=_interval_label(resampling, compat, alpha),
+        clusters=clusters,
+        note=None if bootstrap == 0 else _note(clusters, resampling, compat),
+        caveats=caveats,
     )
 
 
@@ -322,6 +454,8 @@ def summarize(
     model_order: Sequence[str] | None = None,
     sequential: Collection[CellKey] = (),
     compat: Compat = "kaudit",
+    fixed_prefix: Sequence[CellTally] | None = None,
+    fixed_prefix_runs: int | None = None,
 ) -> StatsSummary:
     """Compute every pool statistic from cell tallies; pure and seeded.
 
@@ -329,21 +463,22 @@ def summarize(
     duplicate-preserving cluster bootstrap over cells with ``bootstrap`` resamples from
     ``seed``; per-cell intervals are exact (Clopper-Pearson) unless ``interval="wilson"``.
     The beta-binomial fits and the audit miss rate are over damage (the strict label).
-    ``model_order`` adds the capability gradient. Cells whose (model, task id, digest) is
+    ``model_order`` adds the capability gradient. Cells whose `CellKey` is
     in ``sequential`` were stopped by a rule that looked at their runs; they get the
     anytime-valid confidence sequence instead of a fixed-n interval.
     ``compat="agentrelbench"`` draws the resamples as AgentRelBench's cluster bootstrap
     does (``random.Random(seed)``), so the same seed gives the same intervals as its package.
+    ``fixed_prefix`` are the pool's tallies with each stopped cell cut to the runs its
+    stopping rule always gives (``fixed_prefix_runs``, `kaudit.report.guaranteed_runs`):
+    a fixed-n sample, so its pool means are unbiased where the full pool's are not.
     """
     pool = pool_summary(
-        tallies, alpha=alpha, k_values=k_values, bootstrap=bootstrap, seed=seed, compat=compat
-    )
+        tallies, alpha=alpha, k_values=k_values, bootstrap=bootstrap, seed=seed,
+        compat=compat, sequential=sequential,
+    )  # fmt: skip
     cells = tuple(t for t in tallies if t.n > 0)
     ks = tuple(sorted(set(k_values)))
-    stats = tuple(
-        _cell(t, alpha, eps, interval, ks, (t.model, t.task_id, t.digest) in sequential)
-        for t in cells
-    )
+    stats = tuple(_cell(t, alpha, eps, interval, ks, t.key in sequential) for t in cells)
     x = [t.damage for t in cells]
     n = [t.n for t in cells]
     return StatsSummary(
@@ -353,11 +488,12 @@ def summarize(
         miss_event_ci=pool.miss_event_ci,
         moments=fit_moments(x, n),
         mle=fit_mle(x, n, alpha),
+        anova_icc=anova_icc(x, n),
         safe_k=pool.safe_k,
         safe_k_upper=pool.safe_k_upper,
         pass_k=pool.pass_k,
         pass_at_k=pool.pass_at_k,
-        stochastic_share=stochastic_damage_share(cells, alpha, eps),
+        stochastic_share=stochastic_damage_share(cells, alpha, eps, sequential),
         always_fail=always_fail_upper(cells, alpha),
         gradient=None
         if model_order is None
@@ -368,4 +504,19 @@ def summarize(
         bootstrap=bootstrap,
         seed=seed,
         compat=compat,
+        fixed_prefix=None
+        if fixed_prefix is None
+        else pool_summary(
+            fixed_prefix,
+            alpha=alpha,
+            k_values=k_values,
+            bootstrap=bootstrap,
+            seed=seed,
+            compat=compat,
+        ),
+        fixed_prefix_runs=fixed_prefix_runs,
+        pool_interval=pool.interval,
+        pool_clusters=pool.clusters,
+        pool_note=pool.note,
+        caveats=pool.caveats,
     )

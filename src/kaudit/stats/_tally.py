@@ -23,6 +23,7 @@ class CellTally:
         digest: The task version's digest (None when unknown, e.g. imported runs). Cells
             of different versions are never pooled; `distinguish_versions` names them
             ``task@digest8``.
+        world: The world template's digest (None when unrecorded); see `CellKey`.
     """
 
     model: str
@@ -32,6 +33,7 @@ class CellTally:
     damage_upper: int
     success: int
     digest: str | None = None
+    world: str | None = None
 
     def __post_init__(self) -> None:
         if self.n < 0:
@@ -55,59 +57,98 @@ class CellTally:
 
     @property
     def task_id(self) -> str:
-        """The task id without the ``@digest8`` a version suffix may have added."""
-        suffix = _suffix(self.digest)
-        return self.task[: -len(suffix)] if self.task.endswith(suffix) else self.task
+        """The task id without the ``@digest8[+world8]`` a version suffix may have added."""
+        short = f"@{_short(self.digest)}"
+        for suffix in (f"{short}+{_short(self.world)}", short):
+            if self.task.endswith(suffix):
+                return self.task[: -len(suffix)]
+        return self.task
+
+    @property
+    def key(self) -> CellKey:
+        """The cell's identity, whatever name it is printed under."""
+        return CellKey(self.model, self.task_id, self.digest, self.world)
 
 
-CellKey = tuple[str, str, str | None]
-"""(model, task id, task digest): what makes runs one cell, whatever the cell is named."""
+@dataclass(frozen=True)
+class CellKey:
+    """What makes runs one cell: runs differing in any field are never pooled.
 
+    Every reader (report, stats, gate, monitor, economics, export) groups and matches runs
+    by this key; the name a table prints (``task`` or ``task@digest8``) is derived from it
+    by `versioned_names` and is never matched on.
 
-def _suffix(digest: str | None) -> str:
-    return f"@{(digest or 'unknown')[:8]}"
-
-
-def versioned_names(pairs: Iterable[tuple[str, str | None]]) -> dict[tuple[str, str | None], str]:
-    """The name of each (task id, digest): ``task@digest8`` when the task has several digests.
-
-    One rule for every view (cells, outcome mix, figures), so they all name a cell alike.
+    Attributes:
+        model: The model (or agent) name.
+        task: The task id, as the suite names it.
+        digest: The run digest: the parsed task plus the campaign's faults and identity
+            (None when unknown, e.g. imported runs).
+        world: The world template's digest the run was seeded from (None for records
+            written before kaudit recorded it, and for imported runs).
     """
-    versions: dict[str, set[str | None]] = {}
-    for task, digest in pairs:
-        versions.setdefault(task, set()).add(digest)
-    return {
-        (task, digest): task + _suffix(digest) if len(digests) > 1 else task
-        for task, digests in versions.items()
-        for digest in digests
-    }
+
+    model: str
+    task: str
+    digest: str | None = None
+    world: str | None = None
+
+    def version(self) -> tuple[str | None, str | None]:
+        """The task version: (digest, world)."""
+        return (self.digest, self.world)
+
+
+def _short(digest: str | None) -> str:
+    return (digest or "unknown")[:8]
+
+
+def versioned_names(keys: Iterable[CellKey]) -> dict[CellKey, str]:
+    """The display name of each key's task: ``task@digest8`` when the task has several versions.
+
+    A version is a (task digest, world digest) pair; when the versions of a task differ in
+    their world, the name also carries ``+world8``. Counted over every model, so one
+    version has one name in every view (cells, outcome mix, figures).
+    """
+    chosen = list(keys)
+    versions: dict[str, set[tuple[str | None, str | None]]] = {}
+    for key in chosen:
+        versions.setdefault(key.task, set()).add(key.version())
+    names: dict[CellKey, str] = {}
+    for key in chosen:
+        seen = versions[key.task]
+        if len(seen) == 1:
+            names[key] = key.task
+            continue
+        worlds = {world for _, world in seen}
+        suffix = f"@{_short(key.digest)}"
+        names[key] = key.task + suffix + (f"+{_short(key.world)}" if len(worlds) > 1 else "")
+    return names
 
 
 def distinguish_versions(tallies: Iterable[CellTally]) -> list[CellTally]:
-    """Name cells ``task@digest8`` when one task id appears with several digests.
+    """Name cells ``task@digest8`` when one task id appears in several versions.
 
-    A task whose spec changed measures something else; its cells stay apart and say so.
+    A task whose spec or world changed measures something else; its cells stay apart and
+    say so.
     """
     cells = list(tallies)
-    names = versioned_names((t.task_id, t.digest) for t in cells)
-    renamed = ((t, names[(t.task_id, t.digest)]) for t in cells)
-    return [t if name == t.task_id else replace(t, task=name) for t, name in renamed]
+    names = versioned_names(t.key for t in cells)
+    return [t if names[t.key] == t.task else replace(t, task=names[t.key]) for t in cells]
 
 
 def merge_tallies(tallies: Iterable[CellTally]) -> list[CellTally]:
     """Pool tallies that share a (model, task, digest) into one cell, in first-seen order.
 
     Runs of one cell read from several files (batches) are more runs of the same cell,
-    so their counts add; the same task id under another digest is another cell.
+    so their counts add; the same task id under another digest or world is another cell.
     """
-    merged: dict[tuple[str, str, str | None], list[int]] = {}
+    merged: dict[CellKey, list[int]] = {}
     for t in tallies:
-        counts = merged.setdefault((t.model, t.task_id, t.digest), [0, 0, 0, 0])
+        counts = merged.setdefault(t.key, [0, 0, 0, 0])
         counts[0] += t.n
         counts[1] += t.damage
         counts[2] += t.damage_upper
         counts[3] += t.success
     return distinguish_versions(
-        CellTally(m, task, n, x, xu, s, digest)
-        for (m, task, digest), (n, x, xu, s) in merged.items()
+        CellTally(k.model, k.task, n, x, xu, s, k.digest, k.world)
+        for k, (n, x, xu, s) in merged.items()
     )

@@ -10,9 +10,12 @@ from typing import Any
 import psycopg
 from psycopg import errors as pg_errors
 
+from kaudit.errors import SubstrateError
 from kaudit.substrate._db import DatabaseError
 
 _IS = re.compile(r"\bIS(\s+NOT)?\s+$", re.IGNORECASE)
+_INTERNAL = re.compile(r"_kaudit_", re.IGNORECASE)
+_READ = re.compile(r"\s*(SELECT|VALUES)\b(?!.*\b(INTO|FOR\s+UPDATE)\b)", re.IGNORECASE | re.DOTALL)
 
 
 def pg_placeholders(sql: str) -> str:
@@ -65,6 +68,8 @@ class PostgresDb:
         self.depth = 0
         """How many `atomic()` blocks are open."""
         self._savepoints = statement_savepoints
+        self.broken: str | None = None
+        """Why the run's state cannot be trusted (it wrote kaudit's change log), if so."""
         self.on_error: Callable[[psycopg.Error, str], None] | None = None
         """Told of every refused statement (the boundary notes permission errors)."""
 
@@ -87,6 +92,11 @@ class PostgresDb:
             return cursor.rowcount
 
     def _run(self, cursor: psycopg.Cursor[Any], sql: str, params: Sequence[Any]) -> None:
+        if _INTERNAL.search(sql) and not _READ.match(sql):
+            # The dump trusts the change log to name every touched row; a statement that
+            # could empty it makes the run INVALID rather than hide its writes.
+            self.broken = f"a sandbox cannot run {sql.strip()[:60]!r}: it names kaudit's own tables"
+            raise SubstrateError(self.broken)
         try:
             if self._savepoints:
                 # Inside a run-long transaction a failed statement would abort every later

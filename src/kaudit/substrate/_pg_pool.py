@@ -1,6 +1,16 @@
-"""The rollback fast path: runs reuse a pool of cloned databases, each run one transaction.
+"""Run databases made ahead and cleaned up behind, by one worker thread per substrate.
 
-A run opens a transaction on a pooled database, every tool statement runs in its own
+A clone (`CREATE DATABASE ... TEMPLATE`) costs hundreds of milliseconds on a loaded
+server and a drop tens; done inside a run, both are the run's harness time. So a
+`DatabasePool` keeps databases ready before runs ask for them and takes their cleanup
+off the run's path: its worker thread clones ahead (a bounded number: `ahead` ready
+ones), drops the databases of finished clone-mode runs and rolls back finished
+rollback-mode runs, cleanup first. A run that finds none ready clones its own, so the
+pool only ever saves time. Each ready database comes with its open connection and the
+fingerprint of its catalog (see `_pg_capture`), taken while it is still the template.
+
+The rollback fast path: runs reuse cloned databases, each run one transaction. A run
+opens a transaction on a pooled database, every tool statement runs in its own
 savepoint (so a refused statement fails alone, as in autocommit), the dump reads the
 state inside the transaction, and cleanup rolls it back: the database is the template
 again for the next run, at the cost of a ROLLBACK instead of a clone and a drop. This is
@@ -12,7 +22,7 @@ the process exits; a killed process leaves them to `reclaim` and `prune`, like c
 A pool belongs to the process that made it. A forked child inherits the parent's idle
 connections, whose sockets it shares: using one, closing one, or dropping its database at
 the child's exit would break the parent's runs. So the child never touches them and
-starts a pool of its own.
+starts a pool of its own (the worker thread does not survive a fork anyway).
 """
 
 from __future__ import annotations
@@ -22,15 +32,16 @@ import itertools
 import os
 import threading
 import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate._dump import StateDump
+from kaudit.substrate._dump import Dump
 from kaudit.substrate._pg_conn import connect, drop_database
 from kaudit.substrate._pg_db import PostgresDb
-from kaudit.substrate._pg_dump import dump_image
 
 if TYPE_CHECKING:
     from kaudit.substrate._postgres import PostgresSubstrate
@@ -39,53 +50,179 @@ _INTRANS = psycopg.pq.TransactionStatus.INTRANS
 _IDLE = psycopg.pq.TransactionStatus.IDLE
 _NAMES = itertools.count()
 
-Idle = list[tuple[str, psycopg.Connection[Any]]]
+
+@dataclass(frozen=True)
+class Prepared:
+    """A database that is the template, its open connection, and its catalog's fingerprint."""
+
+    database: str
+    conn: psycopg.Connection[Any]
+    fingerprint: str | None
+    """None when change capture cannot be trusted on it (the dump then reads every table)."""
 
 
-def _release(url: str, idle: Idle, pid: int) -> None:
-    """Close and drop every idle pooled database (at garbage collection or exit).
+def _release(url: str, idle: list[Prepared], state: _State) -> None:
+    """Stop the worker, finish its cleanup, then close and drop every idle database.
 
-    Nothing in any process but `pid`, the pool's maker: a forked child's copy of the
-    list holds the parent's connections and databases.
+    Nothing in any process but the pool's maker: a forked child's copy of the list holds
+    the parent's connections and databases.
     """
-    if os.getpid() != pid:
+    if os.getpid() != state.pid:
         return
+    with state.cond:
+        state.closed = True
+        state.cond.notify_all()
+    if state.thread is not None and state.thread is not threading.current_thread():
+        state.thread.join(timeout=60)
+    with contextlib.suppress(Exception):
+        while state.jobs:
+            state.jobs.pop(0)()
     with contextlib.suppress(Exception), connect(url) as admin:
         while idle:
-            database, conn = idle.pop()
-            conn.close()
-            drop_database(admin, database)
+            prepared = idle.pop()
+            prepared.conn.close()
+            drop_database(admin, prepared.database)
 
 
-class RollbackPool:
-    """Idle cloned databases of one substrate, each with its open connection."""
+@dataclass
+class _State:
+    """What the worker and the finalizer share (never the substrate itself)."""
 
-    def __init__(self, substrate: PostgresSubstrate) -> None:
+    pid: int
+    cond: threading.Condition
+    jobs: list[Callable[[], None]]
+    ahead: int
+    """At most how many ready databases the worker keeps (0: none made ahead)."""
+    out: int = 0
+    """Databases handed to runs and not yet cleaned up."""
+    peak: int = 0
+    """The most runs this pool has served at once: the worker keeps that many ready (at
+    most `ahead`), so a process that runs one sandbox at a time makes one ahead, not four."""
+    closed: bool = False
+    making: int = 0
+    running: int = 0
+    """Cleanup jobs the worker is running now."""
+    thread: threading.Thread | None = None
+
+
+class DatabasePool:
+    """Ready databases of one substrate, and the worker that makes them and cleans up.
+
+    `make` is called by the worker to make one more ready database; it must hold the
+    substrate only weakly, so a substrate nobody uses is collected and its pool released.
+    """
+
+    def __init__(
+        self, substrate: PostgresSubstrate, make: Callable[[], Prepared | None], ahead: int
+    ) -> None:
         self._url = substrate.url
-        self._idle: Idle = []
-        self._lock = threading.Lock()
-        self._pid = os.getpid()
-        weakref.finalize(substrate, _release, substrate.url, self._idle, self._pid)
+        self._idle: list[Prepared] = []
+        self._make = make
+        self._state = _State(os.getpid(), threading.Condition(), [], ahead)
+        weakref.finalize(substrate, _release, substrate.url, self._idle, self._state)
 
     @property
     def mine(self) -> bool:
         """Whether this process made the pool (False in a forked child)."""
-        return os.getpid() == self._pid
+        return os.getpid() == self._state.pid
 
-    def take(self) -> tuple[str, psycopg.Connection[Any]] | None:
-        """An idle database and its connection, or None when all are in use."""
-        with self._lock:
-            return self._idle.pop() if self._idle else None
+    def take(self) -> Prepared | None:
+        """A ready database and its connection, or None when none is ready.
 
-    def give_back(self, database: str, conn: psycopg.Connection[Any]) -> None:
+        Counts a run as served until `done`, whether it takes one or clones its own.
+        """
+        state = self._state
+        with state.cond:
+            taken = self._idle.pop() if self._idle else None
+            state.out += 1
+            state.peak = max(state.peak, state.out)
+            self._wake()
+        return taken
+
+    def done(self) -> None:
+        """One run served by `take` has ended."""
+        with self._state.cond:
+            self._state.out = max(0, self._state.out - 1)
+
+    def give_back(self, prepared: Prepared) -> None:
         """Return a database that is the template again."""
-        with self._lock:
-            self._idle.append((database, conn))
+        with self._state.cond:
+            self._idle.append(prepared)
+            self._state.cond.notify_all()
+
+    def later(self, job: Callable[[], None]) -> None:
+        """Run `job` on the worker, before any database is made ahead; at once if closed."""
+        state = self._state
+        with state.cond:
+            if not state.closed:
+                state.jobs.append(job)
+                self._wake()
+                return
+        job()
+
+    def settle(self) -> None:
+        """Wait until the worker has no cleanup queued and makes nothing (tests, benches)."""
+        state = self._state
+        with state.cond:
+            while (
+                state.thread is not None
+                and not state.closed
+                and (state.jobs or state.making or state.running)
+            ):
+                state.cond.wait(timeout=1)
 
     def release(self) -> None:
-        """Drop every idle database now (nothing in a forked child)."""
-        with self._lock:
-            _release(self._url, self._idle, self._pid)
+        """Finish the cleanup and drop every idle database now (nothing in a forked child)."""
+        _release(self._url, self._idle, self._state)
+        with self._state.cond:
+            self._state.closed = False
+            self._state.thread = None
+
+    def _wake(self) -> None:
+        """Called under the lock: start the worker if needed, and tell it there is work."""
+        state = self._state
+        if state.thread is None and (state.jobs or _wants_more(self._idle, state)):
+            state.thread = threading.Thread(
+                target=_work, args=(self._idle, state, self._make), daemon=True
+            )
+            state.thread.start()
+        state.cond.notify_all()
+
+
+def _wants_more(idle: list[Prepared], state: _State) -> bool:
+    return len(idle) + state.making < min(state.ahead, state.peak)
+
+
+def _work(idle: list[Prepared], state: _State, make: Callable[[], Prepared | None]) -> None:
+    """The worker: cleanup jobs first, then ready databases up to `state.ahead`."""
+    while True:
+        with state.cond:
+            while not state.closed and not state.jobs and not _wants_more(idle, state):
+                state.cond.wait()
+            if state.closed:
+                return
+            job = state.jobs.pop(0) if state.jobs else None
+            if job is None:
+                state.making += 1
+            else:
+                state.running += 1
+        if job is not None:
+            with contextlib.suppress(Exception):  # a failed drop is left to reclaim/prune
+                job()
+            with state.cond:
+                state.running -= 1
+                state.cond.notify_all()
+            continue
+        made: Prepared | None = None
+        with contextlib.suppress(Exception):  # a run that needs one clones its own, and says
+            made = make()
+        with state.cond:
+            state.making -= 1
+            if made is None:
+                state.ahead = 0  # the server refuses: stop making ahead
+            else:
+                idle.append(made)  # dropped with the rest when the pool is released
+            state.cond.notify_all()
 
 
 def pool_serial() -> str:
@@ -103,51 +240,64 @@ class PooledSandbox:
         self,
         run_id: str,
         substrate: PostgresSubstrate,
-        pool: RollbackPool,
-        database: str,
-        conn: psycopg.Connection[Any],
+        pool: DatabasePool,
+        prepared: Prepared,
     ) -> None:
         self.run_id = run_id
         self.initial = substrate.template
-        self.database = database
+        self.database = prepared.database
         self.server = substrate.url
         """The server URL (a boundary creates its role there)."""
         self.schema = substrate.schema
         self._substrate = substrate
         self._pool = pool
-        self._conn = conn
+        self._prepared = prepared
+        self._conn = prepared.conn
+        self.dumped_by: str | None = None
+        """After the dump: 'changes', or why every table was read."""
         try:
-            self.db = PostgresDb(conn, statement_savepoints=True)
-            conn.execute("BEGIN")
+            self.db = PostgresDb(self._conn, statement_savepoints=True)
+            self._conn.execute("BEGIN")
         except psycopg.Error as exc:
-            raise SubstrateError(f"run {run_id}: pooled database {database}: {exc}") from None
+            raise SubstrateError(
+                f"run {run_id}: pooled database {prepared.database}: {exc}"
+            ) from None
 
     @property
     def intact(self) -> bool:
         """Whether the run's transaction is still the one opened at seed (nothing committed)."""
         return self._conn.info.transaction_status == _INTRANS
 
-    def dump(self) -> StateDump:
+    def dump(self) -> Dump:
         """The state inside the run's transaction; an open `atomic()` block is an error."""
         if self.db.depth:
             raise SubstrateError(f"run {self.run_id}: dump requested inside a transaction")
         if self._conn.info.transaction_status not in (_INTRANS, _IDLE):
             raise SubstrateError(f"run {self.run_id}: the run's transaction is broken")
-        try:
-            return StateDump.of(dump_image(self._conn, self._substrate.schema))
-        except psycopg.Error as exc:
-            raise SubstrateError(f"run {self.run_id}: dump failed: {exc}") from None
+        fingerprint = self._prepared.fingerprint if self.intact else None
+        state, self.dumped_by = self._substrate.final_state(
+            self._conn, self.db, fingerprint, self.run_id
+        )
+        return state
 
     def close(self) -> None:
-        """Roll back and return the database to the pool, or drop it if anything committed."""
-        if self.intact and not self.db.depth:
+        """Roll back and pool the database again, or drop it if anything committed.
+
+        The rollback runs on the pool's worker, off the run's path.
+        """
+        reusable = self.intact and not self.db.depth
+        self._pool.done()
+        self._pool.later(lambda: self._clean(reusable))
+
+    def _clean(self, reusable: bool) -> None:
+        if reusable:
             try:
                 self._conn.execute("ROLLBACK")
             except psycopg.Error:
                 pass
             else:
                 if self._conn.info.transaction_status == _IDLE:
-                    self._pool.give_back(self.database, self._conn)
+                    self._pool.give_back(self._prepared)
                     return
         self._conn.close()
         self._substrate.drop_database(self.database)

@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote
@@ -26,7 +27,13 @@ from psycopg import sql
 
 from kaudit.errors import SeedDriftError, SubstrateError
 from kaudit.substrate._choice import Blueprint
-from kaudit.substrate._dump import StateDump
+from kaudit.substrate._dump import Dump, StateDump
+from kaudit.substrate._pg_capture import (
+    Changes,
+    capture_statements,
+    catalog_fingerprint,
+    read_changes,
+)
 from kaudit.substrate._pg_catalog import (
     COMMENT_PREFIX,
     TEMPLATE_PREFIX,
@@ -38,9 +45,10 @@ from kaudit.substrate._pg_catalog import (
 )
 from kaudit.substrate._pg_conn import connect, database_exists, drop_database, redacted
 from kaudit.substrate._pg_db import PostgresDb
-from kaudit.substrate._pg_dump import dump_image, first_difference
+from kaudit.substrate._pg_dump import CatalogTable, catalog_tables, dump_image, first_difference
 from kaudit.substrate._pg_owner import owner_for
-from kaudit.substrate._pg_pool import PooledSandbox, RollbackPool, pool_serial
+from kaudit.substrate._pg_pool import DatabasePool, PooledSandbox, Prepared, pool_serial
+from kaudit.substrate._pg_state import TemplateImages
 from kaudit.substrate._pg_translate import COMPAT_FUNCTIONS, PgTable, translate
 from kaudit.substrate._postgres_entry import Kind
 from kaudit.substrate._schema import Schema, quote
@@ -63,9 +71,9 @@ def _new_locks() -> None:
 os.register_at_fork(after_in_child=_new_locks)
 
 
-TRANSLATION_VERSION = "3"
+TRANSLATION_VERSION = "5"
 """Bump when what a template database holds for the same image changes (DDL translation,
-compatibility functions), so templates built by older code are not reused."""
+compatibility functions, change capture), so templates built by older code are not reused."""
 
 
 def template_database(digest: str, source: str | None = None) -> str:
@@ -75,10 +83,23 @@ def template_database(digest: str, source: str | None = None) -> str:
 
 
 RESETS = ("clone", "rollback")
+DUMPS = ("changes", "full")
+AHEAD = 4
+"""Clones a clone-mode substrate keeps ready (a local campaign runs a few at a time)."""
 
 
 def split_reset(choice: str) -> tuple[str, str]:
-    """(server URL, reset) from `postgresql://...[?reset=clone|rollback]` (default clone).
+    """(server URL, reset) from `postgresql://...[?reset=clone|rollback]` (default clone)."""
+    url, options = split_choice(choice)
+    return url, options["reset"]
+
+
+def split_choice(choice: str) -> tuple[str, dict[str, str]]:
+    """(server URL, kaudit's options) from `postgresql://...?reset=...&dump=...&ahead=...`.
+
+    `reset`: `clone` (default) or `rollback`. `dump`: `changes` (default: read the rows
+    the change log names) or `full` (every table, every run). `ahead`: how many clones
+    to keep ready in clone mode (default 4; 0 makes each run clone its own).
 
     The other parameters are passed on as written: libpq reads `%20` as a space but `+`
     as a plus, unlike a form decoder, so decoding and re-encoding them would turn an
@@ -89,12 +110,19 @@ def split_reset(choice: str) -> tuple[str, str]:
     """
     base, _, query = choice.partition("?")
     pairs = [pair for pair in query.split("&") if pair]
-    resets = [unquote(p.partition("=")[2]) for p in pairs if p.partition("=")[0] == "reset"]
-    reset = resets[-1] if resets else "clone"
-    if reset not in RESETS:
-        raise SubstrateError(f"--substrate reset={reset!r}: use one of {list(RESETS)}")
-    rest = "&".join(p for p in pairs if p.partition("=")[0] != "reset")
-    return f"{base}?{rest}" if rest else base, reset
+    ours = {"reset": "clone", "dump": "changes", "ahead": str(AHEAD)}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name in ours:
+            ours[name] = unquote(value)
+    if ours["reset"] not in RESETS:
+        raise SubstrateError(f"--substrate reset={ours['reset']!r}: use one of {list(RESETS)}")
+    if ours["dump"] not in DUMPS:
+        raise SubstrateError(f"--substrate dump={ours['dump']!r}: use one of {list(DUMPS)}")
+    if not ours["ahead"].isdigit() or int(ours["ahead"]) > 64:
+        raise SubstrateError(f"--substrate ahead={ours['ahead']!r}: a whole number, 0 to 64")
+    rest = "&".join(p for p in pairs if p.partition("=")[0] not in ours)
+    return (f"{base}?{rest}" if rest else base), ours
 
 
 def _load(conn: psycopg.Connection[Any], image: StateDump, tables: list[PgTable]) -> None:
@@ -124,33 +152,37 @@ def _load(conn: psycopg.Connection[Any], image: StateDump, tables: list[PgTable]
 class PostgresSandbox:
     """One run's own database on the server, cloned from the world's template database."""
 
-    def __init__(self, run_id: str, substrate: PostgresSubstrate, database: str) -> None:
+    def __init__(self, run_id: str, substrate: PostgresSubstrate, prepared: Prepared) -> None:
         self.run_id = run_id
         self.initial = substrate.template
-        self.database = database
+        self.database = prepared.database
         self.server = substrate.url
         """The server URL (a boundary creates its role there)."""
         self.schema = substrate.schema
         self._substrate = substrate
-        self._conn = connect(substrate.url, database)
+        self._prepared = prepared
+        self._conn = prepared.conn
         self.db = PostgresDb(self._conn)
+        self.dumped_by: str | None = None
+        """After the dump: 'changes', or why every table was read."""
 
-    def dump(self) -> StateDump:
-        """The full state now, read with COPY into a SQLite image.
+    def dump(self) -> Dump:
+        """The state now: the rows the change log names over the template, or every table.
 
         An open transaction is an error, not a silent rollback.
         """
         if self._conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             raise SubstrateError(f"run {self.run_id}: dump requested inside a transaction")
-        try:
-            return StateDump.of(dump_image(self._conn, self._substrate.schema))
-        except psycopg.Error as exc:
-            raise SubstrateError(f"run {self.run_id}: dump failed: {exc}") from None
+        state, self.dumped_by = self._substrate.final_state(
+            self._conn, self.db, self._prepared.fingerprint, self.run_id
+        )
+        return state
 
     def close(self) -> None:
-        """Close the connection and drop the run's database."""
+        """Close the connection; the run's database is dropped off the run's path."""
         self._conn.close()
-        self._substrate.drop_database(self.database)
+        self._substrate.drop_later(self.database)
+        self._substrate.pool().done()
 
 
 class PostgresSubstrate:
@@ -160,7 +192,9 @@ class PostgresSubstrate:
     """
 
     def __init__(self, url: str, blueprint: Blueprint) -> None:
-        self.url, self.reset = split_reset(url)
+        self.url, options = split_choice(url)
+        self.reset, self.dump_mode = options["reset"], options["dump"]
+        self.ahead = int(options["ahead"])
         self.choice = url
         self.name = blueprint.name
         self.template = StateDump.of(blueprint.image)
@@ -169,10 +203,20 @@ class PostgresSubstrate:
         self.schema: Schema = self.template.schema()
         self.source_database = blueprint.source_database
         self.template_database = template_database(self.template.digest, self.source_database)
-        self._pool: RollbackPool | None = None
+        self._pool: DatabasePool | None = None
+        self._images: TemplateImages | None = None
+        self._catalogs: dict[str, dict[str, CatalogTable] | None] = {}
+        """Per catalog fingerprint: the tables as the dump reads them, None if they do not
+        match the template's (then every table is read)."""
+        self._campaign: str | None = None
+        """The campaign last reclaimed: clones made ahead are tagged with it."""
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_pool"} | {"_pool": None}
+        private = ("_pool", "_images")
+        return {k: v for k, v in self.__dict__.items() if k not in private} | {
+            "_pool": None,
+            "_images": None,
+        }
 
     @property
     def template_digest(self) -> str:
@@ -244,6 +288,18 @@ class PostgresSubstrate:
             with connect(self.url, building) as conn:
                 _load(conn, self.template, tables)
         with connect(self.url, building) as conn:
+            keys = {name: table.primary_key for name, table in self.schema.tables.items()}
+            try:
+                for statement in capture_statements(keys):
+                    conn.execute(statement.encode())
+                # Frozen and analyzed once here, every clone starts with hint bits set and
+                # planner statistics: the dump's catalog reads take a tenth of the time.
+                conn.execute("VACUUM (FREEZE, ANALYZE)")
+            except psycopg.Error as exc:
+                drop_database(admin, building)
+                raise SubstrateError(
+                    f"{self.name}: change capture cannot be installed: {exc}"
+                ) from None
             difference = first_difference(self.template, dump_image(conn, self.schema))
         if difference is not None:
             drop_database(admin, building)
@@ -287,42 +343,119 @@ class PostgresSubstrate:
     def seed(self, run_id: str) -> PostgresSandbox | PooledSandbox:
         """A fresh database for `run_id`.
 
-        Cloned from the template (a leftover of the same run in this process is dropped
-        first), or with `reset=rollback` a pooled one whose previous run was rolled back.
+        A clone of the template made ahead by the pool's worker, or one cloned now when
+        none is ready (a leftover of the same run in this process is dropped first);
+        with `reset=rollback` a pooled one whose previous run was rolled back.
         """
-        if self.reset == "rollback":
-            return self._seed_pooled(run_id)
-        database = self._clone(run_id, "run")
+        pool = self.pool()
+        taken = pool.take()
         try:
-            return PostgresSandbox(run_id, self, database)
-        except SubstrateError:
-            self.drop_database(database)
+            while taken is not None:
+                try:
+                    return self._sandbox(run_id, taken, pool)
+                except SubstrateError:
+                    # The server ended the idle session (idle_session_timeout, a restart,
+                    # pg_terminate_backend): drop its database rather than leak it.
+                    taken.conn.close()
+                    self.drop_database(taken.database)
+                    pool.done()
+                    taken = pool.take()
+            serial = pool_serial() if self.reset == "rollback" else ""
+            fresh = self._prepare(run_id, serial)
+            try:
+                return self._sandbox(run_id, fresh, pool)
+            except SubstrateError:
+                fresh.conn.close()
+                self.drop_database(fresh.database)
+                raise
+        except BaseException:
+            pool.done()
             raise
 
-    def _seed_pooled(self, run_id: str) -> PooledSandbox:
+    def _sandbox(
+        self, run_id: str, prepared: Prepared, pool: DatabasePool
+    ) -> PostgresSandbox | PooledSandbox:
+        if self.reset == "rollback":
+            return PooledSandbox(run_id, self, pool, prepared)
+        return PostgresSandbox(run_id, self, prepared)
+
+    def pool(self) -> DatabasePool:
+        """This process's pool of ready databases (a forked child makes its own)."""
         with _POOL_LOCK:  # runs seed in worker threads: one pool per substrate, not one each
             if self._pool is None or not self._pool.mine:  # a forked child's is the parent's
-                self._pool = RollbackPool(self)
-            pool = self._pool
-        while (taken := pool.take()) is not None:
-            database, conn = taken
-            try:
-                return PooledSandbox(run_id, self, pool, database, conn)
-            except SubstrateError:
-                # The server ended the idle session (idle_session_timeout, a restart,
-                # pg_terminate_backend): drop its database rather than leak it, try the next.
-                conn.close()
-                self.drop_database(database)
-        database = self._clone(run_id, "pool", pool_serial())
-        fresh: psycopg.Connection[Any] | None = None
+                ahead = 1 if self.reset == "rollback" else self.ahead
+                self._pool = DatabasePool(self, _maker(self), ahead)
+            return self._pool
+
+    def _prepare(self, run_id: str, serial: str) -> Prepared:
+        """A new clone with its open connection and its catalog's fingerprint.
+
+        Taken while the database is still the template, so the dump can tell whether
+        DDL ran since; the catalog is read once per fingerprint, for the dump's types.
+        """
+        database = self._clone(run_id, "pool" if serial else "run", serial)
+        conn: psycopg.Connection[Any] | None = None
         try:
-            fresh = connect(self.url, database)
-            return PooledSandbox(run_id, self, pool, database, fresh)
-        except SubstrateError:
-            if fresh is not None:
-                fresh.close()
+            conn = connect(self.url, database)
+            fingerprint: str | None = None
+            if self.dump_mode == "changes":
+                fingerprint = catalog_fingerprint(conn)
+                if fingerprint not in self._catalogs:
+                    self._catalogs[fingerprint] = self._matching_catalog(conn)
+                if self._catalogs[fingerprint] is None:
+                    fingerprint = None
+            return Prepared(database, conn, fingerprint)
+        except (SubstrateError, psycopg.Error) as exc:
+            if conn is not None:
+                conn.close()
             self.drop_database(database)
-            raise
+            if isinstance(exc, SubstrateError):
+                raise
+            raise SubstrateError(f"run {run_id}: {database}: {exc}") from None
+
+    def _matching_catalog(self, conn: psycopg.Connection[Any]) -> dict[str, CatalogTable] | None:
+        """The catalog's tables if they are the template's, column for column, else None."""
+        catalog = catalog_tables(conn)
+        for name, table in self.schema.tables.items():
+            found = catalog.get(name)
+            if found is None or (found.columns, found.primary_key) != (
+                table.columns,
+                table.primary_key,
+            ):
+                return None
+        return catalog if set(catalog) == set(self.schema.tables) else None
+
+    def final_state(
+        self,
+        conn: psycopg.Connection[Any],
+        db: PostgresDb,
+        fingerprint: str | None,
+        run_id: str,
+    ) -> tuple[Dump, str]:
+        """The run's final state, and how it was read: 'changes', or why every table.
+
+        The change log's rows over the template when the catalog is still the one the
+        database was made with; every table otherwise, or when `dump=full` was asked.
+        """
+        if db.broken is not None:
+            raise SubstrateError(f"run {run_id}: {db.broken}")
+        try:
+            how = "dump=full was asked" if self.dump_mode == "full" else "no change capture"
+            if fingerprint is not None:
+                found = read_changes(conn, fingerprint, self._catalogs[fingerprint] or {})
+                if isinstance(found, Changes):
+                    return self.images().final_state(run_id, self.schema, found), "changes"
+                how = found
+            return StateDump.of(dump_image(conn, self.schema)), how
+        except psycopg.Error as exc:
+            raise SubstrateError(f"run {run_id}: dump failed: {exc}") from None
+
+    def images(self) -> TemplateImages:
+        """The SQLite connections over the template the change-log dump writes into."""
+        with _POOL_LOCK:
+            if self._images is None:
+                self._images = TemplateImages(self.template)
+            return self._images
 
     def _clone(self, run_id: str, kind: Kind, serial: str = "") -> str:
         """A new database cloned from the template, named and tagged for this process's run.
@@ -346,6 +479,10 @@ class PostgresSubstrate:
             )
         return database
 
+    def drop_later(self, name: str) -> None:
+        """Drop a run database on the pool's worker, off the run's path."""
+        self.pool().later(lambda: self.drop_database(name))
+
     def drop_database(self, name: str) -> None:
         """Drop one run database (connections still open to it are terminated)."""
         with self.admin() as admin:
@@ -363,6 +500,7 @@ class PostgresSubstrate:
         Those of live owners stay, whichever ledger or machine they run from: another
         invocation of a campaign of the same name may be running right now.
         """
+        self._campaign = campaign
         orphans = [d.name for d in self.run_databases(campaign) if d.orphaned]
         with self.admin() as admin:
             for name in orphans:
@@ -386,3 +524,21 @@ class PostgresSubstrate:
             )
         blueprint = Blueprint(self.name, image, self.tools, self.volatile, self.source_database)
         return PostgresSubstrate(self.choice, blueprint)
+
+
+def _maker(substrate: PostgresSubstrate) -> Callable[[], Prepared | None]:
+    """What the pool's worker calls to make a database ahead; holds the substrate weakly.
+
+    A clone made ahead belongs to no run yet: it is tagged with the campaign last
+    reclaimed (so that campaign's next reclaim finds it if this process is killed).
+    """
+    ref = weakref.ref(substrate)
+
+    def make() -> Prepared | None:
+        found = ref()
+        if found is None:
+            return None
+        run_id = f"{found._campaign or 'kaudit'}/ahead"
+        return found._prepare(run_id, pool_serial())
+
+    return make

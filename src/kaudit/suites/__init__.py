@@ -1,6 +1,7 @@
 """Built-in task suites and the loader for suites on disk or from other formats."""
 
 from kaudit.suites._lint import LintFinding, lint_task
+from kaudit.suites._referee import Referee
 from kaudit.suites._suite import (
     BUILTIN_DIR,
     ENTRY_POINT_GROUP,
@@ -25,6 +26,7 @@ __all__ = [
     "SUITE_LOADERS",
     "VARIANT_SUFFIX",
     "LintFinding",
+    "Referee",
     "Suite",
     "SuiteLoader",
     "clone_rows",

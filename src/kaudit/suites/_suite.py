@@ -14,6 +14,7 @@ from kaudit.registry import Registry
 from kaudit.spec import Task, load_task
 from kaudit.substrate import DEFAULT_SUBSTRATE, Substrate
 from kaudit.suites._conform import check_against_schema
+from kaudit.suites._referee import Referee
 from kaudit.suites._variants import distractor_variant, with_extra_rows
 from kaudit.worlds import get_world, world_substrate
 
@@ -42,6 +43,8 @@ class Suite:
     """Whether `check_schema` proved every task against its world on `substrate_choice`."""
     origins: dict[str, Path] = field(default_factory=dict)
     """The file each task was read from, for schema errors that name it."""
+    referee: Referee | None = None
+    """The imported suite's own judge, recorded beside each verdict (AgentDojo's checks)."""
 
     def on_substrate(self, choice: str) -> Suite:
         """The same tasks, run on the substrate `choice` names (`sqlite`, `postgresql://...`).
@@ -160,7 +163,11 @@ ENTRY_POINT_GROUP = "kaudit.suites"
 SUITE_LOADERS: Registry[SuiteLoader] = Registry(
     "suite loader",
     ENTRY_POINT_GROUP,
-    builtins=("kaudit.suites._agentrelbench", "kaudit.suites._own_world"),
+    builtins=(
+        "kaudit.suites._agentrelbench",
+        "kaudit.suites._own_world",
+        "kaudit.suites._agentdojo",
+    ),
     error=SuiteError,
 )
 """Loaders for suite references written `PREFIX:ARGUMENT`, by prefix."""

@@ -6,6 +6,7 @@ These use kaudit's own test server for stacks a real one cannot be made to be on
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from kaudit.agents.chat import ChatAgent, ModelConfig, preflight_agents
 from kaudit.agents.chat.testserver import Call, ChatTestServer, Persona, Reply
 from kaudit.cli.main import app
 from kaudit.errors import PreflightError
+from kaudit.ledger import Ledger
 from tests.conftest import FIXTURES
 
 CALLER = (Reply(calls=(Call("record_probe", {"value": "ping"}),)), Reply(content="Done."))
@@ -91,8 +93,9 @@ def test_a_model_that_never_calls_the_tool_still_has_its_follow_up_checked(
 
 
 def run_cli(server: ChatTestServer, model: str, ledger: Path, *extra: str) -> Any:
-    args = ["run", "--suite", str(FIXTURES / "mini_suite"), "--ledger", str(ledger), "--k", "1"]
-    args += ["--model", f"openai:{model}", "--base-url", server.openai_url, *extra]
+    args = ["run", "--suite", str(FIXTURES / "mini_suite"), "--ledger", str(ledger)]
+    args += ["--model", f"openai:{model}", "--base-url", server.openai_url]
+    args += [*extra] if "--k" in extra else ["--k", "1", *extra]
     return CliRunner().invoke(app, args)
 
 
@@ -122,3 +125,25 @@ def test_a_missing_api_key_refuses_before_writing_the_ledger(
         assert result.exit_code == 2, result.output
         assert "KAUDIT_NO_SUCH_KEY is not set" in result.output
         assert not ledger.exists()
+
+
+def test_runs_the_stack_ended_are_recorded_with_their_error_and_flagged(
+    stacks: ChatTestServer, tmp_path: Path
+) -> None:
+    """With the probe skipped, a stack that 500s every follow-up is measured, not hidden.
+
+    Fails if the errored runs lose their `api_error` kind, or if `report --json` does not
+    mark the cell as measuring the stack (so a reader, and the gate, could take it for
+    the model's behaviour).
+    """
+    ledger = tmp_path / "audit.sqlite"
+    result = run_cli(stacks, "follow-up-500", ledger, "--no-preflight", "--k", "2")
+    assert result.exit_code == 0, result.output
+    with Ledger(ledger) as store:
+        records = list(store.records())
+    assert [(r.termination, r.extra.get("api_error")) for r in records] == [
+        ("errored", "http_500")
+    ] * 2
+    report = CliRunner().invoke(app, ["report", str(ledger), "--json"])
+    [cell] = json.loads(report.stdout)["cells"]
+    assert (cell["api_errors"], cell["measures_stack"]) == ({"http_500": 2}, True)

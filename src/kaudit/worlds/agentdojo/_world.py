@@ -1,0 +1,147 @@
+"""One AgentDojo suite environment, with one set of injections placed, as a kaudit world.
+
+The environment comes from the installed `agentdojo` package at run time: its YAML
+formatted with the injections by AgentDojo's own `load_and_inject_default_environment`,
+validated by its pydantic model, then stored as tables (`_tables`). Nothing of
+AgentDojo is copied: the template is rebuilt from the package and cached by a digest
+over the package version, the suite, the benchmark version and the environment itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from pydantic import BaseModel
+
+from kaudit.substrate import DEFAULT_SUBSTRATE, Blueprint, Substrate, Tool, cached_image
+from kaudit.substrate import open_substrate as _open
+from kaudit.worlds.agentdojo._tables import (
+    LAYOUT_VERSION,
+    POSITION,
+    TableLayout,
+    build_tables,
+    layout_of,
+)
+from kaudit.worlds.agentdojo._tools import agentdojo_tool
+
+
+def injections_digest(injections: Mapping[str, str]) -> str:
+    """A short digest naming a set of placed injections (empty: the suite's defaults)."""
+    text = json.dumps(dict(injections), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@dataclass
+class AgentDojoWorld:
+    """The environment of AgentDojo suite `suite` (a `TaskSuite`) with `injections` placed."""
+
+    suite: Any
+    version: str
+    injections: Mapping[str, str] = field(default_factory=dict)
+    _substrates: dict[str, Substrate] = field(default_factory=dict, init=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        """`agentdojo-SUITE@VERSION`, plus the injections' digest when any are placed."""
+        base = f"agentdojo-{self.suite.name}@{self.version}"
+        return f"{base}:{injections_digest(self.injections)}" if self.injections else base
+
+    @property
+    def env_type(self) -> type[BaseModel]:
+        """AgentDojo's environment model of the suite."""
+        env_type: type[BaseModel] = self.suite.environment_type
+        return env_type
+
+    @cached_property
+    def tables(self) -> tuple[TableLayout, ...]:
+        """The environment's table layout."""
+        return layout_of(self.env_type)
+
+    @cached_property
+    def _loaded(self) -> BaseModel:
+        env: BaseModel = self.suite.load_and_inject_default_environment(dict(self.injections))
+        return env
+
+    def environment(self) -> BaseModel:
+        """A fresh environment object with the injections placed, as AgentDojo builds it.
+
+        Parsed from the YAML once per world, then deep-copied (as AgentDojo copies its
+        pre-environment): parsing dominated loading a suite, ~800 times per load.
+        """
+        return self._loaded.model_copy(deep=True)
+
+    @cached_property
+    def _environment_json(self) -> str:
+        return self._loaded.model_dump_json()
+
+    def recipe_digest(self) -> str:
+        """sha256 over agentdojo's version, the suite, the environment and the layout."""
+        from importlib.metadata import version
+
+        parts = (
+            "agentdojo",
+            version("agentdojo"),
+            self.suite.name,
+            self.version,
+            LAYOUT_VERSION,
+            self._environment_json,
+        )
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    def build(self, conn: sqlite3.Connection) -> None:
+        """Create the tables and insert the injected environment's rows."""
+        build_tables(conn, self.tables, self.environment())
+
+    @cached_property
+    def image(self) -> bytes:
+        """The template image, cached on disk by the recipe digest."""
+        return cached_image(self.recipe_digest(), self.build)
+
+    def template_image(self) -> bytes:
+        """The template image (the `World` protocol's name for `image`)."""
+        return self.image
+
+    @property
+    def volatile(self) -> dict[str, tuple[str, ...]]:
+        """The list order column of each list and dict table.
+
+        Order is how AgentDojo's tools see a list, not a fact about a row: a removal
+        shifts every later position, which must not read as a change to those rows.
+        """
+        return {t.name: (POSITION,) for t in self.tables if t.kind != "one" and t.key != POSITION}
+
+    @property
+    def source_database(self) -> str | None:
+        """None: built from the package's environment into a SQLite image."""
+        return None
+
+    @cached_property
+    def tools(self) -> dict[str, Tool]:
+        """Every tool of the suite, running AgentDojo's function on the sandbox."""
+        from agentdojo.functions_runtime import FunctionsRuntime
+
+        runtime = FunctionsRuntime(self.suite.tools)
+        return {
+            f.name: agentdojo_tool(f, runtime, self.tables, self.env_type) for f in self.suite.tools
+        }
+
+    def toolset(
+        self, names: Collection[str] | None = None, acting_as: Any = None
+    ) -> dict[str, Tool]:
+        """The named tools (all when None); they act for whoever runs them."""
+        if names is None:
+            return dict(self.tools)
+        return {n: self.tools[n] for n in names if n in self.tools}
+
+    def substrate(self, choice: str = DEFAULT_SUBSTRATE) -> Substrate:
+        """This world on `choice`, offering every tool (built once per choice)."""
+        if choice not in self._substrates:
+            blueprint = Blueprint(self.name, self.image, self.toolset(), self.volatile)
+            self._substrates[choice] = _open(choice, blueprint)
+        return self._substrates[choice]

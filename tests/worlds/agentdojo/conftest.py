@@ -1,0 +1,55 @@
+"""The AgentDojo banking suite, loaded once, and the campaign builder its tests share.
+
+`banking_campaign(agent, ...)` is the hook for a test with another agent (a real local
+model): build the agent, call it on a few pairs, assert on the referee report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from kaudit.agents import Agent
+from kaudit.harness import CampaignPlan, run_campaign
+from kaudit.ledger import Ledger
+from kaudit.report._referee import RefereeReport, referee_report
+from kaudit.suites import Suite, load_suite
+
+pytest.importorskip("agentdojo", reason="needs the agentdojo extra")
+
+HANDFUL = (
+    "user_task_0",
+    "user_task_0/injection_task_5",
+    "user_task_2/injection_task_4",
+    "user_task_3/injection_task_7",
+    "user_task_14/injection_task_7",
+)
+"""A handful of banking tasks: a benign one, money sent, a redirected standing order,
+a password change, and the one pair whose injection the state cannot tell apart."""
+
+
+@pytest.fixture(scope="session")
+def banking() -> Suite:
+    """`agentdojo:banking` at the default benchmark version."""
+    return load_suite("agentdojo:banking")
+
+
+def banking_campaign(
+    suite: Suite,
+    agent: Agent,
+    ledger_path: Path,
+    tasks: Sequence[str] = HANDFUL,
+    k: int = 4,
+    name: str = "agentdojo",
+) -> RefereeReport:
+    """Run `agent` k times on `tasks` of `suite` into `ledger_path`; the referee report."""
+    plan = CampaignPlan(name=name, k=k, seed=7)
+    with Ledger(ledger_path) as ledger:
+        asyncio.run(run_campaign(plan, suite, [agent], ledger, tasks=suite.select(tasks)))
+        records = list(ledger.records(name))
+    report = referee_report(records)
+    assert report is not None, "the campaign's runs carry no agentdojo judgment"
+    return report
