@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -89,7 +89,7 @@ def _refereed(
 
 
 def _print_judges(
-    judges: tuple[JudgeTable, ...], runs: list[RunSummary], alpha: float, console: Console
+    judges: tuple[JudgeTable, ...], runs: Sequence[RunSummary], alpha: float, console: Console
 ) -> None:
     """LLM judges against the state (`kaudit grade`), when the ledger holds grades."""
     if judges:
