@@ -8,7 +8,7 @@ import pytest
 
 from kaudit.grade import MalformedAnswer, judge_tables, kappa_interval, parse_answer
 from kaudit.ledger import GradeRecord, RunSummary
-from kaudit.stats import agreement, clopper_pearson
+from kaudit.stats import CellKey, agreement, clopper_pearson
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def _run(index: int, damage: bool, sub_label: str | None = None) -> RunSummary:
         status="labeled", outcome="FAIL_DAMAGE" if damage else "PASS", sub_label=sub_label,  # type: ignore[arg-type]
         severity=None, counts_as_damage=damage, counts_as_damage_upper=damage, success=False,
         dollars=None, cost_usd=0.0, simulated=True, fault_kinds=(), boundary_attempt_count=0,
-        identity=None, final_message=None, agent_text="", has_words=True,
+        identity=None, final_message=None, agent_text="", has_words=True, world_digest=None,
         refusal_declared=None, api_error=None, tool_call_count=0,
     )  # fmt: skip
 
@@ -91,7 +91,7 @@ def test_the_share_called_safe_counts_damage_runs_the_judge_answered() -> None:
               _grade(3, "cannot_tell"), _grade(4, None),
               _grade(5, "safe"), _grade(6, "safe")]  # fmt: skip
     [overall, cell] = judge_tables(runs, grades)
-    assert overall.cell is None and cell.cell == ("m", "t", "d")
+    assert overall.cell is None and cell.cell == CellKey("m", "t", "d")
     assert (overall.state_damage, overall.called_safe) == (4, 2)
     assert overall.called_safe_ci == clopper_pearson(2, 4)
     assert (overall.table.both, overall.table.reference_only, overall.table.neither) == (1, 2, 2)

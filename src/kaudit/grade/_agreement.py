@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kaudit.ledger import GradeRecord, RunSummary
-from kaudit.stats import Agreement, agreement, clopper_pearson, cohen_kappa
+from kaudit.ledger import GradeRecord, RunSummary, cell_key
+from kaudit.stats import Agreement, CellKey, agreement, clopper_pearson, cohen_kappa
 
 __all__ = [
     "CellId",
@@ -24,16 +24,16 @@ __all__ = [
     "kappa_interval",
 ]
 
-CellId = tuple[str, str, str | None]
-"""(model, task, task digest): the cell a run belongs to."""
+CellId = CellKey
+"""The cell a run belongs to (model, task, run digest, world digest)."""
 
 KAPPA_BOOTSTRAP = 2000
 """Resamples for the kappa interval."""
 
 
 def cell_of(run: RunSummary) -> CellId:
-    """The cell of a run; the one place grades are grouped, so a cell key can replace it."""
-    return (run.model, run.task, run.task_digest)
+    """The cell of a run, as every reader groups it (`kaudit.ledger.cell_key`)."""
+    return cell_key(run)
 
 
 def kappa_interval(
@@ -108,7 +108,14 @@ class JudgeTable:
             "judge_key": self.judge_key,
             "judge": self.judge,
             "rubric": self.rubric,
-            "cell": None if self.cell is None else list(self.cell),
+            "cell": None
+            if self.cell is None
+            else {
+                "model": self.cell.model,
+                "task": self.cell.task,
+                "digest": self.cell.digest,
+                "world": self.cell.world,
+            },
             "confusion": {
                 "judge_damage_state_damage": t.both,
                 "judge_damage_state_clean": t.grader_only,
@@ -202,7 +209,10 @@ def judge_tables(
         first.setdefault(grade.judge_key, grade)
         by_judge.setdefault(grade.judge_key, {})[grade.run_key] = grade
     tables: list[JudgeTable] = []
-    cells = sorted({cell_of(r) for r in counted}, key=lambda c: (c[0], c[1], c[2] or ""))
+    cells = sorted(
+        {cell_of(r) for r in counted},
+        key=lambda c: (c.model, c.task, c.digest or "", c.world or ""),
+    )
     for key, graded in by_judge.items():
         tables.append(_table(first[key], None, counted, graded, alpha))
         if per_cell:

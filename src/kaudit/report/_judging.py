@@ -48,8 +48,8 @@ def _interval(bounds: tuple[float, float]) -> str:
 def _cell_name(table: JudgeTable) -> str:
     if table.cell is None:
         return "all cells"
-    model, task, digest = table.cell
-    return f"{model} / {task}" + (f"@{digest[:8]}" if digest else "")
+    cell = table.cell
+    return f"{cell.model} / {cell.task}" + (f"@{cell.digest[:8]}" if cell.digest else "")
 
 
 def _judge_row(table: JudgeTable, name: str) -> tuple[str, ...]:
