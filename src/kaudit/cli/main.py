@@ -21,6 +21,7 @@ from kaudit.cli._common import err_console, error_line, print_error
 COMMANDS: dict[str, str] = {
     "run": "run",
     "report": "report",
+    "grade": "grade",
     "validate": "validate",
     "stats": "stats",
     "plan": "stats",
@@ -43,6 +44,7 @@ COMMANDS: dict[str, str] = {
 COMMAND_MODULES = (
     "run",
     "report",
+    "grade",
     "validate",
     "tasks",
     "stats",

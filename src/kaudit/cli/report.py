@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +14,8 @@ from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor, rea
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.cli._tables import print_tables
 from kaudit.errors import KauditError
-from kaudit.ledger import Ledger, RunRecord, read_runs
+from kaudit.grade import JudgeTable, judge_tables
+from kaudit.ledger import Ledger, RunRecord, RunSummary, read_grades, read_runs
 from kaudit.report import (
     ANYTIME_MARK,
     FIXED_K_METHOD,
@@ -22,6 +23,8 @@ from kaudit.report import (
     HtmlOptions,
     build_report,
     html_report,
+    judge_text_tables,
+    rbm_lines,
     sequential_campaigns,
     stopping_rules,
     terminal_tables,
@@ -55,6 +58,7 @@ def _write_html(
     alpha: float,
     model_order: str | None,
     sequential: Collection[str],
+    judges: tuple[JudgeTable, ...] = (),
 ) -> None:
     """The HTML page shows each run's transcript and diff, so it reads the full records."""
     order = split_csv(model_order)
@@ -63,6 +67,7 @@ def _write_html(
         model_order=None if order is None else tuple(order),
         title=f"kaudit report: {ledger.name}",
         sequential_campaigns=tuple(sequential),
+        judges=judges,
     )
     page = html_report(records, options)
     try:
@@ -83,6 +88,16 @@ def _refereed(
     if not any(s.startswith(REFEREED_SUITES) for s in suites):
         return None
     return referee_report(store.records(campaign), "agentdojo", alpha)
+
+
+def _print_judges(
+    judges: tuple[JudgeTable, ...], runs: Sequence[RunSummary], alpha: float, console: Console
+) -> None:
+    """LLM judges against the state (`kaudit grade`), when the ledger holds grades."""
+    if judges:
+        print_tables(judge_text_tables(judges, runs, alpha), console)
+    for line in rbm_lines(judges):
+        console.print(line, soft_wrap=True, markup=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -133,9 +148,13 @@ def register(app: typer.Typer) -> None:
                 )
             sequential = sequential_campaigns(runs)
             rules = stopping_rules(runs)
+            # judge grades: their own chain, verified with the runs (same --no-verify)
+            judges = tuple(
+                judge_tables(runs, read_grades(ledger, verify=not no_verify).grades, alpha)
+            )
             if html is not None:
                 records = list(store.records(campaign, upto=read.anchored_records))
-                _write_html(html, records, ledger, alpha, model_order, sequential)
+                _write_html(html, records, ledger, alpha, model_order, sequential, judges)
             judged = _refereed(
                 store, [campaign] if campaign else list(read.campaigns), campaign, alpha
             )
@@ -144,9 +163,15 @@ def register(app: typer.Typer) -> None:
         if as_json:
             unverified = {"verified": False} if no_verify else {}
             anchored = anchor_json(read.records, read.anchored_records)
+            graded = {"judges": [t.to_json() for t in judges]} if judges else {}
             refereed = {"referee": judged.to_json()} if judged is not None else {}
             print_json(
-                built.to_json() | {"stopping_rules": rules} | unverified | anchored | refereed
+                built.to_json()
+                | {"stopping_rules": rules}
+                | graded
+                | unverified
+                | anchored
+                | refereed
             )
             return
         console = Console(highlight=False)
@@ -174,5 +199,6 @@ def register(app: typer.Typer) -> None:
             print_tables(referee_tables(judged), console)
             for line in disagreement_lines(judged):
                 console.print(line, soft_wrap=True, markup=False)
+        _print_judges(judges, runs, alpha, console)
         if html is not None:
             console.print(f"HTML report -> {html}", soft_wrap=True)

@@ -15,6 +15,7 @@ from rich.table import Table
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor, reader_anchor
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.errors import KauditError
+from kaudit.grade import JudgeTable
 from kaudit.ledger import Anchor, RunSummary
 from kaudit.report import ExposureSummary, exposure_summary
 from kaudit.stats import (
@@ -354,6 +355,26 @@ def register(app: typer.Typer) -> None:
     app.command("analyze")(guarded(analyze_cmd))
 
 
+def _judges(
+    ledgers: Sequence[str], alpha: float, verify: bool
+) -> tuple[list[JudgeTable], list[RunSummary]]:
+    """Judge tables of every kaudit ledger that holds grades (`kaudit grade`), and its runs."""
+    from kaudit.grade import judge_tables
+    from kaudit.ledger import Ledger, read_grades, read_runs
+
+    tables: list[JudgeTable] = []
+    runs: list[RunSummary] = []
+    for path in ledgers:
+        grades = read_grades(path, verify=verify).grades
+        if not grades:
+            continue
+        with Ledger(path, readonly=True) as store:
+            ledger_runs = read_runs(store, None, verify=verify).runs
+        tables += judge_tables(ledger_runs, grades, alpha)
+        runs += ledger_runs
+    return tables, runs
+
+
 def stats(
     ledgers: Annotated[
         list[str] | None, typer.Argument(help="Ledger files.", show_default=False)
@@ -420,11 +441,13 @@ def stats(
         fixed_prefix_runs=None if kaudit is None else kaudit.prefix_runs,
     )  # fmt: skip
     exposure = None if kaudit is None else kaudit.exposure
+    judged, judged_runs = _judges(ledgers or [], alpha, not no_verify) if kaudit else ([], [])
     if as_json:
         unverified = {"verified": False} if no_verify else {}
         exposed = {"exposure": exposure.to_json()} if exposure else {}
         anchored = {} if kaudit is None else anchor_json(*kaudit.anchored)
-        print_json(summary.to_json() | exposed | unverified | anchored)
+        graded = {"judges": [t.to_json() for t in judged]} if judged else {}
+        print_json(summary.to_json() | exposed | graded | unverified | anchored)
         return
     console = Console()
     if kaudit is not None:
@@ -438,6 +461,11 @@ def stats(
             f"faults injected: {exposure.faults}; runs that hit each: "
             f"{exposure.fault_outcomes}; boundary attempts: {exposure.boundary_attempts}"
         )
+    if judged:
+        from kaudit.cli._tables import print_tables
+        from kaudit.report import judge_text_tables
+
+        print_tables(judge_text_tables(judged, judged_runs, alpha), console)
 
 
 def plan(

@@ -3,6 +3,15 @@
 from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
 from kaudit.ledger._anchor import Anchor, parse_anchor
 from kaudit.ledger._export import EXPORT_FORMATS, export_rows, run_row, write_export
+from kaudit.ledger._grades import (
+    GRADE_VERSION,
+    GradeChain,
+    GradeRecord,
+    GradeStore,
+    JudgeGrade,
+    read_grades,
+    verify_grades,
+)
 from kaudit.ledger._import import (
     IMPORTED,
     export_records,
@@ -28,12 +37,17 @@ from kaudit.ledger._verify import (
 __all__ = [
     "EXPORT_FORMATS",
     "GENESIS",
+    "GRADE_VERSION",
     "IMPORTED",
     "LEDGER_FORMAT",
     "RECORD_VERSION",
     "STACK_DOMINATED_SHARE",
     "Anchor",
+    "GradeChain",
+    "GradeRecord",
+    "GradeStore",
     "ImportedRun",
+    "JudgeGrade",
     "Ledger",
     "LedgerRuns",
     "RunKey",
@@ -55,6 +69,7 @@ __all__ = [
     "migrate_ledger",
     "parse_anchor",
     "read_agentrelbench_verdicts",
+    "read_grades",
     "read_runs",
     "read_tallies",
     "record_from_imported",
@@ -66,6 +81,7 @@ __all__ = [
     "stack_health",
     "tallies_from_records",
     "tallies_from_runs",
+    "verify_grades",
     "verify_ledger",
     "walk_chain",
     "write_export",

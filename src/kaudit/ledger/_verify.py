@@ -14,6 +14,7 @@ from typing import Any
 
 from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import Anchor
+from kaudit.ledger._grades import verify_grades
 from kaudit.ledger._parse import SummaryView, record_data, run_record, summary_view
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import GENESIS, Ledger, record_hash
@@ -299,6 +300,7 @@ def verify_ledger(
     check_anchor_signature(anchor, public_key)
     with Ledger(path, readonly=True) as ledger:
         report = walk_chain(ledger, anchor)
+        verify_grades(ledger.path)  # judge grades: their own chain, each bound to its run
     return replace(report, signed=public_key is not None)
 
 

@@ -29,6 +29,7 @@ from kaudit.report._grading import (
     refusal_grader,
 )
 from kaudit.report._html import HtmlOptions, html_report
+from kaudit.report._judging import judge_html, judge_text_tables, rbm_lines
 from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._stopping import (
     cells_of_campaigns,
@@ -77,7 +78,10 @@ __all__ = [
     "guaranteed_runs",
     "html_report",
     "is_sequential",
+    "judge_html",
+    "judge_text_tables",
     "keyword_grader",
+    "rbm_lines",
     "refusal_grader",
     "run_costs",
     "run_viewer",

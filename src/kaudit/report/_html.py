@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from html import escape
 
 from kaudit.errors import KauditError
+from kaudit.grade import JudgeTable
 from kaudit.ledger import RunRecord, tallies_from_records
 from kaudit.report._cells import CampaignReport, build_report
 from kaudit.report._economics import ModelEconomics, economics
 from kaudit.report._grading import GraderResult, grade_transcripts
+from kaudit.report._judging import judge_html
 from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._stopping import cells_of_campaigns
 from kaudit.report._terminal import stack_table
@@ -74,6 +76,8 @@ class HtmlOptions:
         title: Page title.
         sequential_campaigns: Campaigns stopped by a sequential rule; their cells get the
             anytime-valid interval, as in the terminal report.
+        judges: LLM judges against the state (`kaudit.grade.judge_tables`), shown after
+            the keyword graders.
     """
 
     alpha: float = 0.05
@@ -85,6 +89,7 @@ class HtmlOptions:
     model_order: tuple[str, ...] | None = None
     title: str = "kaudit report"
     sequential_campaigns: tuple[str, ...] = ()
+    judges: tuple[JudgeTable, ...] = ()
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -308,6 +313,7 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
         f"<h2>Cells</h2>{_cells_table(summary, mix)}{_stack_section(cells)}"
         f"<h2>safe^k, pass^k and audit miss rates</h2>{_pool_table(summary)}"
         f"<h2>Transcript vs state</h2>{_grading_section(grade_transcripts(runs))}"
+        f"{judge_html(opts.judges, runs, opts.alpha)}"
         f"<h2>Economics</h2>"
         f"{_economics_section(money, opts)}"
         f'<h2 id="runs">Run viewer</h2>{run_viewer(runs)}'

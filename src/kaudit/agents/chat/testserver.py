@@ -66,6 +66,9 @@ class Persona:
     rejects_null_content: bool = False
     """Answer HTTP 500 to an assistant message with `"content": null`, as
     llama-cpp-python's server does."""
+    answer: Callable[[Mapping[str, Any]], Reply] | None = None
+    """Reply from the request body instead of the scripts: a scripted judge that answers
+    from what it is shown (faults still apply)."""
 
     @classmethod
     def single(cls, replies: Sequence[Reply], **options: Any) -> Persona:
@@ -258,7 +261,7 @@ class _Handler(BaseHTTPRequestHandler):
             with state.lock:
                 state.stats.scripts[persona.script_name(seed)] += 1
         time.sleep(persona.latency_s)
-        reply = persona.reply(seed, turn)
+        reply = persona.answer(body) if persona.answer else persona.reply(seed, turn)
         prompt = raw
         if persona.drops_tools:
             reply = Reply(content=reply.content or "I have no tools.")

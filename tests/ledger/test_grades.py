@@ -1,0 +1,142 @@
+"""The grades chain: `ledger verify` notices an edited, moved or re-chained grade."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kaudit.cli.main import app
+from kaudit.errors import LedgerError
+from kaudit.ledger import GENESIS, GradeRecord, GradeStore, Ledger, read_grades, verify_ledger
+from kaudit.ledger._grades import canonical_grade, grade_hash
+from tests.ledger.conftest import rechain, run_ledger
+
+
+def _grade_every_run(path: Path) -> None:
+    """A grade per run as `kaudit grade` writes them (no judge needed for the chain)."""
+    with Ledger(path) as ledger, GradeStore(ledger) as store:
+        hashes = store.run_hashes()
+        for key, run_hash in sorted(hashes.items()):
+            campaign, model, task, index, attempt = key
+            store.append(
+                GradeRecord(
+                    campaign=campaign, model=model, task=task, run_index=index,
+                    attempt=attempt, run_hash=run_hash, judge="openai:j", judge_key="j",
+                    rubric="r", rubric_digest="d", prompt_digest="p", status="graded",
+                    grade="safe", reason="ok",
+                )
+            )  # fmt: skip
+
+
+@pytest.fixture
+def graded(tmp_path: Path) -> Path:
+    path = run_ledger(tmp_path / "audit.sqlite", k=3)
+    _grade_every_run(path)
+    return path
+
+
+def _sql(path: Path, sql: str, *params: object) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute(sql, params)
+    conn.commit()
+    conn.close()
+
+
+def _rechain_grades(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    prev = GENESIS
+    for seq, body in conn.execute("SELECT seq, record FROM grades ORDER BY seq").fetchall():
+        digest = grade_hash(prev, body)
+        conn.execute(
+            "UPDATE grades SET prev_hash = ?, record_hash = ? WHERE seq = ?", (prev, digest, seq)
+        )
+        prev = digest
+    conn.commit()
+    conn.close()
+
+
+def _edited_body(path: Path, seq: int, **changes: object) -> str:
+    conn = sqlite3.connect(path)
+    body = conn.execute("SELECT record FROM grades WHERE seq = ?", (seq,)).fetchone()[0]
+    conn.close()
+    data = json.loads(body) | changes
+    return canonical_grade(GradeRecord.model_validate(data))
+
+
+def test_a_clean_grades_chain_verifies(graded: Path) -> None:
+    """Fails if a freshly written grade chain does not verify (hash or column mismatch)."""
+    verify_ledger(graded)
+    assert read_grades(graded).count == 3
+    result = CliRunner().invoke(app, ["ledger", "verify", str(graded)])
+    assert result.exit_code == 0, result.output
+
+
+def test_an_edited_grade_breaks_the_grades_chain(graded: Path) -> None:
+    """Fails if verify does not hash the stored grade body."""
+    body = _edited_body(graded, 2, grade="damage")
+    _sql(graded, "UPDATE grades SET record = ?, grade = 'damage' WHERE seq = 2", body)
+    with pytest.raises(LedgerError, match="grade chain broken at grade 2"):
+        verify_ledger(graded)
+    result = CliRunner().invoke(app, ["ledger", "verify", str(graded)])
+    assert result.exit_code == 2
+
+
+def test_an_edited_grade_column_is_noticed(graded: Path) -> None:
+    """Fails if verify does not compare the indexed columns with the hashed grade."""
+    _sql(graded, "UPDATE grades SET grade = 'damage' WHERE seq = 1")
+    with pytest.raises(LedgerError, match="grade 1: column grade"):
+        verify_ledger(graded)
+
+
+def test_a_re_chained_grade_moved_to_another_run_is_noticed(graded: Path) -> None:
+    """Re-chaining the grades after moving one to another run keeps their hashes consistent.
+    Fails if verify does not check each grade's run hash against the runs chain."""
+    body = _edited_body(graded, 1, run_index=1)
+    _sql(graded, "DELETE FROM grades WHERE seq = 2")  # run 1's own grade makes room
+    _sql(graded, "UPDATE grades SET record = ?, run_index = 1 WHERE seq = 1", body)
+    _rechain_grades(graded)
+    with pytest.raises(LedgerError, match=r"grade 1 grades run .* not that run's record"):
+        verify_ledger(graded)
+
+
+def test_a_re_chained_run_verdict_is_noticed_through_its_grade(graded: Path) -> None:
+    """An attacker edits a verdict and re-chains the runs: the runs chain alone verifies,
+    but the grade still carries the original run hash. Fails if verify ignores grades."""
+    conn = sqlite3.connect(graded)
+    seq, body = conn.execute("SELECT seq, record FROM runs ORDER BY seq LIMIT 1").fetchone()
+    conn.close()
+    data = json.loads(body)
+    data["final_message"] = "edited"
+    edited = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    _sql(graded, "UPDATE runs SET record = ? WHERE seq = ?", edited, seq)
+    rechain(graded)
+    with Ledger(graded, readonly=True) as ledger:
+        ledger.verify()  # the runs chain on its own is consistent again
+    with pytest.raises(LedgerError, match="not that run's record"):
+        verify_ledger(graded)
+
+
+def test_a_second_grade_by_the_same_judge_is_refused(graded: Path) -> None:
+    """Fails if a run could be silently re-graded by the same judge key."""
+    first = read_grades(graded).grades[0]
+    with (
+        Ledger(graded) as ledger,
+        GradeStore(ledger) as store,
+        pytest.raises(LedgerError, match="already graded"),
+    ):
+        store.append(first.model_copy(update={"grade": "damage"}))
+    assert read_grades(graded).count == 3
+
+
+def test_grades_never_change_a_count(graded: Path, tmp_path: Path) -> None:
+    """Fails if a grade reaches the cells (counts, verdicts) of the report."""
+    plain = run_ledger(tmp_path / "plain.sqlite", k=3)
+    runner = CliRunner()
+    with_grades = json.loads(runner.invoke(app, ["report", str(graded), "--json"]).output)
+    without = json.loads(runner.invoke(app, ["report", str(plain), "--json"]).output)
+    assert with_grades["cells"] == without["cells"]
+    assert "judges" in with_grades and "judges" not in without
