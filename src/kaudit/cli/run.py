@@ -78,9 +78,17 @@ def build_executor(
 
 
 class CampaignProgress:
-    """Runs done / total, rate, ETA, errors, damage, tokens and dollars; silent off a terminal."""
+    """Runs done / total, rate, ETA, errors, damage, tokens and dollars.
 
-    def __init__(self, console: Console) -> None:
+    On a terminal a live bar; piped or redirected, one plain line at most every
+    `every` seconds, so a slow campaign (PostgreSQL, a real model) still shows it is
+    moving in a log while a fast one prints nothing extra.
+    """
+
+    def __init__(self, console: Console, every: float = 10.0) -> None:
+        self._console = console
+        self._every = every
+        self._last_line = time.monotonic()
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -109,7 +117,7 @@ class CampaignProgress:
 
     def plan(self, result: CampaignResult) -> None:
         """Size the bar: the runs this invocation has to do."""
-        self._started = time.monotonic()
+        self._started = self._last_line = time.monotonic()
         todo = result.planned - result.skipped
         self._task = self._progress.add_task("runs", total=todo, rate="", stats="")
 
@@ -143,6 +151,23 @@ class CampaignProgress:
             f"tokens {self._tokens:,}  model ${self._cost:,.4f}"
         )
         self._progress.update(self._task, advance=1, rate=f"{rate:.1f}/s", stats=stats)
+        if not self._console.is_terminal:
+            self._plain_line(rate)
+
+    def _plain_line(self, rate: float) -> None:
+        """A progress line for a log, when `every` seconds have passed since the last one."""
+        now = time.monotonic()
+        if now - self._last_line < self._every:
+            return
+        self._last_line = now
+        total = int(self._progress.tasks[0].total or 0)
+        left = max(total - self._done, 0) / rate if rate > 0 else float("nan")
+        eta = f"ETA {left:,.0f} s" if left == left else "ETA unknown"
+        self._console.print(
+            f"progress: {self._done:,}/{total:,} runs, {rate:.1f} runs/s, {eta}, "
+            f"{self._damage:,} with damage, {self._errors:,} errors",
+            markup=False,
+        )
 
 
 def is_external(spec: str) -> bool:
