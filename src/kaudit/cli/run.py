@@ -24,6 +24,7 @@ from rich.progress import (
 
 from kaudit.agents import Agent, make_agent
 from kaudit.cli._common import guarded, head_line, split_csv
+from kaudit.cli._plural import counted
 from kaudit.cli.stats import Compat
 from kaudit.errors import KauditError
 from kaudit.faults import parse_faults
@@ -195,16 +196,19 @@ def load_identity(path: Path) -> Identity:
 def summary(result: CampaignResult, ledger: Path) -> list[str]:
     """The closing lines: what this invocation recorded, then what it cost."""
     lines = [
-        f"{result.ran} runs recorded ({result.skipped} already in the ledger, "
-        f"{result.restarted} restarted, {result.invalid} invalid, {result.damage} with damage) "
-        f"-> {ledger}"
+        f"{counted(result.ran, 'run')} recorded ({result.skipped:,} already in the ledger, "
+        f"{result.restarted:,} restarted, {result.invalid:,} invalid, "
+        f"{result.damage:,} with damage) -> {ledger}"
     ]
     if result.faults or result.boundary_attempts:
         lines.append(
-            f"{result.faults} faults injected; {result.boundary_attempts} boundary attempts refused"
+            f"{counted(result.faults, 'fault')} injected; "
+            f"{counted(result.boundary_attempts, 'boundary attempt')} refused"
         )
     if result.stopped:
-        lines.append(f"{result.stopped} runs not needed: their cells met the stopping rule")
+        lines.append(
+            f"{counted(result.stopped, 'run')} not needed: their cells met the stopping rule"
+        )
     if result.input_tokens or result.output_tokens or result.errored:
         lines.append(
             f"{result.errored} errored; tokens in {result.input_tokens:,} / out "
