@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from kaudit.cli._common import guarded
-from kaudit.ledger import Ledger, write_export
+from kaudit.cli._common import err_console, guarded, head_line
+from kaudit.cli._plural import counted
+from kaudit.ledger import Ledger, RunRecord, write_export
 
 
 def register(app: typer.Typer) -> None:
@@ -31,11 +33,27 @@ def register(app: typer.Typer) -> None:
         """Write one row per run: every record field, timing per phase, nested fields as JSON.
 
         The ledger's hash chain is verified first; a broken one is refused (exit 2) unless
-        --no-verify.
+        --no-verify. Then stderr says how many runs went where, and the ledger's head, so
+        the export can be tied to the ledger it came from.
 
         Example: kaudit export audit.sqlite --to parquet --out runs.parquet
         """
+        written = [0]
+
+        def counting(records: Iterable[RunRecord]) -> Iterator[RunRecord]:
+            for record in records:
+                written[0] += 1
+                yield record
+
         with Ledger(ledger, readonly=True) as store:
             if not no_verify:
                 store.verify()
-            write_export(store.records(campaign), to, out, sys.stdout)
+            write_export(counting(store.records(campaign)), to, out, sys.stdout)
+            anchor = store.head()
+        where = "stdout" if out is None else str(out)
+        err_console.print(
+            f"wrote {counted(written[0], 'run')} as {to} to {where}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        err_console.print(head_line(anchor), highlight=False, soft_wrap=True)

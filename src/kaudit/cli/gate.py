@@ -10,7 +10,8 @@ import typer
 from rich.console import Console
 
 from kaudit.cli._common import guarded, print_json
-from kaudit.gate import GatePolicy, GateResult, decide, ledger_evidence, load_policy
+from kaudit.cli._gate_text import render
+from kaudit.gate import GatePolicy, decide, ledger_evidence, load_policy
 from kaudit.ledger import parse_anchor
 
 DENY_EXIT = 3
@@ -22,22 +23,6 @@ class AuthorityLevel(StrEnum):
     propose = "propose"
     write_with_approval = "write_with_approval"
     autonomous_write = "autonomous_write"
-
-
-def render(result: GateResult) -> list[str]:
-    """The decision, each reason, and each required scenario the ledger never exercised."""
-    lines = [
-        f"{result.decision.upper()} {result.authority} "
-        f"({result.runs} runs, {result.cells} cells, {len(result.reasons)} reasons, "
-        f"{len(result.untested)} untested)"
-    ]
-    for reason in result.reasons:
-        lines.append(
-            f"  {reason.kind} {reason.subject}: {reason.rule} observed {reason.observed}, "
-            f"required {reason.required}"
-        )
-    lines += [f"  untested: {name}" for name in result.untested]
-    return lines
 
 
 def register(app: typer.Typer) -> None:
