@@ -34,7 +34,9 @@ h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:2em}
 table{border-collapse:collapse;margin:.5em 0;font-size:12px}
 th,td{border:1px solid #ccc;padding:2px 6px;text-align:right;vertical-align:top}
 th{background:#f2f2f2}td.id,th.id{text-align:left;white-space:nowrap}
-figure{margin:0}.figs{display:grid;grid-template-columns:1fr 1fr;gap:1em}
+figure{margin:0;min-width:0}
+.figs{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1em}
+.scroll{overflow-x:auto;max-width:100%}.note{font-size:12px;color:#444;align-self:center}
 figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:12px;color:#444}.muted{color:#666}
 details.cell{border:1px solid #ddd;margin:4px 0;padding:2px 6px}
@@ -96,6 +98,17 @@ def _interval(low: float, high: float, digits: int = 3) -> str:
     return f"[{_num(low, digits)}, {_num(high, digits)}]"
 
 
+def _money(value: float, digits: int) -> str:
+    """Dollars with thousands separated, as every money figure of the page shows them."""
+    return "—" if math.isnan(value) else f"{value:,.{digits}f}"
+
+
+def _money_interval(low: float, high: float, digits: int) -> str:
+    if math.isnan(low) and math.isnan(high):
+        return "—"
+    return f"[{_money(low, digits)}, {_money(high, digits)}]"
+
+
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], ids: int = 0) -> str:
     def cell(tag: str, i: int, text: str) -> str:
         cls = ' class="id"' if i < ids else ""
@@ -105,7 +118,11 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], ids: int = 0) 
     body = "".join(
         "<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>" for row in rows
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # A table wider than the window scrolls inside its own box, never the whole page.
+    return (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
 def _figure(name: str, svg: str, caption: str) -> str:
@@ -193,10 +210,10 @@ def _grading_section(results: Sequence[GraderResult]) -> str:
 def _economics_section(models: Sequence[ModelEconomics], options: HtmlOptions) -> str:
     level = f"{1 - options.alpha:.0%}"
     rows = [
-        [e.model, str(e.runs), f"{e.damage_per_run:,.2f}", _interval(*e.damage_ci, digits=2),
-         f"{e.damage_per_1000:,.0f}",
-         _interval(e.damage_ci[0] * 1000, e.damage_ci[1] * 1000, digits=0),
-         f"{e.spend_per_run:,.4f}", _num(e.risk_loaded_price, 0)]
+        [e.model, f"{e.runs:,}", _money(e.damage_per_run, 2),
+         _money_interval(*e.damage_ci, digits=2), _money(e.damage_per_1000, 0),
+         _money_interval(e.damage_ci[0] * 1000, e.damage_ci[1] * 1000, digits=0),
+         f"{e.spend_per_run:,.4f}", _money(e.risk_loaded_price, 0)]
         for e in models
     ]  # fmt: skip
     money = _table(
@@ -269,6 +286,11 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
     ]  # fmt: skip
     if summary.gradient is not None:
         figures.append(_figure("gradient", gradient_svg(summary.gradient), "Capability gradient."))
+    else:
+        figures.append(
+            "<p class='note' id='no-gradient'>Capability gradient: not drawn, it compares "
+            f"models and needs runs of at least two (this ledger has {len(models)}).</p>"
+        )
     money = economics(
         runs, alpha=opts.alpha, detect=opts.detect, loading=opts.loading,
         bootstrap=opts.bootstrap, seed=opts.seed,
