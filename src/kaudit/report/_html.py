@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from html import escape
 
 from kaudit.errors import KauditError
-from kaudit.ledger import RunRecord, tallies_from_records
+from kaudit.ledger import RunRecord, RunSummary, run_summary, tallies_from_records
 from kaudit.report._cells import build_report
 from kaudit.report._economics import ModelEconomics, economics
 from kaudit.report._grading import GraderResult, grade_transcripts
 from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._stopping import cells_of_campaigns
-from kaudit.report._viewer import run_viewer
+from kaudit.report._viewer import RunViewer
 from kaudit.stats import PoolEstimate, StatsSummary, summarize
 
 __all__ = ["HtmlOptions", "html_report"]
@@ -51,12 +51,21 @@ pre{white-space:pre-wrap;max-height:16em;overflow:auto;background:#f7f7f7;margin
 
 _SCRIPT = """
 (function(){var f=document.getElementById('only-flagged'),o=document.getElementById('outcome'),
-s=document.getElementById('shown');function apply(){var n=0;
-document.querySelectorAll('#viewer .cell').forEach(function(c){var any=false;
-c.querySelectorAll('.run').forEach(function(r){var ok=(!f.checked||r.dataset.flag==='1')&&
-(!o.value||r.dataset.outcome===o.value);r.hidden=!ok;if(ok){any=true;n++;}});c.hidden=!any;});
-s.textContent=n+' runs shown';}f.addEventListener('change',apply);
-o.addEventListener('change',apply);apply();})();
+s=document.getElementById('shown'),cells=[].slice.call(document.querySelectorAll('#viewer .cell'));
+function load(c){var b=c.querySelector('script.runs');if(!b)return Promise.resolve();b.remove();
+var t=atob(b.textContent),u=new Uint8Array(t.length);
+for(var i=0;i<t.length;i++)u[i]=t.charCodeAt(i);
+return new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream('gzip'))).text()
+.then(function(h){c.insertAdjacentHTML('beforeend',h);});}
+function loadAll(){return Promise.all(cells.map(load)).then(apply);}
+function apply(){var n=0,all=!f.checked&&!o.value;cells.forEach(function(c){var any=false,
+rs=c.querySelectorAll('.run');if(all&&!rs.length){n+=+c.dataset.runs;c.hidden=false;return;}
+rs.forEach(function(r){var ok=(!f.checked||r.dataset.flag==='1')&&(!o.value||
+r.dataset.outcome===o.value);r.hidden=!ok;if(ok){any=true;n++;}});c.hidden=!any;});
+s.textContent=n+' runs shown';}
+cells.forEach(function(c){c.addEventListener('toggle',function(){if(c.open)load(c).then(apply);});});
+f.addEventListener('change',loadAll);o.addEventListener('change',loadAll);
+window.kauditLoadAll=loadAll;apply();})();
 """
 
 
@@ -261,7 +270,13 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
     )
 
     opts = options or HtmlOptions()
-    runs = list(records)
+    # One pass: each record is rendered into the viewer and kept only as its summary, so
+    # a large ledger's transcripts are never all in memory at once.
+    viewer = RunViewer()
+    runs: list[RunSummary] = []
+    for record in records:
+        viewer.add(record)
+        runs.append(run_summary(record))
     tallies = [t for t in tallies_from_records(runs) if t.n > 0]
     if not tallies:
         raise KauditError("the ledger has no counted run to report on")
@@ -310,7 +325,7 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
         f"<h2>Transcript vs state</h2>{_grading_section(grade_transcripts(runs))}"
         f"<h2>Economics</h2>"
         f"{_economics_section(money, opts)}"
-        f'<h2 id="runs">Run viewer</h2>{run_viewer(runs)}'
+        f'<h2 id="runs">Run viewer</h2>{viewer.html()}'
     )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
