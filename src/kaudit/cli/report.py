@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -42,13 +42,16 @@ def exposure_lines(report: CampaignReport) -> list[str]:
 
 def _write_html(
     path: Path,
-    records: list[RunRecord],
+    records: Iterable[RunRecord],
     ledger: Path,
     alpha: float,
     model_order: str | None,
     sequential: Collection[str],
 ) -> None:
-    """The HTML page shows each run's transcript and diff, so it reads the full records."""
+    """The HTML page shows each run's transcript and diff, so it reads the full records.
+
+    They stream from the ledger into the page one at a time, never all held at once.
+    """
     order = split_csv(model_order)
     options = HtmlOptions(
         alpha=alpha,
@@ -108,9 +111,7 @@ def register(app: typer.Typer) -> None:
             sequential = sequential_campaigns(names, store.manifest)
             rules = {name: stopping_rule_text(store.manifest(name)) for name in names}
             if html is not None:
-                _write_html(
-                    html, list(store.records(campaign)), ledger, alpha, model_order, sequential
-                )
+                _write_html(html, store.records(campaign), ledger, alpha, model_order, sequential)
         built = build_report(runs, alpha, sequential)
         if as_json:
             unverified = {"verified": False} if no_verify else {}
