@@ -11,6 +11,7 @@ their own hierarchy and callers can tell them apart from a verdict::
     ├── InvalidRunError      a run has no dump, so it has no verdict (INVALID, never counted)
     ├── LedgerError          the ledger is corrupt, its hash chain broken, or a campaign clashes
     ├── EventError           a deployment event line is malformed (names source + line)
+    ├── PreflightError       a model's serving stack failed the preflight (nothing recorded)
     └── AgentError           an agent could not produce a turn (recorded as `errored`)
         └── AgentStalledError  the agent used up its time without finishing (recorded as `stalled`)
 
@@ -69,15 +70,24 @@ class EventError(KauditError):
         super().__init__(f"{source}: line {line}: {reason}")
 
 
+class PreflightError(KauditError):
+    """A model's serving stack failed the preflight probe; nothing was run or recorded."""
+
+
 class AgentError(KauditError):
     """The agent failed to produce a turn; the run terminates as `errored`.
 
     `usage` (a `kaudit.agents.Usage`) carries what the failed attempt still cost, e.g.
-    the retries spent before giving up, so the run's record counts them.
+    the retries spent before giving up, so the run's record counts them. `kind` names a
+    serving-stack failure (`http_500`, `timeout`, `connection`, `unreadable_reply`) so a
+    report can tell a cell that measured the stack from one that measured the model.
     """
 
-    def __init__(self, message: str, *, usage: object | None = None) -> None:
+    def __init__(
+        self, message: str, *, usage: object | None = None, kind: str | None = None
+    ) -> None:
         self.usage = usage
+        self.kind = kind
         super().__init__(message)
 
 

@@ -86,6 +86,8 @@ class RunFacts:
     """
 
     api_calls: int = 0
+    model_ms: float = 0.0
+    """Wall time spent awaiting the model's API (retries and backoff included)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0

@@ -23,6 +23,7 @@ from rich.progress import (
 )
 
 from kaudit.agents import Agent, make_agent
+from kaudit.agents.chat import preflight_agents
 from kaudit.cli._common import guarded, head_line, split_csv
 from kaudit.cli._plural import counted
 from kaudit.cli.stats import Compat
@@ -301,6 +302,13 @@ def register(app: typer.Typer) -> None:
                 "a run that hits it ends stalled."
             ),
         ] = None,
+        preflight: Annotated[
+            bool,
+            typer.Option(
+                help="Probe each real model's serving stack (a tool offered, a tool call, a "
+                "follow-up turn) before the first run; refuse with exit 2 if it fails."
+            ),
+        ] = True,
     ) -> None:
         """Run every missing run of the campaign and record each in the ledger.
 
@@ -342,6 +350,10 @@ def register(app: typer.Typer) -> None:
         console = Console(stderr=True, highlight=False, soft_wrap=True)
         if any(a.simulated for a in agents):
             console.print("note: simulated agent (scripted replay), not a real model")
+        # Before the ledger is opened: a stack that cannot do tool calling, a wrong key or
+        # model name is a setup mistake, and must not become a single record.
+        for report in preflight_agents(agents, skip=not preflight):
+            console.print(report.line())
         chosen_executor = build_executor(executor, concurrency, agents, ray_address)
         result: CampaignResult | None = None
         with Ledger(ledger) as store, CampaignProgress(console) as progress:

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kaudit.gate._policy import Authority, BoundaryProbe, FaultScenario, GatePolicy, Requirement
-from kaudit.ledger import RunRecord, RunSummary, run_summaries, tallies_from_records
+from kaudit.ledger import (
+    RunRecord,
+    RunSummary,
+    run_summaries,
+    stack_health,
+    tallies_from_records,
+)
 from kaudit.spec import SEVERITY_RANK
 from kaudit.stats import CellTally, clopper_pearson
 
@@ -77,6 +83,7 @@ def decide(policy: GatePolicy, authority: Authority, evidence: Evidence) -> Gate
     labeled = [r for r in runs if r.status == "labeled"]
     cells = tallies_from_records(runs)
     requirement = policy.authorities.get(authority)
+    health = stack_health(runs, requirement.max_stack_error_share) if requirement else {}
     reasons: list[Reason] = []
     if not evidence.verified:
         reasons.append(
@@ -89,6 +96,13 @@ def decide(policy: GatePolicy, authority: Authority, evidence: Evidence) -> Gate
         reasons.append(Reason("ledger", "min_k", 0, requirement.min_k, "ledger"))
     for cell in cells:
         reasons += _cell_reasons(cell, labeled, requirement)
+        stack = health.get((cell.model, cell.task_id, cell.digest))
+        if stack is not None and stack.measures_stack:
+            reasons.append(
+                Reason(f"{cell.model} / {cell.task}", "max_stack_error_share",
+                       {"api_errors": stack.api_errors, "n": stack.n},
+                       requirement.max_stack_error_share)
+            )  # fmt: skip
     untested: list[str] = []
     for scenario in requirement.faults:
         reasons += _fault_reasons(scenario, labeled, untested)

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kaudit.ledger import STACK_DOMINATED_SHARE
 from kaudit.spec import FaultKind, Outcome, Severity, read_yaml, validate_file_data
 
 Authority = Literal["propose", "write_with_approval", "autonomous_write"]
@@ -63,6 +64,13 @@ class Requirement(BaseModel):
     )
     max_boundary_attempts: int | None = Field(
         None, ge=0, description="Boundary attempts a cell may hold (0: none tolerated)."
+    )
+    max_stack_error_share: float = Field(
+        STACK_DOMINATED_SHARE,
+        ge=0.0,
+        le=1.0,
+        description="Cells whose share of runs ended by API errors (after all retries) "
+        "reaches this measure the serving stack, not the model, and are never granted on.",
     )
     faults: tuple[FaultScenario, ...] = ()
     boundary_probes: tuple[BoundaryProbe, ...] = ()

@@ -81,6 +81,8 @@ class Transcript:
     termination: Termination = "completed"
     final_message: str | None = None
     agent_error: str | None = None
+    api_error: str | None = None
+    """The serving-stack failure that ended the run (`http_500`, `timeout`, …), if any."""
     steps: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -136,6 +138,7 @@ class AgentLoop:
                     stalled = isinstance(exc, AgentStalledError)  # out of time, not broken
                     transcript.termination = "stalled" if stalled else "errored"
                     transcript.agent_error = str(exc)
+                    transcript.api_error = exc.kind
                     if isinstance(exc.usage, Usage):
                         transcript.add_usage(exc.usage)
                     return transcript
@@ -256,6 +259,9 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
         extra["sampling"] = facts.sampling
     if facts.agent_facts is not None and facts.agent_facts.api_calls:
         extra["api_calls"] = facts.agent_facts.api_calls
+        extra["model_ms"] = round(facts.agent_facts.model_ms, 3)
+    if transcript.api_error is not None:
+        extra["api_error"] = transcript.api_error
     identity = request.effective_identity()
     return RunRecord(
         **request.key,

@@ -13,6 +13,7 @@ from kaudit.ledger._import import (
 from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming
 from kaudit.ledger._schema import LEDGER_FORMAT
 from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
+from kaudit.ledger._stack import STACK_DOMINATED_SHARE, StackHealth, stack_health
 from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, migrate_ledger, record_hash
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs, run_summaries, run_summary
 from kaudit.ledger._tally import read_tallies, tallies_from_records
@@ -24,6 +25,7 @@ __all__ = [
     "IMPORTED",
     "LEDGER_FORMAT",
     "RECORD_VERSION",
+    "STACK_DOMINATED_SHARE",
     "Anchor",
     "ImportedRun",
     "Ledger",
@@ -32,6 +34,7 @@ __all__ = [
     "RunRecord",
     "RunSummary",
     "RunTiming",
+    "StackHealth",
     "VerifyReport",
     "canonical",
     "check_signature",
@@ -52,6 +55,7 @@ __all__ = [
     "run_summaries",
     "run_summary",
     "sign_anchor",
+    "stack_health",
     "tallies_from_records",
     "tallies_from_runs",
     "verify_ledger",

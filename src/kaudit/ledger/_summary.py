@@ -54,6 +54,9 @@ class RunSummary:
         agent_text: Each turn's content and the final message, one per line.
         has_words: Whether the record kept anything the agent wrote.
         refusal_declared: The verdict's recorded ``refusal_declared`` (None if absent).
+        api_error: The serving-stack failure that ended the run after every retry
+            (``http_500``, ``timeout``, …; ``extra["api_error"]``), None otherwise.
+        tool_call_count: Tool calls the agent made (refused and failed ones included).
     """
 
     campaign: str
@@ -79,6 +82,8 @@ class RunSummary:
     agent_text: str
     has_words: bool
     refusal_declared: bool | None
+    api_error: str | None
+    tool_call_count: int
 
     @property
     def damage_dollars(self) -> Decimal:
@@ -117,7 +122,15 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
         agent_text="\n".join([*(str(text or "") for text in contents), final or ""]),
         has_words=bool(final) or any(contents),
         refusal_declared=None if declared is None else bool(declared),
+        api_error=_api_error(record),
+        tool_call_count=len(record.tool_calls),
     )
+
+
+def _api_error(record: RunRecord) -> str | None:
+    """The stack failure of an errored run; records older than the field name none."""
+    kind = record.extra.get("api_error")
+    return str(kind) if kind is not None and record.termination == "errored" else None
 
 
 def run_summaries(records: Iterable[RunRecord | RunSummary]) -> list[RunSummary]:

@@ -7,7 +7,14 @@ from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from kaudit.ledger import RunRecord, RunSummary, run_summaries, tallies_from_records
+from kaudit.ledger import (
+    RunRecord,
+    RunSummary,
+    StackHealth,
+    run_summaries,
+    stack_health,
+    tallies_from_records,
+)
 from kaudit.report._faults import ExposureSummary, exposure_summary
 from kaudit.stats import CS_METHOD, CellTally, beta_binomial_cs, clopper_pearson, safe_pow_k
 
@@ -53,6 +60,12 @@ class CellRow:
     faults_injected: int = 0
     boundary_attempts: int = 0
     interval: str = FIXED_K_METHOD
+    api_errors: dict[str, int] = field(default_factory=dict)
+    """Runs ended by an API error after all retries, by kind (stack health)."""
+    no_tool_calls: int = 0
+    """Runs in which the agent made no tool call."""
+    measures_stack: bool = False
+    """Stack errors dominate the cell: its rates describe the serving stack, not the model."""
 
 
 @dataclass(frozen=True)
@@ -134,13 +147,15 @@ def build_report(
         dollars[cell] = dollars.get(cell, Decimal(0)) + record.damage_dollars
         cost[cell] = cost.get(cell, 0.0) + record.cost_usd
         simulated[cell] = record.simulated
+    health = stack_health(kept)
     rows = []
     for t in tallies_from_records(kept):
         cell = (t.model, t.task_id, t.digest)
         row = cell_row(
             t, alpha, float(dollars[cell]), cost[cell], simulated[cell], cell in sequential
         )
-        rows.append(replace(row, faults_injected=faults[cell], boundary_attempts=attempts[cell]))
+        row = replace(row, faults_injected=faults[cell], boundary_attempts=attempts[cell])
+        rows.append(_with_health(row, health.get(cell, StackHealth())))
     invalid = sum(record.status == "invalid" for record in kept)
     return CampaignReport(
         runs=len(kept),
@@ -148,4 +163,13 @@ def build_report(
         alpha=alpha,
         cells=tuple(rows),
         exposure=exposure_summary(kept),
+    )
+
+
+def _with_health(row: CellRow, health: StackHealth) -> CellRow:
+    return replace(
+        row,
+        api_errors=health.api_errors,
+        no_tool_calls=health.no_tool_calls,
+        measures_stack=health.measures_stack,
     )

@@ -15,11 +15,12 @@ from html import escape
 
 from kaudit.errors import KauditError
 from kaudit.ledger import RunRecord, RunSummary, run_summary, tallies_from_records
-from kaudit.report._cells import build_report
+from kaudit.report._cells import CampaignReport, build_report
 from kaudit.report._economics import ModelEconomics, economics
 from kaudit.report._grading import GraderResult, grade_transcripts
 from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._stopping import cells_of_campaigns
+from kaudit.report._terminal import stack_table
 from kaudit.report._viewer import RunViewer
 from kaudit.stats import PoolEstimate, StatsSummary, summarize
 
@@ -258,6 +259,16 @@ def _gradient_order(models: Sequence[str], order: tuple[str, ...] | None) -> lis
     return list(order)
 
 
+def _stack_section(report: CampaignReport) -> str:
+    """The stack-health table of the terminal report, when a cell needs it."""
+    table = stack_table(report)
+    if table is None:
+        return ""
+    return f"<h3>Stack health</h3><p>{escape(table.title)}</p>" + _table(
+        table.headers, table.rows, ids=2
+    )
+
+
 def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None) -> str:
     """The whole report as one HTML document; raises KauditError when nothing is counted."""
     # matplotlib costs ~0.4 s to import: only a command that draws the page pays for it.
@@ -320,7 +331,7 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
     body = (
         f"<h1>{escape(opts.title)}</h1>{key}"
         f"<h2>Figures</h2><div class='figs'>{''.join(figures)}</div>"
-        f"<h2>Cells</h2>{_cells_table(summary, mix)}"
+        f"<h2>Cells</h2>{_cells_table(summary, mix)}{_stack_section(cells)}"
         f"<h2>safe^k, pass^k and audit miss rates</h2>{_pool_table(summary)}"
         f"<h2>Transcript vs state</h2>{_grading_section(grade_transcripts(runs))}"
         f"<h2>Economics</h2>"

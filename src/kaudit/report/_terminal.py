@@ -57,6 +57,26 @@ def _cell_table(report: CampaignReport, model: str) -> TextTable:
     return TextTable(title, tuple(headers), tuple(rows))
 
 
+def stack_table(report: CampaignReport) -> TextTable | None:
+    """Per real-model cell: runs the stack ended, runs without a tool call; None if all clean.
+
+    Simulated agents have no serving stack, and their scripted refusals make no calls by
+    design, so their cells are left out unless an API error was recorded.
+    """
+    cells = [c for c in report.cells if c.api_errors or (not c.simulated and c.n)]
+    if not any(c.api_errors or c.no_tool_calls for c in cells):
+        return None
+    rows = tuple(
+        (c.model, c.task, str(c.n),
+         ", ".join(f"{kind} ×{count}" for kind, count in c.api_errors.items()) or "0",
+         f"{c.no_tool_calls}/{c.n}", "STACK" if c.measures_stack else "")
+        for c in cells
+    )  # fmt: skip
+    headers = ("model", "task", "n", "API errors", "no tool call", "measures")
+    title = "stack health (API errors after all retries; STACK: the cell measures the stack)"
+    return TextTable(title, headers, rows, left=2)
+
+
 def _mix_table(mix: Sequence[CellMix], model: str) -> TextTable:
     own = [m for m in mix if m.model == model]
     labels = [s for s in SUB_LABELS if any(m.count(s) for m in own)]
@@ -135,6 +155,9 @@ def terminal_tables(
     tables: list[TextTable] = []
     for model in models:
         tables += [_cell_table(report, model), _mix_table(mix, model)]
+    stack = stack_table(report)
+    if stack is not None:
+        tables.append(stack)
     if any(cell.n for cell in report.cells):
         tables += [
             _pool_table(runs, alpha, seed),

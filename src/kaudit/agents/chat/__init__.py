@@ -21,15 +21,20 @@ from kaudit.agents.chat._config import (
     redact,
     short_config,
 )
+from kaudit.agents.chat._preflight import PreflightReport
+from kaudit.errors import PreflightError
 
 __all__ = [
     "ChatAgent",
     "ModelConfig",
+    "PreflightError",
+    "PreflightReport",
     "Price",
     "Provider",
     "is_config_path",
     "load_model_config",
     "model_agent",
+    "preflight_agents",
     "redact",
     "short_config",
 ]
@@ -54,6 +59,28 @@ def model_agent(spec: str, **overrides: Any) -> ChatAgent:
 
         raise KauditError(f"not a chat model spec: {spec!r} (use openai:NAME or anthropic:NAME)")
     return ChatAgent(short_config(provider, name, **overrides))  # type: ignore[arg-type]
+
+
+def preflight_agents(agents: list[Agent], *, skip: bool = False) -> list[PreflightReport]:
+    """Probe every chat model's serving stack before a campaign; raise on the first failure.
+
+    Simulated and external agents have no stack to probe. With `skip`, only the API key
+    is checked (a missing key is a setup mistake, never data) and the manifest records
+    the preflight as skipped. Raises `PreflightError` with one line naming the model, its
+    base URL and what failed.
+    """
+    reports: list[PreflightReport] = []
+    for agent in agents:
+        if not isinstance(agent, ChatAgent):
+            continue
+        if skip:
+            agent.config.api_key()
+            continue
+        report = agent.preflight()
+        if not report.ok:
+            raise PreflightError(report.line())
+        reports.append(report)
+    return reports
 
 
 @register_agent("openai")

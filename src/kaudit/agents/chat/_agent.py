@@ -9,6 +9,7 @@ from typing import Any
 
 from kaudit.agents._protocol import Episode, RunFacts
 from kaudit.agents.chat._config import ModelConfig
+from kaudit.agents.chat._preflight import PreflightReport, preflight
 from kaudit.agents.chat._retry import RateLimiter
 from kaudit.agents.chat._session import ChatSession, Conversation, RunTotals
 from kaudit.agents.chat._transport import resolve_backend
@@ -37,6 +38,8 @@ class ChatAgent:
         )
         self._limiter = RateLimiter(config.requests_per_minute)
         self._totals: dict[str, RunTotals] = {}
+        self.preflight_report: PreflightReport | None = None
+        """The last preflight of this model's stack, for the manifest (None: not probed)."""
 
     @property
     def max_concurrent_runs(self) -> int | None:
@@ -59,6 +62,7 @@ class ChatAgent:
         totals = self._totals.pop(run_id, RunTotals())
         return RunFacts(
             api_calls=totals.api_calls,
+            model_ms=totals.model_ms,
             input_tokens=totals.input_tokens,
             output_tokens=totals.output_tokens,
             cost_usd=totals.cost_usd,
@@ -74,9 +78,20 @@ class ChatAgent:
             "seed": "per run" if self.config.send_seed else None,
         }
 
+    def preflight(self) -> PreflightReport:
+        """Probe the serving stack (tools offered, a tool call, a follow-up turn) once.
+
+        Call it before the campaign's event loop starts; the report goes in the manifest.
+        """
+        self.preflight_report = preflight(self.config, self._provider)
+        return self.preflight_report
+
     def describe(self) -> dict[str, Any]:
-        """The config for the manifest, keys redacted."""
-        return self.config.describe()
+        """The config for the manifest, keys redacted, with the preflight's findings."""
+        described = self.config.describe()
+        report = self.preflight_report
+        described["preflight"] = report.to_json() if report is not None else "skipped"
+        return described
 
     async def aclose(self) -> None:
         """Close the client this event loop uses, if any."""
@@ -93,10 +108,11 @@ class ChatAgent:
         return client
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config}
+        return {"config": self.config, "preflight": self.preflight_report}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["config"])  # type: ignore[misc]
+        self.preflight_report = state.get("preflight")
 
 
 def _provider_module(provider: str) -> Any:

@@ -33,6 +33,7 @@ _ERRORS = SdkErrors(
     connection=anthropic.APIConnectionError,
     status=anthropic.APIStatusError,
     base=anthropic.AnthropicError,
+    timeout=anthropic.APITimeoutError,
 )
 
 
@@ -56,6 +57,7 @@ class AnthropicConversation:
         ]
         if tools:
             fields["tools"] = tools
+            fields["tool_choice"] = {"type": "auto"}  # the API's default, said explicitly
         if config.temperature is not None:
             fields["temperature"] = config.temperature
         if config.top_p is not None:
@@ -143,3 +145,7 @@ class AnthropicConversation:
     def retry_after(self, exc: Exception) -> float | None:
         """The Retry-After of a status error."""
         return _ERRORS.retry_after(exc)
+
+    def error_kind(self, exc: Exception) -> str:
+        """What failed, named for the stack-health counts (`http_500`, `timeout`, …)."""
+        return _ERRORS.kind(exc)

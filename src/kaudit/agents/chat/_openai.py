@@ -36,7 +36,10 @@ SDK = openai
 """The SDK module, for its transport options."""
 
 _ERRORS = SdkErrors(
-    connection=openai.APIConnectionError, status=openai.APIStatusError, base=openai.OpenAIError
+    connection=openai.APIConnectionError,
+    status=openai.APIStatusError,
+    base=openai.OpenAIError,
+    timeout=openai.APITimeoutError,
 )
 
 
@@ -50,6 +53,9 @@ class OpenAIConversation:
         fields: dict[str, Any] = {"model": config.name, config.max_tokens_param: config.max_tokens}
         if episode.tool_specs:
             fields["tools"] = [{"type": "function", "function": s} for s in episode.tool_specs]
+            # Said explicitly: llama-cpp-python's server ignores `tools` without it (the
+            # prompt is the same with and without them), and OpenAI's default is this.
+            fields["tool_choice"] = "auto"
         if config.temperature is not None:
             fields["temperature"] = config.temperature
         if config.top_p is not None:
@@ -107,7 +113,9 @@ class OpenAIConversation:
             echoed.append(
                 {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
             )
-        assistant: dict[str, Any] = {"role": "assistant", "content": content}
+        # A string, never null: llama-cpp-python's server rejects `"content": null` with
+        # HTTP 500 on every follow-up turn; OpenAI, vLLM, Ollama and llama-server take "".
+        assistant: dict[str, Any] = {"role": "assistant", "content": content or ""}
         if echoed:
             assistant["tool_calls"] = echoed
         self.body.append(assistant)
@@ -127,3 +135,7 @@ class OpenAIConversation:
     def retry_after(self, exc: Exception) -> float | None:
         """The Retry-After of a status error."""
         return _ERRORS.retry_after(exc)
+
+    def error_kind(self, exc: Exception) -> str:
+        """What failed, named for the stack-health counts (`http_500`, `timeout`, …)."""
+        return _ERRORS.kind(exc)

@@ -91,6 +91,18 @@ class SdkErrors:
     """An HTTP error status; carries `status_code` and `response`."""
     base: type[Exception]
     """Anything else the SDK raises, e.g. a reply it cannot read."""
+    timeout: type[Exception] | None = None
+    """The SDK's timeout error (a subclass of `connection`), to name it apart."""
+
+    def kind(self, exc: Exception) -> str:
+        """A short, stable name of what failed, for the per-cell stack-health counts."""
+        if self.timeout is not None and isinstance(exc, self.timeout):
+            return "timeout"
+        if isinstance(exc, self.connection):
+            return "connection"
+        if isinstance(exc, self.status):
+            return f"http_{int(exc.status_code)}"  # type: ignore[attr-defined]
+        return "sdk_error" if isinstance(exc, self.base) else type(exc).__name__
 
     def disposition(self, exc: Exception) -> Disposition:
         """Retry connection failures and retryable statuses; blame the rest carefully.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
@@ -30,6 +31,7 @@ class RunTotals:
     """What a run's API calls cost, kept beside the turns so an errored run still has it."""
 
     api_calls: int = 0
+    model_ms: float = 0.0
     retries: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -61,6 +63,10 @@ class Conversation(Protocol):
 
     def retry_after(self, exc: Exception) -> float | None:
         """The server's requested wait, if the error carried one."""
+        ...
+
+    def error_kind(self, exc: Exception) -> str:
+        """A short name of what failed (`http_500`, `timeout`, …), for stack health."""
         ...
 
 
@@ -103,13 +109,21 @@ class ChatSession:
     async def next_turn(self, observations: Sequence[Observation]) -> Turn:
         """The model's next turn; raises `AgentError` once retries are exhausted."""
         self._conversation.add_observations(observations)
+        started = time.perf_counter()
+        try:
+            response, retries = await self._call()
+        finally:
+            self.totals.model_ms += (time.perf_counter() - started) * 1000
+        return self._turn(response, retries)
+
+    async def _call(self) -> tuple[Any, int]:
+        """One API call with its retries; raises `AgentError` once they are spent."""
         retries = 0
         while True:
             await self._limiter.wait()
             self.totals.api_calls += 1
             try:
-                response = await self._conversation.create()
-                break
+                return await self._conversation.create(), retries
             except Exception as exc:  # the SDKs' errors; classified by the provider
                 kind = self._conversation.disposition(exc)
                 if kind == "retry" and retries < self._config.max_retries:
@@ -123,11 +137,20 @@ class ChatSession:
                 if kind == "setup":
                     raise KauditError(message) from exc  # a harness error: the run is invalid
                 spent = Usage(retries=retries)
-                raise AgentError(f"{message} (after {retries} retries)", usage=spent) from exc
+                raise AgentError(
+                    f"{message} (after {retries} retries)",
+                    usage=spent,
+                    kind=self._conversation.error_kind(exc),
+                ) from exc
+
+    def _turn(self, response: Any, retries: int) -> Turn:
+        """Parse one response into a turn and count what it cost."""
         try:
             reply = self._conversation.accept(response)
         except (AttributeError, LookupError, TypeError, ValueError) as exc:
-            raise AgentError(f"{self._config.key}: unreadable reply: {exc}") from exc
+            raise AgentError(
+                f"{self._config.key}: unreadable reply: {exc}", kind="unreadable_reply"
+            ) from exc
         cost = self._config.price.cost(reply.input_tokens, reply.output_tokens)
         self.totals.input_tokens += reply.input_tokens
         self.totals.output_tokens += reply.output_tokens

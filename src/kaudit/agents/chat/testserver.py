@@ -60,6 +60,12 @@ class Persona:
     fault_rate: float = 0.0
     fault_kinds: Sequence[Fault] = ("500", "429")
     latency_s: float = 0.0
+    drops_tools: bool = False
+    """Behave like a stack without tool calling: tools are not in the prompt (its token
+    count), and replies carry no tool calls."""
+    rejects_null_content: bool = False
+    """Answer HTTP 500 to an assistant message with `"content": null`, as
+    llama-cpp-python's server does."""
 
     @classmethod
     def single(cls, replies: Sequence[Reply], **options: Any) -> Persona:
@@ -242,13 +248,24 @@ class _Handler(BaseHTTPRequestHandler):
             kind = _ERROR_TYPES.get(outcome, "api_error")
             self._error(int(outcome), kind, f"injected {outcome}", anthropic)
             return
+        if persona.rejects_null_content and any(
+            m.get("role") == "assistant" and m.get("content") is None
+            for m in body.get("messages", [])
+        ):
+            self._error(500, "api_error", "content: Input should be a valid string", anthropic)
+            return
         if turn == 0:
             with state.lock:
                 state.stats.scripts[persona.script_name(seed)] += 1
         time.sleep(persona.latency_s)
         reply = persona.reply(seed, turn)
+        prompt = raw
+        if persona.drops_tools:
+            reply = Reply(content=reply.content or "I have no tools.")
+            kept = {k: v for k, v in body.items() if k not in ("tools", "tool_choice")}
+            prompt = json.dumps(kept, ensure_ascii=False, separators=(",", ":")).encode()
         build = _anthropic_body if anthropic else _openai_body
-        self._send(200, build(str(body["model"]), reply, 1 + len(raw) // 4, turn))
+        self._send(200, build(str(body["model"]), reply, 1 + len(prompt) // 4, turn))
 
     def _error(self, status: int, kind: str, message: str, anthropic: bool) -> None:
         body: dict[str, Any]
