@@ -49,4 +49,5 @@ def print_tables(tables: Sequence[TextTable], console: Console) -> None:
         else:
             if number:
                 console.print()
-            console.print(to_text([table], width=console.width), end="", markup=False)
+            text = to_text([table], width=console.width)
+            console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
