@@ -49,5 +49,7 @@ def print_tables(tables: Sequence[TextTable], console: Console) -> None:
         else:
             if number:
                 console.print()
-            text = to_text([table], width=console.width)
-            console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+            # The title may wrap like prose; the rows are already laid out to fit.
+            title, body = to_text([table], width=console.width).split("\n", 1)
+            console.print(title, markup=False, highlight=False)
+            console.print(body, end="", markup=False, highlight=False, soft_wrap=True)
