@@ -37,23 +37,29 @@ fi
 
 # 2. PostgreSQL for the postgres tests.
 pg_trusts() { psql -h 127.0.0.1 -p 5432 -U postgres -w -d postgres -Atqc 'SELECT 1' >/dev/null 2>&1; }
-if command -v pg_ctlcluster >/dev/null && ! pg_trusts; then
-  version=$(ls /usr/lib/postgresql | sort -V | tail -1)
-  if ! root; then
+# Whether pg_lsclusters lists a cluster whose column $1 is $2 (exit status only, no pipe).
+has_cluster() { pg_lsclusters -h | awk -v col="$1" -v want="$2" '$col == want {found = 1} END {exit !found}'; }
+if pg_trusts; then
+  say "PostgreSQL on 127.0.0.1:5432 already lets user postgres in; left as it is"
+elif command -v pg_ctlcluster >/dev/null; then
+  version=$(ls /usr/lib/postgresql 2>/dev/null | sort -V | tail -1 || true)
+  if [ -z "$version" ]; then
+    say "no PostgreSQL server binaries under /usr/lib/postgresql; the postgres tests skip" >&2
+  elif ! root; then
     say "no PostgreSQL on 127.0.0.1:5432 that user postgres reaches without a password;" \
       "the postgres tests skip (set KAUDIT_TEST_PG to another server's URL)" >&2
-  elif pg_lsclusters -h | awk '$2 == "kaudit"' | grep -q .; then
+  elif has_cluster 2 kaudit; then
     if ! pg_ctlcluster "$version" kaudit status >/dev/null 2>&1; then
       say "starting the PostgreSQL cluster $version/kaudit this script created earlier"
       pg_ctlcluster --skip-systemctl-redirect "$version" kaudit start
     fi
   else
-    if [ "$installed_postgresql" = yes ] && pg_lsclusters -h | awk '$2 == "main"' | grep -q .; then
+    if [ "$installed_postgresql" = yes ] && has_cluster 2 main; then
       # The package created an empty `main` cluster on 5432 a moment ago, in this run.
       say "dropping the empty PostgreSQL cluster $version/main the package just created"
       pg_dropcluster --stop "$version" main
     fi
-    if pg_lsclusters -h | awk '$3 == 5432' | grep -q .; then
+    if has_cluster 3 5432; then
       say "a PostgreSQL cluster this script did not create holds port 5432 and asks user" \
         "postgres for a password; it is left untouched and the postgres tests skip" \
         "(set KAUDIT_TEST_PG to a URL that needs none)" >&2
