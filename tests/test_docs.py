@@ -81,3 +81,15 @@ def test_every_command_help_carries_an_example() -> None:
 
     missing = [cb for cb in callbacks(app) if "Example: kaudit " not in (cb.__doc__ or "")]
     assert missing == []
+
+
+def test_the_readme_is_a_front_page() -> None:
+    """Fails if the README grows back into a notebook (it was 728 lines, 132 of them
+    performance): at most 250 lines, with the sections a new user looks for."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    for section in ("## Install", "## Tour", "## Python", "## Commands", "## Real models",
+                    "## Documentation"):  # fmt: skip
+        assert f"\n{section}\n" in readme
+    assert "docs/images/report.png" in readme and "docs/models.md" in readme
+    assert "KAUDIT_AGENTRELBENCH_DATA" in readme and "du -sh .venv" in readme
