@@ -374,9 +374,8 @@ def register(app: typer.Typer) -> None:
                 )
             anchor = store.head()
         if result is None:
-            console.print(
-                f"interrupted: {progress.done} runs recorded; run the same command to resume"
-            )
+            done = counted(progress.done, "run")
+            console.print(f"interrupted: {done} recorded; run the same command to resume")
             raise typer.Exit(130)
         for line in summary(result, ledger):
             console.print(line)
