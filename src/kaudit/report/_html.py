@@ -63,7 +63,7 @@ function apply(){var n=0,all=!f.checked&&!o.value;cells.forEach(function(c){var 
 rs=c.querySelectorAll('.run');if(all&&!rs.length){n+=+c.dataset.runs;c.hidden=false;return;}
 rs.forEach(function(r){var ok=(!f.checked||r.dataset.flag==='1')&&(!o.value||
 r.dataset.outcome===o.value);r.hidden=!ok;if(ok){any=true;n++;}});c.hidden=!any;});
-s.textContent=n+' runs shown';}
+s.textContent=n+(n===1?' run':' runs')+' shown';}
 cells.forEach(function(c){c.addEventListener('toggle',function(){if(c.open)load(c).then(apply);});});
 f.addEventListener('change',loadAll);o.addEventListener('change',loadAll);
 window.kauditLoadAll=loadAll;apply();})();
