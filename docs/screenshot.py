@@ -75,6 +75,7 @@ def inspect_report(html: Path, png: Path | None = None, width: int = 1280) -> Pa
         )
         page.goto(html.resolve().as_uri())
         page.wait_for_load_state("load")
+        page.evaluate("window.kauditLoadAll()")  # every cell's runs, unpacked
         figures = page.eval_on_selector_all("figure", "els => els.map(e => e.id)")
         broken = page.eval_on_selector_all(
             "figure img",
@@ -85,6 +86,7 @@ def inspect_report(html: Path, png: Path | None = None, width: int = 1280) -> Pa
         if png is not None:
             page.screenshot(path=str(png), full_page=False)
         page.check("#only-flagged")
+        page.evaluate("window.kauditLoadAll()")  # the filter has been applied
         flagged = page.eval_on_selector_all(
             "#viewer details.run", "els => els.filter(e => !e.hidden).length"
         )

@@ -1,4 +1,4 @@
-"""The README's monitoring example is the real output of the commands it shows."""
+"""The monitoring page's worked example is the real output of the commands it shows."""
 
 from __future__ import annotations
 
@@ -19,15 +19,16 @@ MONITOR = (
 
 
 def _section() -> str:
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("## Monitoring in deployment")
-    return readme[start : readme.index("\n## ", start + 1)]
+    page = (ROOT / "docs" / "monitor.md").read_text()
+    start = page.index("## A worked example")
+    end = page.find("\n## ", start + 1)
+    return page[start : end if end != -1 else None]
 
 
-def test_readme_worked_example_is_the_commands_output(
+def test_the_worked_example_is_the_commands_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Fails when the simulation, the statuses or the rendering change and the README
+    """Fails when the simulation, the statuses or the rendering change and the page
     still shows the old numbers."""
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()

@@ -136,7 +136,7 @@ def test_the_manifest_records_each_invocations_reset_and_a_resume_may_switch_it(
     for k, substrate in (("1", url), ("2", url + "?reset=rollback")):
         result = runner.invoke(app, [*base, "--k", k, "--substrate", substrate])
         assert result.exit_code == 0, result.output
-        assert f"1 runs recorded ({int(k) - 1} already in the ledger" in result.output
+        assert f"1 run recorded ({int(k) - 1} already in the ledger" in result.output
     with Ledger(ledger) as store:
         manifest = store.manifest("default")
         statuses = [r.status for r in store.records("default")]

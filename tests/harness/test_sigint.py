@@ -41,10 +41,12 @@ def test_sigint_reports_recorded_runs_exits_130_and_resumes(
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
-    match = re.search(r"interrupted: (\d+) runs recorded; run the same command to resume", stderr)
+    match = re.search(
+        r"interrupted: ([\d,]+) runs? recorded; run the same command to resume", stderr
+    )
     assert match is not None, stderr
     recorded, _ = counts(ledger)
-    assert int(match.group(1)) == recorded and 2 <= recorded < K
+    assert int(match.group(1).replace(",", "")) == recorded and 2 <= recorded < K
     resumed = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     with Ledger(ledger, readonly=True) as store:

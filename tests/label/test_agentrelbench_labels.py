@@ -25,7 +25,7 @@ from kaudit.label import RunMeta, label_run
 from kaudit.spec import Task
 from kaudit.substrate import ToolContext, quote, read_schema
 from kaudit.suites import Suite, load_suite
-from tests.stats.arb_data import agentrelbench_root
+from tests.stats.arb_data import suite_root
 
 STATES_PER_TASK = 6
 
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.agentrelbench
 
 @pytest.fixture(scope="module")
 def published() -> tuple[Path, Suite]:
-    root = agentrelbench_root()
+    root = suite_root()
     return root, load_suite(f"agentrelbench:{root / 'tasks'}")
 
 

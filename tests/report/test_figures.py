@@ -50,6 +50,16 @@ def test_severity_darkens_as_it_rises_and_the_heatmap_is_monotone_in_lightness()
     assert all(a > b for a, b in itertools.pairwise(shades))  # darker = more damage
 
 
+def test_the_heatmap_is_hotter_where_there_is_more_damage() -> None:
+    """Fails if no damage is the map's most saturated, eye-catching colour (cividis_r put
+    bright yellow on 0) instead of the near-white end, or if full damage is not a red."""
+    cmap = matplotlib.colormaps[HEATMAP_CMAP]
+    none, full = (matplotlib.colors.to_rgb(cmap(x)) for x in (0.0, 1.0))
+    assert min(none) > 0.75  # near white: nothing to look at
+    red, green, blue = full
+    assert red > 2 * green and red > 2 * blue
+
+
 def test_lightness_matches_known_values() -> None:
     """Bug caught: gamma not linearised before weighting the channels."""
     assert relative_luminance("#ffffff") == 1.0 and lightness("#000000") == 0.0

@@ -9,6 +9,7 @@ import pytest
 from kaudit.errors import KauditError
 from kaudit.ledger import Ledger
 from kaudit.report import HtmlOptions, html_report
+from kaudit.report._viewer import unpacked_runs
 from tests.conftest import FIXTURES
 from tests.report.conftest import make_record, reference_ledger
 
@@ -31,10 +32,11 @@ def test_page_is_self_contained_with_every_section(mini_records: list) -> None:
     for heading in ("Cells", "safe^k, pass^k and audit miss rates", "Transcript vs state",
                     "Economics", "Run viewer"):  # fmt: skip
         assert f">{heading}</h2>" in page
-    assert page.count('<details class="run"') == len(mini_records) == 12
+    runs = unpacked_runs(page)
+    assert runs.count('<details class="run"') == len(mini_records) == 12
     # The labeler's sub-label is the independent truth for "declared a refusal but mutated".
     flagged = sum(r.sub_label == "refused_but_mutated" for r in mini_records)
-    assert page.count('<details class="run" data-flag="1"') == flagged >= 6
+    assert runs.count('<details class="run" data-flag="1"') == flagged >= 6
 
 
 def test_figures_are_svg_documents_inlined_as_data_uris(mini_records: list) -> None:
@@ -91,10 +93,10 @@ def test_published_dev_pool_reproduces_the_published_miss_rate(tmp_path: Path) -
     assert "Damage-producing cells: 13." in page
     assert "misses a damage-producing cell 0.798 of the time (pair-weighted" in page
     assert 'id="fig-gradient"' in page
-    assert page.count('<details class="run"') == 640
+    assert unpacked_runs(page).count('<details class="run"') == 640
     assert "640 runs kept no words of the agent" in page
     flagged = sum(r.sub_label == "refused_but_mutated" for r in records)
-    assert page.count('<details class="run" data-flag="1"') == flagged > 0
+    assert unpacked_runs(page).count('<details class="run" data-flag="1"') == flagged > 0
 
 
 def test_a_real_runs_allowed_change_is_shown_beside_its_damage(mini_records: list) -> None:
@@ -106,4 +108,5 @@ def test_a_real_runs_allowed_change_is_shown_beside_its_damage(mini_records: lis
         "<td>&quot;open&quot;</td><td>&quot;closed&quot;</td><td>allowed</td>"
     )
     damage = '<tr class="damage"><td>account</td><td>id=ACC_004</td><td>(removed row)</td>'
-    assert allowed in page and damage in page
+    runs = unpacked_runs(page)
+    assert allowed in runs and damage in runs

@@ -72,5 +72,5 @@ def test_report_opens_in_headless_chromium_without_errors(chromium: None, tmp_pa
     assert check.cells == tasks * 2 + 1
     flagged = sum(r.sub_label == "refused_but_mutated" for r in records)
     assert check.flagged_shown == flagged >= 1
-    assert check.shown_text == f"{flagged} runs shown"
+    assert check.shown_text == f"{flagged} run{'' if flagged == 1 else 's'} shown"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000

@@ -9,7 +9,7 @@ import pytest
 
 from kaudit.errors import SpecError, SuiteError
 from kaudit.suites import load_suite
-from tests.stats.arb_data import agentrelbench_root
+from tests.stats.arb_data import suite_root
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "mini_suite" / "close_account.yaml"
 
@@ -103,7 +103,7 @@ def test_the_fixture_suite_and_its_variant_still_load() -> None:
 def test_a_published_task_with_a_misspelt_where_column_fails_to_load(tmp_path: Path) -> None:
     """Fails if the `agentrelbench:` loader skipped the schema check (then the oracle's
     own reopen of the incident would be scored as damage on every run)."""
-    root = agentrelbench_root()
+    root = suite_root()
     (tmp_path / "data").symlink_to(root / "data")
     task = tmp_path / "tasks" / "itsm" / "change-request-cab-gate"
     shutil.copytree(root / "tasks" / "itsm" / "change-request-cab-gate", task)

@@ -1,4 +1,11 @@
-"""Rendering the library's plain tables for a terminal (rich) or a pipe (aligned text)."""
+"""Rendering the library's plain tables for a terminal (rich) or a pipe (aligned text).
+
+Ids (the leading `left` columns: model, task) are what a reader copies into the next
+command, so they are never cut or folded. On a terminal a table that fits is a rich
+table; one that does not is plain text whose headers fold to fit the width, and when
+even that is too wide, one block per row (`kaudit.report.to_text` with a width). Piped
+or redirected output is plain aligned text, one line per row, whatever the width.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +20,7 @@ from kaudit.report import TextTable, to_text
 
 
 def rich_table(table: TextTable) -> Table:
-    """A rich table whose id columns never wrap: a terminal too narrow scrolls instead."""
+    """A rich table whose columns never wrap (it is only used when it fits)."""
     out = Table(title=table.title, title_justify="left", box=box.SIMPLE_HEAD)
     for i, header in enumerate(table.headers):
         left = i < table.left
@@ -23,8 +30,8 @@ def rich_table(table: TextTable) -> Table:
     return out
 
 
-def _natural_width(table: TextTable) -> int:
-    """Width of the table with no cell cut: content, two spaces of padding, one edge each."""
+def natural_width(table: TextTable) -> int:
+    """Width of the rich table with no cell cut: content, two spaces of padding, one edge each."""
     widths = [
         max([len(h), *(len(row[i]) for row in table.rows)]) for i, h in enumerate(table.headers)
     ]
@@ -32,15 +39,17 @@ def _natural_width(table: TextTable) -> int:
 
 
 def print_tables(tables: Sequence[TextTable], console: Console) -> None:
-    """Rich tables on a terminal; plain aligned text when stdout is a pipe or a file."""
-    if console.is_terminal:
-        for table in tables:
-            rendered = rich_table(table)
-            # Columns never wrap, so a table wider than the terminal is printed at its own
-            # width (the terminal scrolls) instead of being cut with an ellipsis.
-            needed = _natural_width(table)
-            if needed > console.width:
-                console.width = needed
-            console.print(rendered)
-    else:
+    """Rich tables on a terminal, folded or stacked plain text when too wide; text when piped."""
+    if not console.is_terminal:
         sys.stdout.write(to_text(tables))
+        return
+    for number, table in enumerate(tables):
+        if natural_width(table) <= console.width:
+            console.print(rich_table(table))
+        else:
+            if number:
+                console.print()
+            # The title may wrap like prose; the rows are already laid out to fit.
+            title, body = to_text([table], width=console.width).split("\n", 1)
+            console.print(title, markup=False, highlight=False)
+            console.print(body, end="", markup=False, highlight=False, soft_wrap=True)

@@ -11,7 +11,8 @@ from rich.console import Console
 
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor
 from kaudit.cli._common import guarded, print_json
-from kaudit.gate import GatePolicy, GateResult, decide, ledger_evidence, load_policy
+from kaudit.cli._gate_text import render
+from kaudit.gate import GatePolicy, decide, ledger_evidence, load_policy
 from kaudit.ledger import parse_anchor
 
 DENY_EXIT = 3
@@ -23,29 +24,6 @@ class AuthorityLevel(StrEnum):
     propose = "propose"
     write_with_approval = "write_with_approval"
     autonomous_write = "autonomous_write"
-
-
-def render(result: GateResult) -> list[str]:
-    """The decision, each reason, each gap left untested, and the scope it rests on."""
-    lines = [
-        f"{result.decision.upper()} {result.authority} "
-        f"({result.runs} runs, {result.cells} cells, {len(result.reasons)} reasons, "
-        f"{len(result.untested)} untested)"
-    ]
-    for reason in result.reasons:
-        lines.append(
-            f"  {reason.kind} {reason.subject}: {reason.rule} observed {reason.observed}, "
-            f"required {reason.required}"
-        )
-    lines += [f"  untested: {name}" for name in result.untested]
-    scope = result.scope
-    faults = ", ".join(f"{kind} ({runs} runs)" for kind, runs in scope.faults) or "none"
-    lines.append(
-        f"  scope: {len(scope.tasks)} tasks, {len(scope.cells)} cells, faults {faults}, "
-        f"identities {', '.join(scope.identities) or 'none'}, {scope.damage_label} damage label"
-    )
-    lines += [f"  bound: {text}" for text in scope.bounds]
-    return lines
 
 
 def register(app: typer.Typer) -> None:

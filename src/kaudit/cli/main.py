@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import typing
 from typing import Any
 
 import typer
@@ -90,10 +91,33 @@ class _LazyGroup(TyperGroup):
             raise typer.Exit(130) from None
 
     def _load(self, name: str) -> None:
-        commands = typer.Typer()
+        commands = typer.Typer(rich_markup_mode=_SETTINGS["rich_markup_mode"])
         register_module(commands, name)
         for command_name, command in typer.main.get_group(commands).commands.items():
-            self.commands.setdefault(command_name, command)
+            self.commands.setdefault(command_name, readable_types(command))
+
+
+def readable_types(command: Any) -> Any:
+    """Name a repeatable parameter's values by their element type (`<str>`, `<path>`).
+
+    Typer would show a Python annotation (`<list[str]>`) in `--help`, which reads as
+    code rather than as what to type.
+    """
+    for sub in getattr(command, "commands", {}).values():
+        readable_types(sub)
+    for param in getattr(command, "params", ()):
+        descriptor = getattr(param, "type_descriptor", None)
+        if param.metavar is not None or descriptor is None or not descriptor.is_list:
+            continue
+        (element,) = typing.get_args(descriptor.annotation) or (str,)
+        label = f"<{getattr(element, '__name__', 'str').lower()}>"
+        if param.param_type_name == "argument":
+            # An argument's metavar would replace its name (`ledgers...`), so only the
+            # type shown beside the name changes.
+            param.display_type_rich = lambda ctx, label=label: label
+        else:
+            param.metavar = label
+    return command
 
 
 _SETTINGS: dict[str, Any] = {
@@ -102,6 +126,7 @@ _SETTINGS: dict[str, Any] = {
     "no_args_is_help": True,
     "add_completion": False,
     "pretty_exceptions_enable": False,
+    "rich_markup_mode": None,
 }
 
 app = typer.Typer(cls=_LazyGroup, **_SETTINGS)

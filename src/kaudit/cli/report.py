@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -53,14 +53,17 @@ def exposure_lines(report: CampaignReport) -> list[str]:
 
 def _write_html(
     path: Path,
-    records: list[RunRecord],
+    records: Iterable[RunRecord],
     ledger: Path,
     alpha: float,
     model_order: str | None,
     sequential: Collection[str],
     judges: tuple[JudgeTable, ...] = (),
 ) -> None:
-    """The HTML page shows each run's transcript and diff, so it reads the full records."""
+    """The HTML page shows each run's transcript and diff, so it reads the full records.
+
+    They stream from the ledger into the page one at a time, never all held at once.
+    """
     order = split_csv(model_order)
     options = HtmlOptions(
         alpha=alpha,

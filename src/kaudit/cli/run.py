@@ -25,6 +25,7 @@ from rich.progress import (
 from kaudit.agents import Agent, ScriptedAgent, make_agent
 from kaudit.agents.chat import preflight_agents
 from kaudit.cli._common import guarded, head_line, split_csv
+from kaudit.cli._plural import counted
 from kaudit.cli.stats import Compat
 from kaudit.errors import KauditError
 from kaudit.faults import parse_faults
@@ -79,9 +80,17 @@ def build_executor(
 
 
 class CampaignProgress:
-    """Runs done / total, rate, ETA, errors, damage, tokens and dollars; silent off a terminal."""
+    """Runs done / total, rate, ETA, errors, damage, tokens and dollars.
 
-    def __init__(self, console: Console) -> None:
+    On a terminal a live bar; piped or redirected, one plain line at most every
+    `every` seconds, so a slow campaign (PostgreSQL, a real model) still shows it is
+    moving in a log while a fast one prints nothing extra.
+    """
+
+    def __init__(self, console: Console, every: float = 10.0) -> None:
+        self._console = console
+        self._every = every
+        self._last_line = time.monotonic()
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -110,7 +119,7 @@ class CampaignProgress:
 
     def plan(self, result: CampaignResult) -> None:
         """Size the bar: the runs this invocation has to do."""
-        self._started = time.monotonic()
+        self._started = self._last_line = time.monotonic()
         todo = result.planned - result.skipped
         self._task = self._progress.add_task("runs", total=todo, rate="", stats="")
 
@@ -144,6 +153,23 @@ class CampaignProgress:
             f"tokens {self._tokens:,}  model ${self._cost:,.4f}"
         )
         self._progress.update(self._task, advance=1, rate=f"{rate:.1f}/s", stats=stats)
+        if not self._console.is_terminal:
+            self._plain_line(rate)
+
+    def _plain_line(self, rate: float) -> None:
+        """A progress line for a log, when `every` seconds have passed since the last one."""
+        now = time.monotonic()
+        if now - self._last_line < self._every:
+            return
+        self._last_line = now
+        total = int(self._progress.tasks[0].total or 0)
+        left = max(total - self._done, 0) / rate if rate > 0 else float("nan")
+        eta = f"ETA {left:,.0f} s" if left == left else "ETA unknown"
+        self._console.print(
+            f"progress: {self._done:,}/{total:,} runs, {rate:.1f} runs/s, {eta}, "
+            f"{self._damage:,} with damage, {self._errors:,} errors",
+            markup=False,
+        )
 
 
 def is_external(spec: str) -> bool:
@@ -171,16 +197,19 @@ def load_identity(path: Path) -> Identity:
 def summary(result: CampaignResult, ledger: Path) -> list[str]:
     """The closing lines: what this invocation recorded, then what it cost."""
     lines = [
-        f"{result.ran} runs recorded ({result.skipped} already in the ledger, "
-        f"{result.restarted} restarted, {result.invalid} invalid, {result.damage} with damage) "
-        f"-> {ledger}"
+        f"{counted(result.ran, 'run')} recorded ({result.skipped:,} already in the ledger, "
+        f"{result.restarted:,} restarted, {result.invalid:,} invalid, "
+        f"{result.damage:,} with damage) -> {ledger}"
     ]
     if result.faults or result.boundary_attempts:
         lines.append(
-            f"{result.faults} faults injected; {result.boundary_attempts} boundary attempts refused"
+            f"{counted(result.faults, 'fault')} injected; "
+            f"{counted(result.boundary_attempts, 'boundary attempt')} refused"
         )
     if result.stopped:
-        lines.append(f"{result.stopped} runs not needed: their cells met the stopping rule")
+        lines.append(
+            f"{counted(result.stopped, 'run')} not needed: their cells met the stopping rule"
+        )
     if result.input_tokens or result.output_tokens or result.errored:
         lines.append(
             f"{result.errored} errored; tokens in {result.input_tokens:,} / out "
@@ -352,9 +381,8 @@ def register(app: typer.Typer) -> None:
                 )
             anchor = store.head()
         if result is None:
-            console.print(
-                f"interrupted: {progress.done} runs recorded; run the same command to resume"
-            )
+            done = counted(progress.done, "run")
+            console.print(f"interrupted: {done} recorded; run the same command to resume")
             raise typer.Exit(130)
         for line in summary(result, ledger):
             console.print(line)

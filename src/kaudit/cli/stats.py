@@ -14,10 +14,12 @@ from rich.table import Table
 
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor, reader_anchor
 from kaudit.cli._common import guarded, print_json, split_csv
+from kaudit.cli._plural import counted
+from kaudit.cli._tables import print_tables
 from kaudit.errors import KauditError
 from kaudit.grade import JudgeTable
 from kaudit.ledger import Anchor, RunSummary
-from kaudit.report import ExposureSummary, exposure_summary
+from kaudit.report import ExposureSummary, TextTable, exposure_summary
 from kaudit.stats import (
     CellKey,
     CellStats,
@@ -220,34 +222,20 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "—" if value is None or value != value else f"{value:.{digits}f}"
 
 
-def render_summary(summary: StatsSummary) -> list[Table]:
-    """The summary as rich tables: cells, pool estimates, overdispersion."""
+def render_summary(summary: StatsSummary) -> list[TextTable]:
+    """The summary as plain tables: cells, pool estimates, overdispersion."""
     level = round((1 - summary.alpha) * 100)
-    cells = Table(title=f"{len(summary.cells)} cells")
-    for col in (
-        "model",
-        "task",
-        "n",
-        "damage",
-        "upper",
-        "success",
-        "p̂",
-        f"{level}% CI",
-        "stoch.",
-        "miss k=1",
-    ):
-        cells.add_column(col, justify="left" if col in ("model", "task") else "right")
-    for c in summary.cells:
-        t = c.tally
-        cells.add_row(
-            t.model, t.task, str(t.n), str(t.damage), str(t.damage_upper), str(t.success),
-            _num(c.phat), f"[{_num(c.ci_low, 4)}, {_num(c.ci_high, 4)}]{_mark(c)}",
-            "yes" if c.stochastic else "", _num(c.miss_k1),
-        )  # fmt: skip
+    headers = ("model", "task", "n", "damage", "upper", "success", "p̂", f"{level}% CI",
+               "stoch.", "miss k=1")  # fmt: skip
+    rows = tuple(
+        (c.tally.model, c.tally.task, str(c.tally.n), str(c.tally.damage),
+         str(c.tally.damage_upper), str(c.tally.success), _num(c.phat),
+         f"[{_num(c.ci_low, 4)}, {_num(c.ci_high, 4)}]{_mark(c)}",
+         "yes" if c.stochastic else "", _num(c.miss_k1))
+        for c in summary.cells
+    )  # fmt: skip
+    cells = TextTable(counted(len(summary.cells), "cell"), headers, rows, left=2)
     remarks = "".join(f"; {r}" for r in (summary.pool_note, *summary.caveats) if r)
-    pool = Table(title=f"pool estimates (CI: {summary.pool_interval}){remarks}")
-    for col in ("estimator", "k", "mean", f"{level}% CI", "cells"):
-        pool.add_column(col, justify="left" if col == "estimator" else "right")
     groups: tuple[tuple[str, tuple[PoolEstimate, ...]], ...] = (
         ("safe^k", summary.safe_k),
         ("safe^k (upper labels)", summary.safe_k_upper),
@@ -260,28 +248,34 @@ def render_summary(summary: StatsSummary) -> list[Table]:
             ("safe^k" + first, summary.fixed_prefix.safe_k),
             ("pass^k" + first, summary.fixed_prefix.pass_k),
         )
-    for name, estimates in groups:
-        for e in estimates:
-            interval = f"[{_num(e.ci_low)}, {_num(e.ci_high)}]"
-            pool.add_row(name, str(e.k), _num(e.mean), interval, str(e.cells))
-    anytime = sorted({c.interval for c in summary.cells if _mark(c)})
-    if anytime:
-        cells.caption = (
-            f"† sequentially stopped cell: anytime-valid interval ({anytime[0]}), not a fixed-n one"
-        )
+    pool_rows = tuple(
+        (name, str(e.k), _num(e.mean), f"[{_num(e.ci_low)}, {_num(e.ci_high)}]", str(e.cells))
+        for name, estimates in groups
+        for e in estimates
+    )
+    pool = TextTable(
+        f"pool estimates (CI: {summary.pool_interval}){remarks}",
+        ("estimator", "k", "mean", f"{level}% CI", "cells"),
+        pool_rows,
+    )
     return [cells, pool, _render_dispersion(summary)]
+
+
+def anytime_caption(summary: StatsSummary) -> str | None:
+    """The note under the cells table when a cell shows an anytime-valid interval."""
+    anytime = sorted({c.interval for c in summary.cells if _mark(c)})
+    if not anytime:
+        return None
+    return f"† sequentially stopped cell: anytime-valid interval ({anytime[0]}), not a fixed-n one"
 
 
 def _mark(cell: CellStats) -> str:
     return "†" if cell.interval not in ("clopper-pearson", "wilson") else ""
 
 
-def _render_dispersion(summary: StatsSummary) -> Table:
+def _render_dispersion(summary: StatsSummary) -> TextTable:
     m, mle, miss = summary.moments, summary.mle, summary.miss
     fails = summary.always_fail
-    table = Table(title="audit miss rate and overdispersion", show_header=False)
-    table.add_column("what")
-    table.add_column("value", justify="right")
     ci = mle.icc_ci
     rows = (
         ("damage-producing pairs", str(miss.pairs)),
@@ -297,9 +291,19 @@ def _render_dispersion(summary: StatsSummary) -> Table:
         ("LR test p (rho = 0)", _num(mle.lr_p, 4)),
         ("always-fail cells (upper limit)", f"{fails.observed} ({_num(fails.upper)})"),
     )
-    for row in rows:
-        table.add_row(*row)
-    return table
+    return TextTable("audit miss rate and overdispersion", ("measure", "value"), rows)
+
+
+def exposure_lines(exposure: ExposureSummary) -> list[str]:
+    """Faults injected (with the outcomes of the runs that hit each) and boundary attempts."""
+    lines = []
+    for kind, count in exposure.faults.items():
+        outcomes = exposure.fault_outcomes.get(kind, {})
+        mix = ", ".join(f"{n:,} {outcome}" for outcome, n in outcomes.items())
+        lines.append(f"fault {kind}: {count:,} injected; runs that hit it: {mix}")
+    if exposure.boundary_attempts:
+        lines.append(f"{counted(exposure.boundary_attempts, 'boundary attempt')} refused")
+    return lines
 
 
 def render_claims(results: Sequence[ClaimResult]) -> Table:
@@ -449,20 +453,16 @@ def stats(
         graded = {"judges": [t.to_json() for t in judged]} if judged else {}
         print_json(summary.to_json() | exposed | graded | unverified | anchored)
         return
-    console = Console()
+    console = Console(highlight=False, soft_wrap=True)
     if kaudit is not None:
         note_anchor(*kaudit.anchored)
     if no_verify:
         console.print("note: --no-verify: the ledgers' hash chains were not checked")
-    for table in render_summary(summary):
-        console.print(table)
-    if exposure is not None and (exposure.faults or exposure.boundary_attempts):
-        console.print(
-            f"faults injected: {exposure.faults}; runs that hit each: "
-            f"{exposure.fault_outcomes}; boundary attempts: {exposure.boundary_attempts}"
-        )
+    print_tables(render_summary(summary), console)
+    caption = anytime_caption(summary)
+    for line in ([caption] if caption else []) + (exposure_lines(exposure) if exposure else []):
+        console.print(line, markup=False)
     if judged:
-        from kaudit.cli._tables import print_tables
         from kaudit.report import judge_text_tables
 
         print_tables(judge_text_tables(judged, judged_runs, alpha), console)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from kaudit.cli._common import guarded, print_json
+from kaudit.cli._plural import counted
+from kaudit.cli._tables import print_tables
+from kaudit.report import TextTable
 from kaudit.spec import Task
 from kaudit.suites import load_suite
 
@@ -63,18 +66,19 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(rows)
             return
-        table = Table(title=f"suite {loaded.name} ({len(rows)} tasks)")
-        for column in ("task", "vertical", "irreversibility", "priced", "counterexamples"):
-            table.add_column(column)
-        for row in rows:
-            outcomes = ", ".join(
-                f"{c['name']}={c['expected_outcome']}" for c in row["counterexamples"]
-            )
-            table.add_row(
-                row["id"],
-                row["vertical"],
-                row["irreversibility"],
-                "yes" if row["priced"] else "",
-                outcomes,
-            )
-        Console().print(table)
+        title = f"suite {loaded.name} ({counted(len(rows), 'task')})"
+        headers = ("task", "vertical", "irreversibility", "priced", "counterexamples")
+        cells = tuple(
+            (row["id"], row["vertical"], row["irreversibility"], "yes" if row["priced"] else "",
+             expected_outcomes(row["counterexamples"]))
+            for row in rows
+        )  # fmt: skip
+        print_tables([TextTable(title, headers, cells, left=5, ids=1)], Console(highlight=False))
+
+
+def expected_outcomes(counterexamples: list[dict[str, Any]]) -> str:
+    """How many counterexamples expect each outcome, worst first: '2 FAIL_DAMAGE, 1 FAIL_SAFE'."""
+    order = ("FAIL_DAMAGE", "FAIL_SAFE", "PASS")
+    found = Counter(str(c["expected_outcome"]) for c in counterexamples)
+    ranked = sorted(found, key=lambda o: order.index(o) if o in order else len(order))
+    return ", ".join(f"{found[outcome]} {outcome}" for outcome in ranked)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -28,6 +29,18 @@ def _svg(fig: Figure) -> str:
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "kaudit"}):
         fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     return buffer.getvalue()
+
+
+def _legend_outside(ax: Any, **options: Any) -> None:
+    """The legend to the right of the axes, where it can never cover a bar, curve or marker."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=7,
+              title_fontsize=7, **options)  # fmt: skip
+
+
+def _legend_below(ax: Any, columns: int, **options: Any) -> None:
+    """The legend under the axes and their x label, for a panel with a neighbour at its right."""
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), borderaxespad=0.0, fontsize=7,
+              title_fontsize=7, ncol=columns, **options)  # fmt: skip
 
 
 def _models(cells: Sequence[CellStats]) -> list[str]:
@@ -73,7 +86,7 @@ def forest_svg(cells: Sequence[CellStats], eps: float, alpha: float) -> str:
     band = Patch(facecolor="#dddddd", label=f"stochastic band ({eps:g}, {1 - eps:g})")
     hollow = Line2D([], [], marker="o", color="black", markerfacecolor="white", linestyle="",
                     label="hollow: interval not inside the band")  # fmt: skip
-    ax.legend(handles=[*handles, band, hollow], loc="lower right", fontsize=7, framealpha=0.9)
+    _legend_outside(ax, handles=[*handles, band, hollow])
     ax.set_title("Damage per cell against the demonstrably-stochastic band")
     return _svg(fig)
 
@@ -146,7 +159,7 @@ def decay_svg(cells: Sequence[CellStats], detect: float, limit: int = 8) -> str:
         f"{detect:.0%} detection"
     )
     if shown:
-        ax.legend(fontsize=7, loc="upper right", title="damage rate, runs needed", title_fontsize=7)
+        _legend_outside(ax, title="damage rate, runs needed")
     return _svg(fig)
 
 
@@ -165,7 +178,7 @@ def severity_svg(mix: Sequence[CellMix], dollars: Mapping[tuple[str, str], float
     left.set_xlabel("damage runs")
     left.set_ylabel("model")
     left.set_title("Worst severity of each damage run")
-    left.legend(fontsize=7, title="severity", title_fontsize=7)
+    _legend_below(left, len(SEVERITIES), title="severity")
     tasks = sorted({task for (_, task), d in dollars.items() if d > 0})
     height = 0.8 / max(len(models), 1)
     for j, model in enumerate(models):
@@ -181,7 +194,7 @@ def severity_svg(mix: Sequence[CellMix], dollars: Mapping[tuple[str, str], float
     right.set_ylabel("task")
     right.set_title("Damage dollars by task")
     if tasks:
-        right.legend(fontsize=7, title="model", title_fontsize=7)
+        _legend_below(right, min(len(models), 3), title="model")
     fig.tight_layout()
     return _svg(fig)
 
@@ -200,5 +213,5 @@ def gradient_svg(gradient: Gradient) -> str:
     rho = "undefined" if gradient.spearman is None else f"{gradient.spearman:.2f}"
     ci = "" if gradient.ci is None else f" [{gradient.ci[0]:.2f}, {gradient.ci[1]:.2f}]"
     ax.set_title(f"Capability gradient: Spearman rho = {rho}{ci}")
-    ax.legend(fontsize=7, title="model", title_fontsize=7)
+    _legend_outside(ax, title="model")
     return _svg(fig)

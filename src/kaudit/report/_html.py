@@ -15,7 +15,7 @@ from html import escape
 
 from kaudit.errors import KauditError
 from kaudit.grade import JudgeTable
-from kaudit.ledger import RunRecord, tallies_from_records
+from kaudit.ledger import RunRecord, RunSummary, run_summary, tallies_from_records
 from kaudit.report._cells import CampaignReport, build_report
 from kaudit.report._economics import ModelEconomics, economics
 from kaudit.report._grading import GraderResult, grade_transcripts
@@ -23,7 +23,7 @@ from kaudit.report._judging import judge_html
 from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._stopping import cells_of_campaigns
 from kaudit.report._terminal import stack_table
-from kaudit.report._viewer import run_viewer
+from kaudit.report._viewer import RunViewer
 from kaudit.stats import PoolEstimate, StatsSummary, summarize
 
 __all__ = ["HtmlOptions", "html_report"]
@@ -37,7 +37,9 @@ h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:2em}
 table{border-collapse:collapse;margin:.5em 0;font-size:12px}
 th,td{border:1px solid #ccc;padding:2px 6px;text-align:right;vertical-align:top}
 th{background:#f2f2f2}td.id,th.id{text-align:left;white-space:nowrap}
-figure{margin:0}.figs{display:grid;grid-template-columns:1fr 1fr;gap:1em}
+figure{margin:0;min-width:0}
+.figs{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1em}
+.scroll{overflow-x:auto;max-width:100%}.note{font-size:12px;color:#444;align-self:center}
 figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:12px;color:#444}.muted{color:#666}
 details.cell{border:1px solid #ddd;margin:4px 0;padding:2px 6px}
@@ -52,12 +54,21 @@ pre{white-space:pre-wrap;max-height:16em;overflow:auto;background:#f7f7f7;margin
 
 _SCRIPT = """
 (function(){var f=document.getElementById('only-flagged'),o=document.getElementById('outcome'),
-s=document.getElementById('shown');function apply(){var n=0;
-document.querySelectorAll('#viewer .cell').forEach(function(c){var any=false;
-c.querySelectorAll('.run').forEach(function(r){var ok=(!f.checked||r.dataset.flag==='1')&&
-(!o.value||r.dataset.outcome===o.value);r.hidden=!ok;if(ok){any=true;n++;}});c.hidden=!any;});
-s.textContent=n+' runs shown';}f.addEventListener('change',apply);
-o.addEventListener('change',apply);apply();})();
+s=document.getElementById('shown'),cells=[].slice.call(document.querySelectorAll('#viewer .cell'));
+function load(c){var b=c.querySelector('script.runs');if(!b)return Promise.resolve();b.remove();
+var t=atob(b.textContent),u=new Uint8Array(t.length);
+for(var i=0;i<t.length;i++)u[i]=t.charCodeAt(i);
+return new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream('gzip'))).text()
+.then(function(h){c.insertAdjacentHTML('beforeend',h);});}
+function loadAll(){return Promise.all(cells.map(load)).then(apply);}
+function apply(){var n=0,all=!f.checked&&!o.value;cells.forEach(function(c){var any=false,
+rs=c.querySelectorAll('.run');if(all&&!rs.length){n+=+c.dataset.runs;c.hidden=false;return;}
+rs.forEach(function(r){var ok=(!f.checked||r.dataset.flag==='1')&&(!o.value||
+r.dataset.outcome===o.value);r.hidden=!ok;if(ok){any=true;n++;}});c.hidden=!any;});
+s.textContent=n+(n===1?' run':' runs')+' shown';}
+cells.forEach(function(c){c.addEventListener('toggle',function(){if(c.open)load(c).then(apply);});});
+f.addEventListener('change',loadAll);o.addEventListener('change',loadAll);
+window.kauditLoadAll=loadAll;apply();})();
 """
 
 
@@ -102,6 +113,17 @@ def _interval(low: float, high: float, digits: int = 3) -> str:
     return f"[{_num(low, digits)}, {_num(high, digits)}]"
 
 
+def _money(value: float, digits: int) -> str:
+    """Dollars with thousands separated, as every money figure of the page shows them."""
+    return "—" if math.isnan(value) else f"{value:,.{digits}f}"
+
+
+def _money_interval(low: float, high: float, digits: int) -> str:
+    if math.isnan(low) and math.isnan(high):
+        return "—"
+    return f"[{_money(low, digits)}, {_money(high, digits)}]"
+
+
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], ids: int = 0) -> str:
     def cell(tag: str, i: int, text: str) -> str:
         cls = ' class="id"' if i < ids else ""
@@ -111,7 +133,11 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], ids: int = 0) 
     body = "".join(
         "<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>" for row in rows
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # A table wider than the window scrolls inside its own box, never the whole page.
+    return (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
 def _figure(name: str, svg: str, caption: str) -> str:
@@ -205,10 +231,10 @@ def _grading_section(results: Sequence[GraderResult]) -> str:
 def _economics_section(models: Sequence[ModelEconomics], options: HtmlOptions) -> str:
     level = f"{1 - options.alpha:.0%}"
     rows = [
-        [e.model, str(e.runs), f"{e.damage_per_run:,.2f}", _interval(*e.damage_ci, digits=2),
-         f"{e.damage_per_1000:,.0f}",
-         _interval(e.damage_ci[0] * 1000, e.damage_ci[1] * 1000, digits=0),
-         f"{e.spend_per_run:,.4f}", _num(e.risk_loaded_price, 0)]
+        [e.model, f"{e.runs:,}", _money(e.damage_per_run, 2),
+         _money_interval(*e.damage_ci, digits=2), _money(e.damage_per_1000, 0),
+         _money_interval(e.damage_ci[0] * 1000, e.damage_ci[1] * 1000, digits=0),
+         f"{e.spend_per_run:,.4f}", _money(e.risk_loaded_price, 0)]
         for e in models
     ]  # fmt: skip
     money = _table(
@@ -271,7 +297,13 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
     )
 
     opts = options or HtmlOptions()
-    runs = list(records)
+    # One pass: each record is rendered into the viewer and kept only as its summary, so
+    # a large ledger's transcripts are never all in memory at once.
+    viewer = RunViewer()
+    runs: list[RunSummary] = []
+    for record in records:
+        viewer.add(record)
+        runs.append(run_summary(record))
     tallies = [t for t in tallies_from_records(runs) if t.n > 0]
     if not tallies:
         raise KauditError("the ledger has no counted run to report on")
@@ -296,6 +328,11 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
     ]  # fmt: skip
     if summary.gradient is not None:
         figures.append(_figure("gradient", gradient_svg(summary.gradient), "Capability gradient."))
+    else:
+        figures.append(
+            "<p class='note' id='no-gradient'>Capability gradient: not drawn, it compares "
+            f"models and needs runs of at least two (this ledger has {len(models)}).</p>"
+        )
     money = economics(
         runs, alpha=opts.alpha, detect=opts.detect, loading=opts.loading,
         bootstrap=opts.bootstrap, seed=opts.seed,
@@ -316,7 +353,7 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
         f"{judge_html(opts.judges, runs, opts.alpha)}"
         f"<h2>Economics</h2>"
         f"{_economics_section(money, opts)}"
-        f'<h2 id="runs">Run viewer</h2>{run_viewer(runs)}'
+        f'<h2 id="runs">Run viewer</h2>{viewer.html()}'
     )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'

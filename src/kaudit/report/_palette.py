@@ -36,8 +36,10 @@ SEVERITY_STYLE: dict[str, tuple[str, str]] = {
 }
 """Severity → (colour, hatch); lightness falls as severity rises."""
 
-HEATMAP_CMAP = "cividis_r"
-"""Sequential, monotone in lightness (dark = more damage), readable by colour-blind viewers."""
+HEATMAP_CMAP = "YlOrRd"
+"""Sequential and monotone in lightness: pale yellow is no damage, deep red the most (more
+damage = hotter and darker, as readers of a heat map expect; a grayscale copy keeps the
+order)."""
 
 _EXTRA_MARKERS = ("X", "*", "h", "<", ">", "p")
 

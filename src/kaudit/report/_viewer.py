@@ -6,15 +6,24 @@ Everything an agent wrote is untrusted: it reaches the page only through
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable
 from html import escape
 from typing import Any
 
 from kaudit.ledger import RunRecord
 from kaudit.report._mix import sub_label_of
 
-__all__ = ["declared_refusal_but_mutated", "diff_rows", "run_viewer"]
+__all__ = [
+    "RunViewer",
+    "declared_refusal_but_mutated",
+    "diff_rows",
+    "run_viewer",
+    "unpacked_runs",
+]
 
 RESULT_LIMIT = 4000
 """Characters of a tool result shown; the ledger keeps all of it."""
@@ -71,7 +80,9 @@ def diff_rows(record: RunRecord) -> list[tuple[str, ...]]:
 
 
 def _pre(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, indent=1, default=str)
+    # Compact JSON: an indent makes json fall back from its C encoder to pure Python,
+    # which was half the time of a 10,000-run page; <pre> wraps the line anyway.
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
     if len(text) > RESULT_LIMIT:
         text = text[:RESULT_LIMIT] + f"\n… ({len(text) - RESULT_LIMIT:,} more characters)"
     return f"<pre>{escape(text)}</pre>"
@@ -138,26 +149,60 @@ def _run(record: RunRecord) -> str:
     )
 
 
+class RunViewer:
+    """The run viewer, built from records as they stream past.
+
+    Each cell's runs are kept as their HTML only, then compressed into one gzip blob per
+    cell that the page unpacks when the cell is opened (or a filter is used), so a
+    10,000-run ledger neither holds every record in memory nor makes a page of tens of
+    megabytes that the browser must lay out up front.
+    """
+
+    def __init__(self) -> None:
+        self._runs: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        self._damage: dict[tuple[str, str], int] = {}
+        self._counted: dict[tuple[str, str], int] = {}
+        self._flagged = 0
+
+    def add(self, record: RunRecord) -> None:
+        """Render one run into its cell."""
+        key = (record.model, record.task)
+        self._runs.setdefault(key, []).append((record.run_index, _run(record)))
+        self._damage[key] = self._damage.get(key, 0) + bool(record.counts_as_damage)
+        self._counted[key] = self._counted.get(key, 0) + (record.status == "labeled")
+        self._flagged += declared_refusal_but_mutated(record)
+
+    def html(self) -> str:
+        """The viewer's controls and one collapsible block per cell, runs in a gzip blob."""
+        blocks = []
+        for (model, task), runs in sorted(self._runs.items()):
+            ordered = "".join(text for _, text in sorted(runs, key=lambda run: run[0]))
+            blob = base64.b64encode(gzip.compress(ordered.encode(), mtime=0)).decode()
+            key = (model, task)
+            blocks.append(
+                f'<details class="cell" data-runs="{len(runs)}"><summary>{escape(task)} · '
+                f"{escape(model)} — {self._damage[key]}/{self._counted[key]} damage</summary>"
+                f'<script type="application/gzip" class="runs">{blob}</script></details>'
+            )
+        controls = (
+            '<p class="controls"><label><input type="checkbox" id="only-flagged"> only runs '
+            f"that declared a refusal but mutated ({self._flagged})</label> "
+            '<label>outcome <select id="outcome"><option value="">any</option>'
+            "<option>PASS</option><option>FAIL_SAFE</option><option>FAIL_DAMAGE</option>"
+            '<option>INVALID</option></select></label> <span id="shown"></span></p>'
+        )
+        return controls + '<div id="viewer">' + "".join(blocks) + "</div>"
+
+
+def unpacked_runs(page: str) -> str:
+    """The runs' HTML of every cell of a page, unpacked as the browser does (for tests)."""
+    blobs = re.findall(r'<script type="application/gzip" class="runs">([^<]*)</script>', page)
+    return "".join(gzip.decompress(base64.b64decode(blob)).decode() for blob in blobs)
+
+
 def run_viewer(records: Iterable[RunRecord]) -> str:
     """HTML of the viewer: one collapsible block per cell, one per run, plus its filter."""
-    cells: dict[tuple[str, str], list[RunRecord]] = {}
+    viewer = RunViewer()
     for record in records:
-        cells.setdefault((record.model, record.task), []).append(record)
-    blocks = []
-    for (model, task), runs in sorted(cells.items()):
-        ordered: Sequence[RunRecord] = sorted(runs, key=lambda r: r.run_index)
-        damage = sum(r.counts_as_damage for r in ordered)
-        counted = sum(r.status == "labeled" for r in ordered)
-        blocks.append(
-            f'<details class="cell"><summary>{escape(task)} · {escape(model)} — '
-            f"{damage}/{counted} damage</summary>{''.join(_run(r) for r in ordered)}</details>"
-        )
-    flagged = sum(declared_refusal_but_mutated(r) for rs in cells.values() for r in rs)
-    controls = (
-        '<p class="controls"><label><input type="checkbox" id="only-flagged"> only runs that '
-        f"declared a refusal but mutated ({flagged})</label> "
-        '<label>outcome <select id="outcome"><option value="">any</option>'
-        "<option>PASS</option><option>FAIL_SAFE</option><option>FAIL_DAMAGE</option>"
-        '<option>INVALID</option></select></label> <span id="shown"></span></p>'
-    )
-    return controls + '<div id="viewer">' + "".join(blocks) + "</div>"
+        viewer.add(record)
+    return viewer.html()

@@ -1,12 +1,11 @@
-"""The published AgentRelBench data, read from `../shared/agentrelbench/` beside the repo.
+"""The published AgentRelBench suite, read from the installed `agentrelbench` package.
 
-Absent data skips the tests that need it, except under `CI=true`, where it fails them:
-CI must prove the suite, not silently skip it.
+Absent data skips the tests that need it with what is missing and how to install it,
+except under `CI=true`, where it fails them (`tests/stats/arb_data.py`).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -14,21 +13,15 @@ import pytest
 from kaudit.suites import Suite
 from kaudit.suites._agentrelbench import load_agentrelbench_suite
 from kaudit.worlds.eog import EogWorld
+from tests.stats.arb_data import suite_root
 
-REPO = Path(__file__).resolve().parents[3]
-ARB = REPO.parent / "shared" / "agentrelbench"
 CSM_SEED = "data/seed-dbs/csm/db_1762232091750_3ev7dns6b.sql"
 ITSM_SEED = "data/seed-dbs/itsm/db_1765301900121_3mwjj54xy.sql"
 
 
 @pytest.fixture(scope="session")
 def arb_root() -> Path:
-    if not (ARB / "tasks").is_dir():
-        reason = f"AgentRelBench data not found at {ARB} (tests read ../shared/agentrelbench)"
-        if os.environ.get("CI"):  # any CI value: in CI the data must be there, never skipped
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return ARB.resolve()
+    return suite_root()
 
 
 @pytest.fixture(scope="session")

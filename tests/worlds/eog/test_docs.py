@@ -8,7 +8,7 @@ import pytest
 
 from kaudit.suites import Suite
 from kaudit.worlds.eog import EogWorld
-from tests.worlds.eog.conftest import REPO
+from tests.stats.arb_data import REPO
 
 pytestmark = pytest.mark.agentrelbench
 
