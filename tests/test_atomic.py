@@ -66,7 +66,6 @@ def test_an_exclusive_write_never_replaces_an_existing_file(tmp_path: Path) -> N
 def test_keygen_that_cannot_write_the_private_key_leaves_no_public_key(tmp_path: Path) -> None:
     """Fails if a failed keygen leaves one half of the pair behind (an empty `.pub` and a
     key that every retry then refuses to overwrite)."""
-    pytest.importorskip("cryptography")
     private = tmp_path / "missing-folder" / "sign.pem"  # cannot be created
     public = tmp_path / "sign.pem.pub"
     with pytest.raises(LedgerError, match="cannot write the key pair"):

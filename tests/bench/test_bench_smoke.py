@@ -180,7 +180,7 @@ def test_campaign_scale_bench_prints_the_keys_run_all_reads() -> None:
     data = last_json(str(BENCH / "campaign_scale.py"), "--runs", "64", "--repeat", "1")
     read_by_run_all = {"campaign_runs_per_s", "campaign_peak_rss_mb", "report_s", "stats_s"}
     assert read_by_run_all | {"gate_s", "gate_peak_rss_mb"} <= set(data)
-    assert (data["runs"], data["tasks"], data["k"]) == (64, 32, 2)
+    assert (data["runs"], data["tasks"], data["k"]) == (70, 35, 2)
     read = data["read"]
     assert isinstance(read, dict) and {"full_records_cpu_s", "one_pass_cpu_s"} <= set(read)
     ledger = data["ledger"]

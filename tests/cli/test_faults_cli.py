@@ -110,4 +110,4 @@ def test_tasks_list_shows_each_tasks_faults_and_identity() -> None:
     ]
     assert by_id["billing/void-invoice-purge"]["identity"] == "billing-clerk"
     assert sum(bool(t["faults"]) for t in listed) == 4
-    assert sum(t["identity"] is not None for t in listed) == 4
+    assert sum(t["identity"] is not None for t in listed) == 7

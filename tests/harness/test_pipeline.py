@@ -57,7 +57,12 @@ def test_a_custom_driver_replaces_the_loop_and_goes_through_the_gateway(mini_sui
     assert record.status == "labeled" and record.final_digest != record.initial_digest
     assert agent.asked == ["c/external/demo/close-account/2"]
     assert (record.input_tokens, record.output_tokens, record.retries) == (11, 5, 1)
-    assert record.extra == {"simulated": False, "sampling": {"temperature": 0.3}, "api_calls": 3}
+    assert record.extra == {
+        "simulated": False,
+        "sampling": {"temperature": 0.3},
+        "api_calls": 3,
+        "model_ms": 0.0,
+    }
 
 
 def test_validate_checks_the_declared_boundary_attempts() -> None:

@@ -34,7 +34,7 @@ def _records(path: Path) -> list[RunRecord]:
 def _invoke(*args: str) -> str:
     result = CliRunner().invoke(app, ["export", *args])
     assert result.exit_code == 0, result.output
-    return result.output
+    return result.stdout  # stderr says what was written and the ledger head
 
 
 def test_parquet_holds_one_row_per_run_with_the_records_values(

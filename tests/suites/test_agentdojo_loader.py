@@ -35,6 +35,5 @@ def test_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
 )
 def test_unknown_suite_or_version_is_one_line(ref: str, message: str) -> None:
     """Fails if a typo in the reference reaches AgentDojo's KeyError."""
-    pytest.importorskip("agentdojo")
     with pytest.raises(SuiteError, match=message):
         load_suite(ref)

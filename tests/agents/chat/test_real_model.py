@@ -89,7 +89,11 @@ def test_a_real_campaign_records_labels_reports_and_gates(
     read a real-model ledger.
     """
     llama_server: LocalServer = request.getfixturevalue(stack)
-    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2")
+    # llama-server leaves the choice to the model, and SmolLM2 often answers in prose;
+    # `required` makes every turn a tool call, so the calls and their results are tested
+    # every time (the runs then end `stalled` at the step budget, still labeled).
+    forced = {"extra_body": {"tool_choice": "required"}} if stack == "llama_server" else {}
+    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2", **forced)
     ledger = tmp_path / "audit.sqlite"
     args = ["run", "--suite", str(short_suite(tmp_path)), "--model", str(config), "--k", "2"]
     args += ["--ledger", str(ledger), "--concurrency", "1", "--seed", "7"]

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
+import agentdojo  # noqa: F401  (the dev extra installs it; CI must never skip it)
 import pytest
 
 from kaudit.agents import Agent
@@ -17,8 +18,6 @@ from kaudit.harness import CampaignPlan, run_campaign
 from kaudit.ledger import Ledger
 from kaudit.report._referee import RefereeReport, referee_report
 from kaudit.suites import Suite, load_suite
-
-pytest.importorskip("agentdojo", reason="needs the agentdojo extra")
 
 HANDFUL = (
     "user_task_0",

@@ -28,7 +28,15 @@ def test_a_real_model_is_audited_on_banking_pairs_and_compared_with_agentdojo(
     if a run is INVALID, or if the report lacks the run-by-run comparison with AgentDojo's
     own `utility()`/`security()`.
     """
-    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2", max_tokens=96)
+    # SmolLM2 often answers in prose; `required` makes every turn a tool call, so the
+    # AgentDojo tools are exercised on every run (runs then end at the step budget).
+    config = model_config(
+        tmp_path / "m.yaml",
+        llama_server,
+        "smollm2",
+        max_tokens=96,
+        extra_body={"tool_choice": "required"},
+    )
     ledger = tmp_path / "audit.sqlite"
     args = ["run", "--suite", "agentdojo:banking", "--tasks", ",".join(PAIRS), "--k", "2"]
     args += ["--model", str(config), "--ledger", str(ledger), "--concurrency", "2"]
