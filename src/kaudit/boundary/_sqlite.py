@@ -1,7 +1,10 @@
-"""The boundary on SQLite: an authorizer for the table grant, temp triggers for the scope.
+"""The boundary on SQLite: a grant on the statement gate, temp triggers for the scope.
 
-Both live on the sandbox connection only. The authorizer refuses a statement that reads
-or writes a table outside the identity's grant while it is being compiled; the scope
+Both live on the sandbox connection only. The grant, asked by the connection's one
+authorizer (`substrate.StatementGate`) after the sandbox's own rules, refuses a
+statement that reads or writes a table outside the identity's grant while it is being
+compiled; the gate keeps what it compiled for the next run with the same identity and
+compiles everything again for another one; the scope
 triggers abort a write to a row outside the scope (before or after): one whose scope
 column holds another value, or, in a table without the column, one that belongs to such
 a row through its foreign keys (`_ownership`). Temp triggers sit in the connection's
@@ -25,6 +28,7 @@ from kaudit.substrate import (
     INTERNAL_PREFIX,
     ForeignKey,
     Schema,
+    gate_of,
     quote,
     read_schema,
     register_function,
@@ -86,11 +90,13 @@ class SqliteGuard:
         self.denials: list[Denial] = []
         self._bounded = identity.tables is not None or bool(identity.scope)
         self._conn = conn
-        register_function(conn, _NOTE, 3, self._note_scope)  # disarmed when the sandbox goes
-        # Run even when the script is empty: it replaces another identity's triggers a
-        # pooled connection may hold, before the authorizer below forbids dropping them.
-        (install or conn.executescript)(self._scope_script(template))
-        conn.set_authorizer(self._authorize)
+        gate = gate_of(conn)
+        register_function(conn, _NOTE, 3, self._note_scope)  # withdrawn when the run ends
+        with gate.trusted():
+            # Run even when the script is empty: it replaces another identity's triggers
+            # a pooled connection may hold, before the grant below forbids dropping them.
+            (install or conn.executescript)(self._scope_script(template))
+        gate.arm(conn, self._authorize, identity)
 
     def take(self) -> list[Denial]:
         """The denials since the last call, deduplicated in order."""

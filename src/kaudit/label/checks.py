@@ -2,10 +2,13 @@
 
 Checks come from task files, published ones included, so their SQL is untrusted: each
 runs on its own copy of the image or on the frozen final state, with `query_only` on
-and an authorizer that allows only reads. A statement the authorizer denies (a write,
-a PRAGMA, ATTACH, a function that touches files) is the task's error, never the
-agent's: `CheckDeniedError`. So is SQL that errors on a state it compiles against, or
-runs past its `CheckBudget` (steps, seconds, value size): `CheckFailedError`.
+and an authorizer that allows only reads. Its SQL is compiled under `CHECK_SQL`, so a
+statement the frozen connection compiled for kaudit itself (release's `ROLLBACK`, the
+labeler's `ATTACH`) is never reused for a check without being asked about. A statement
+the authorizer denies (a write, a PRAGMA, ATTACH, a function that touches files) is the
+task's error, never the agent's: `CheckDeniedError`. So is SQL that errors on a state
+it compiles against, or runs past its `CheckBudget` (steps, seconds, value size):
+`CheckFailedError`.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from kaudit.label._budget import (
 )
 from kaudit.label._types import CheckResult
 from kaudit.spec import PARAM_REFERENCE, Check, is_number
-from kaudit.substrate import FrozenState, ReadOnlyGuard
+from kaudit.substrate import CHECK_SQL, FrozenState, ReadOnlyGuard
 
 
 class CheckFailedError(InvalidRunError):
@@ -107,7 +110,7 @@ def _compare(observed: Any, expected: Any, how: str) -> bool:
 def _compiles(conn: sqlite3.Connection, sql: str, values: list[Any]) -> bool:
     """Whether `sql` compiles against `conn`'s schema (EXPLAIN prepares, never runs it)."""
     try:
-        conn.execute(f"EXPLAIN {sql}", values).fetchall()
+        conn.execute(f"{CHECK_SQL}EXPLAIN {sql}", values).fetchall()
     except sqlite3.Error:
         return False
     return True
@@ -134,7 +137,7 @@ def run_check(
         raise CheckFailedError(check.name, f"uses unbound param {exc.args[0]}") from None
     with metered(conn, budget) as meter:
         try:
-            row = conn.execute(sql, values).fetchone()
+            row = conn.execute(CHECK_SQL + sql, values).fetchone()
         except sqlite3.Error as exc:
             error = exc
         else:

@@ -17,7 +17,14 @@ from kaudit.substrate._choice import (
 )
 from kaudit.substrate._db import DatabaseError, Db, SqliteDb
 from kaudit.substrate._dump import Dump, StateDump
-from kaudit.substrate._frozen import FILE_FUNCTIONS, FrozenState, ReadOnlyGuard
+from kaudit.substrate._frozen import FrozenState
+from kaudit.substrate._gate import (
+    CHECK_SQL,
+    FILE_FUNCTIONS,
+    ReadOnlyGuard,
+    StatementGate,
+    gate_of,
+)
 from kaudit.substrate._pool import register_function
 from kaudit.substrate._postgres_entry import Pruned, postgres_world_image, prune_postgres
 from kaudit.substrate._protocol import Sandbox, Substrate
@@ -50,6 +57,7 @@ from kaudit.substrate._tool import (
 
 __all__ = [
     "CHANGE_LOG",
+    "CHECK_SQL",
     "DEFAULT_SUBSTRATE",
     "FILE_FUNCTIONS",
     "INTERNAL_PREFIX",
@@ -71,6 +79,7 @@ __all__ = [
     "SqliteSandbox",
     "SqliteSubstrate",
     "StateDump",
+    "StatementGate",
     "Substrate",
     "SubstrateFactory",
     "TableSchema",
@@ -83,6 +92,7 @@ __all__ = [
     "cache_dir",
     "cached_image",
     "capture_fingerprint",
+    "gate_of",
     "has_change_capture",
     "install_change_capture",
     "key_width",

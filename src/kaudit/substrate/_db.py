@@ -46,14 +46,14 @@ class Db(Protocol):
 
 
 class StatementHooks(Protocol):
-    """What a pooled sandbox checks around each statement (see `substrate._pool`)."""
+    """How a sandbox runs a tool's statements under its gate (see `substrate._pool`)."""
 
-    def before(self, sql: str | None, depth: int) -> None:
-        """Called before a tool's `sql` (None: `atomic()`'s own savepoint) at `depth`."""
+    def run(self, sql: str, params: tuple[Any, ...], depth: int) -> sqlite3.Cursor:
+        """Run a tool's `sql` at `atomic()` depth `depth`; raises `SubstrateError` if refused."""
         ...
 
-    def after(self) -> None:
-        """Called after the statement ran or failed."""
+    def open(self, depth: int) -> None:
+        """Called before `atomic()` opens its savepoint at `depth`."""
         ...
 
 
@@ -62,8 +62,9 @@ class SqliteDb:
 
     The connection runs in autocommit mode (`isolation_level=None`): a statement outside
     `atomic()` commits at once, so a crash between tool calls never leaves an open
-    transaction that would hide committed agent writes from the dump. A pooled sandbox
-    passes `hooks`, which keep that behaviour inside the run's transaction.
+    transaction that would hide committed agent writes from the dump. A sandbox passes
+    `hooks`, which run each statement under its gate (and, pooled, keep that behaviour
+    inside the run's transaction).
     """
 
     def __init__(self, conn: sqlite3.Connection, hooks: StatementHooks | None = None) -> None:
@@ -93,18 +94,14 @@ class SqliteDb:
         return self._run(sql, params).rowcount
 
     def _run(self, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
-        hooks = self.hooks
-        if hooks is not None:
-            hooks.before(sql, self._depth)
         try:
-            return self.conn.execute(sql, tuple(params))
+            if self.hooks is None:
+                return self.conn.execute(sql, tuple(params))
+            return self.hooks.run(sql, tuple(params), self._depth)
         except sqlite3.Error as exc:
             raise DatabaseError(
                 str(exc), integrity=isinstance(exc, sqlite3.IntegrityError)
             ) from exc
-        finally:
-            if hooks is not None:
-                hooks.after()
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
@@ -116,7 +113,7 @@ class SqliteDb:
         """
         name = f"kaudit_{self._depth}"
         if self.hooks is not None:
-            self.hooks.before(None, self._depth)
+            self.hooks.open(self._depth)
         self.conn.execute(f"SAVEPOINT {name}")
         self._depth += 1
         try:

@@ -4,9 +4,11 @@ Copying the final state out (`serialize()`) and back in (`deserialize()`) to lab
 costs two image copies and a second parse of the schema, the change-capture triggers
 included; labeling on the connection the run wrote through costs neither. The state is
 frozen when the dump is taken, so whatever reads it later (the labeler, the checks, the
-bytes for the ledger) sees the state the run left, and nothing can change it:
-`PRAGMA query_only` makes the engine refuse every write, and an authorizer that only
-allows reads keeps any SQL from turning that off.
+bytes for the ledger) sees the state the run left, and nothing can change it: the
+connection's statement gate is switched to reads only (the labeler may do more, but
+never change `main`). It is switched, not replaced, and no flag PRAGMA is set
+(`query_only` would expire every compiled statement too): a pooled connection keeps
+what it compiled for the next run (`substrate._gate`).
 """
 
 from __future__ import annotations
@@ -17,39 +19,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from kaudit.errors import SubstrateError
+from kaudit.substrate._gate import Mode, ReadOnlyGuard, gate_of
 from kaudit.substrate._schema import Schema, drop_temporary, read_schema
-
-_READS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
-FILE_FUNCTIONS = frozenset(
-    {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "lsmode", "fsdir"}
-)
-"""SQL functions that reach the host's files; never allowed on a frozen state."""
-_ACTION_NAMES = {
-    getattr(sqlite3, f"SQLITE_{name}"): name
-    for name in [
-        "ALTER_TABLE",
-        "ANALYZE",
-        "ATTACH",
-        "CREATE_INDEX",
-        "CREATE_TABLE",
-        "CREATE_TEMP_TABLE",
-        "CREATE_TRIGGER",
-        "CREATE_VIEW",
-        "CREATE_VTABLE",
-        "DELETE",
-        "DETACH",
-        "DROP_TABLE",
-        "DROP_TRIGGER",
-        "DROP_VIEW",
-        "FUNCTION",
-        "INSERT",
-        "PRAGMA",
-        "REINDEX",
-        "SAVEPOINT",
-        "TRANSACTION",
-        "UPDATE",
-    ]
-}
 
 
 def shadows_dropped(conn: sqlite3.Connection) -> None:
@@ -59,30 +30,8 @@ def shadows_dropped(conn: sqlite3.Connection) -> None:
     schema reader calls) would answer for it to the checks and the labeler. Temporary
     triggers stay: on a frozen state no write can fire them.
     """
-    drop_temporary(conn, ("table", "view"))
-
-
-class ReadOnlyGuard:
-    """An SQLite authorizer allowing SELECT, table reads, CTEs and non-file functions.
-
-    Every other action is denied and noted in `denied`, so a caller can tell a refused
-    statement from an ordinary SQL error. While `trusted` is set (kaudit's own labeler,
-    never SQL from a task file) everything is allowed; writes still fail, because the
-    connection is `query_only`.
-    """
-
-    def __init__(self) -> None:
-        self.denied: list[str] = []
-        self.trusted = False
-
-    def __call__(self, action: int, arg1: str | None, arg2: str | None, *_: object) -> int:
-        if self.trusted or action in _READS:
-            return sqlite3.SQLITE_OK
-        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() not in FILE_FUNCTIONS:
-            return sqlite3.SQLITE_OK
-        what = _ACTION_NAMES.get(action, str(action))
-        self.denied.append(" ".join(x for x in (what, arg1, arg2) if x))
-        return sqlite3.SQLITE_DENY
+    with gate_of(conn).trusted():
+        drop_temporary(conn, ("table", "view"))
 
 
 class FrozenState:
@@ -107,9 +56,9 @@ class FrozenState:
         on_release: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
         self.run_id = run_id
-        self._guard = ReadOnlyGuard()
-        conn.execute("PRAGMA query_only = ON")
-        conn.set_authorizer(self._guard)  # also expires statements prepared before
+        self._gate = gate_of(conn)
+        self._guard = self._gate.read_only
+        self._gate.mode = Mode.FROZEN
         self._conn: sqlite3.Connection | None = conn
         self._image: bytes | None = None
         self._digest: str | None = None
@@ -142,15 +91,12 @@ class FrozenState:
     def reading(self) -> Iterator[sqlite3.Connection]:
         """The frozen connection for kaudit's labeler: any read, schema PRAGMAs, ATTACH.
 
-        Writes are still refused (the connection is `query_only`); a database the labeler
+        Changes to `main` are still refused (the gate's `LABEL` mode); a database the labeler
         attaches beside `main` is detached by the labeler itself.
         """
         conn = self._open_connection()
-        self._guard.trusted = True
-        try:
+        with self._gate.trusted(Mode.LABEL):
             yield conn
-        finally:
-            self._guard.trusted = False
 
     @contextmanager
     def guarded(self) -> Iterator[tuple[sqlite3.Connection, ReadOnlyGuard]]:

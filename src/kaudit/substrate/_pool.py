@@ -3,42 +3,41 @@
 A fresh SQLite sandbox costs a copy of the template and, on its first statement, a
 parse of the whole schema, the change-capture triggers included (about 0.7 ms for the
 built-in world's 102 triggers, more than the tool calls themselves). A pooled
-connection keeps its parsed schema: the run's first statement opens a transaction,
-releasing the sandbox rolls it back, and the connection goes back to the pool only if
-it then holds the template byte for byte and carries nothing of the run (no attached
-database, no PRAGMA the run set; temporary objects the harness made before the run,
-such as a boundary's scope triggers, are dropped, unless the run held them as its
-connection's *guard script*, see `PooledRun.hold_script`).
+connection keeps its parsed schema and its compiled statements: the run's first
+statement opens a transaction, releasing the sandbox rolls it back, and the
+connection goes back to the pool only if it then holds the template byte for byte and
+carries nothing of the run (no attached database, no PRAGMA the run set; temporary
+objects the harness made before the run, such as a boundary's scope triggers, are
+dropped, unless the run held them as its connection's *guard script*, see
+`PooledRun.hold_script`).
 
-The run must see exactly what an autocommit connection shows it, so statements whose
-effect differs inside an open transaction are sorted before they run (`pooled_effect`):
-at the top level the run leaves the pool first (what it did so far is committed and it
-goes on in autocommit, as an unpooled sandbox would; the connection is discarded
-afterwards). Inside an `atomic()` block nothing can be committed without committing the
-block's partial work, so the few statements that would roll back more than the block
-(`ROLLBACK`, `OR ROLLBACK`) or defer constraints past it are refused as a harness
-error: the run becomes INVALID with the reason, never a wrong verdict. Worlds whose own
-schema can roll back or defer (`ON CONFLICT ROLLBACK`, `RAISE(ROLLBACK, ...)`,
-`DEFERRABLE`) are never pooled. Statements are read as SQLite's tokenizer reads them
-(`substrate._statement`): words in comments, literals and quoted names never count, and
-`EXPLAIN PRAGMA` is a PRAGMA (SQLite applies it while compiling).
+Every statement a tool runs is judged by the connection's statement gate
+(`substrate._gate`, SQLite's own authorizer): what no sandbox may run is refused and
+the run becomes INVALID. The run must also see exactly what an autocommit connection
+shows it, so statements whose effect differs inside an open transaction are sorted as
+they compile: at the top level the run leaves the pool first (what it did so far is
+committed and it goes on in autocommit, as an unpooled sandbox would; the connection
+is discarded afterwards). Inside an `atomic()` block nothing can be committed without
+committing the block's partial work, so the few statements that would roll back more
+than the block (`ROLLBACK`, `OR ROLLBACK`) or defer constraints past it are refused as
+a harness error: the run becomes INVALID with the reason, never a wrong verdict.
+Worlds whose own schema can roll back or defer (`ON CONFLICT ROLLBACK`,
+`RAISE(ROLLBACK, ...)`, `DEFERRABLE`) are never pooled.
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
-import re
 import sqlite3
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Literal
+from typing import Any
 
 from kaudit.errors import SubstrateError
 from kaudit.substrate._capture import CHANGE_LOG
-from kaudit.substrate._schema import INTERNAL_PREFIX, drop_temporary
-from kaudit.substrate._statement import Statement, read_statement, statement_tokens
+from kaudit.substrate._gate import CHECK_SQL, INSIDE_ATOMIC, TOOL_SQL, Mode, gate_of
+from kaudit.substrate._schema import drop_temporary
+from kaudit.substrate._statement import needs_reading, read_statement
 
 _TEMPORARY = ("trigger", "view", "table")
 """Every kind of temp object SQL can make; a fresh sandbox has none."""
@@ -47,136 +46,11 @@ IDLE_PER_WORLD = 8
 IDLE_IN_PROCESS = 16
 """Idle connections kept over every template of the process, to bound memory."""
 
-_LEAVES = frozenset({"BEGIN", "COMMIT", "END", "SAVEPOINT", "RELEASE", "ROLLBACK", "PRAGMA",
-                     "VACUUM", "ATTACH", "DETACH"})  # fmt: skip
-_ENDS = frozenset({"COMMIT", "END"})
-_MARKS = frozenset({"PRAGMA", "ATTACH", "DETACH", "VACUUM"})
-_DDL = frozenset({"CREATE", "ALTER"})
-_DDL_UNSAFE = frozenset({"ROLLBACK", "DEFERRABLE", "DEFERRED"})
-_READS_ONLY = frozenset({"SELECT", "VALUES"})
-_SAVEPOINTS = frozenset({"SAVEPOINT", "RELEASE", "ROLLBACK"})
-_ATOMIC_SAVEPOINT = re.compile(r"kaudit_\d+")
-_PROCESS_WIDE = "changes a limit of the whole process, every later run's sandbox included"
-_REFUSED_PRAGMAS = {
-    "writable_schema": "lets SQL rewrite the stored schema behind the engine's back, so the "
-    "labeler could read another schema than the one stored",
-    "schema_version": "sets the schema cookie by hand, which can hide DDL (a dropped "
-    "change-capture trigger) from the labeler",
-    "hard_heap_limit": _PROCESS_WIDE,
-    "soft_heap_limit": _PROCESS_WIDE,
-    "threads": _PROCESS_WIDE,
-}
-
-Effect = Literal["same", "marks", "ends", "leave", "refuse"]
-"""What a statement does to a pooled run: nothing different; leaves state on the
-connection (never pooled again); ends the run's transaction (its work is committed, as
-in autocommit); must run in autocommit (leave the pool first); cannot run pooled."""
-
-
-def _rolls_back_or_defers(statement: Statement) -> bool:
-    """Whether a DML or DDL statement can roll back or defer a check.
-
-    `OR ROLLBACK` in a write; `ON CONFLICT ROLLBACK`, `RAISE(ROLLBACK, ...)` or a
-    deferrable constraint in DDL. Words inside comments, literals and quoted names
-    never count.
-    """
-    words = statement.words
-    if statement.kind in _DDL:
-        return not _DDL_UNSAFE.isdisjoint(words)
-    return any(a == "OR" and b == "ROLLBACK" for a, b in itertools.pairwise(words))
-
-
-def _rolls_back_to_savepoint(words: tuple[str, ...]) -> bool:
-    return words[1:2] == ("TO",) or words[1:3] == ("TRANSACTION", "TO")
-
-
-def refusal(sql: str) -> str | None:
-    """Why no sandbox, pooled or not, may run `sql`; None when it may.
-
-    `EXPLAIN PRAGMA` counts as the PRAGMA: SQLite applies many of them while compiling.
-    A statement other than a read naming kaudit's change log or its triggers could
-    empty the log and hide the run's writes from the labeler's fast path.
-    """
-    statement = read_statement(sql)
-    if statement.sets and statement.pragma in _REFUSED_PRAGMAS:
-        return f"PRAGMA {statement.pragma} {_REFUSED_PRAGMAS[statement.pragma]}"
-    if statement.kind in _SAVEPOINTS and any(map(_ATOMIC_SAVEPOINT.fullmatch, statement.names)):
-        return "it ends or rolls back a savepoint of atomic() itself, behind its back"
-    if statement.kind == "ATTACH" and not statement.explained and not _attaches_memory(sql):
-        return "it attaches a file on the host (only ':memory:' or '' may be attached)"
-    if statement.kind == "VACUUM" and "INTO" in statement.words and not statement.explained:
-        return "VACUUM INTO writes a file on the host"
-    internal = sorted(name for name in statement.names if name.startswith(INTERNAL_PREFIX))
-    if internal and statement.kind not in _READS_ONLY and not statement.explained:
-        return f"it names kaudit's own {internal[0]} (the change log the labeler trusts)"
-    return None
-
-
-def _attaches_memory(sql: str) -> bool:
-    """Whether an ATTACH is exactly `ATTACH [DATABASE] ':memory:'|'' AS name`.
-
-    The filename is an expression: a file (`'' || 'f.db'`, a bound parameter) would let a
-    run write on the host and leave data there for a later run to read, pooled or not,
-    so anything but one of the two literals followed by `AS name` is refused.
-    """
-    tokens = statement_tokens(sql)[1:]  # after ATTACH
-    if tokens and tokens[0][0] == "word" and tokens[0][1].upper() == "DATABASE":
-        tokens = tokens[1:]
-    while tokens and tokens[-1] == ("other", ";"):
-        tokens = tokens[:-1]
-    if len(tokens) != 3 or tokens[0] not in (("string", "':memory:'"), ("string", "''")):
-        return False
-    return tokens[1][0] == "word" and tokens[1][1].upper() == "AS" and tokens[2][0] != "other"
-
-
-@functools.lru_cache(maxsize=4096)
-def statement_rules(sql: str) -> tuple[str | None, bool, bool]:
-    """`refusal`, `touches_connection` and `creates` of `sql`, memoized together.
-
-    Every sandbox statement asks all three, and tools repeat their SQL run after run.
-    """
-    return refusal(sql), touches_connection(sql), creates(sql)
-
-
-def touches_connection(sql: str) -> bool:
-    """Whether `sql` can leave state on the connection (a PRAGMA, ATTACH, DETACH, VACUUM)."""
-    statement = read_statement(sql)
-    return statement.kind in _MARKS and (statement.kind == "PRAGMA" or not statement.explained)
-
-
-def creates(sql: str) -> bool:
-    """Whether `sql` is a CREATE statement: the only way SQL makes a temporary table or view."""
-    statement = read_statement(sql)
-    return statement.kind == "CREATE" and not statement.explained
-
-
-@functools.lru_cache(maxsize=4096)
-def pooled_effect(sql: str, depth: int) -> Effect:
-    """How `sql` behaves in a pooled run at `atomic()` depth `depth` (0 = top level).
-
-    Memoized: tools send the same parameterized statements run after run.
-    """
-    statement = read_statement(sql)
-    first = statement.kind
-    if statement.explained and first != "PRAGMA":
-        return "same"  # compiled, never run
-    unsafe = _rolls_back_or_defers(statement)
-    if depth == 0:
-        return "leave" if first in _LEAVES or unsafe else "same"
-    if first == "ROLLBACK" and _rolls_back_to_savepoint(statement.words):
-        return "same"  # the tool's own savepoint inside the block: nested either way
-    defers = statement.pragma == "defer_foreign_keys" and statement.sets
-    if unsafe or first == "ROLLBACK" or defers:
-        return "refuse"
-    if first in _ENDS:
-        return "ends"
-    return "marks" if first in _MARKS else "same"
-
 
 def poolable(conn: sqlite3.Connection) -> bool:
     """Whether a template's own schema keeps autocommit semantics inside a transaction."""
     rows = conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").fetchall()
-    return not any(_rolls_back_or_defers(read_statement(sql)) for (sql,) in rows)
+    return not any(read_statement(sql).rolls_back_or_defers for (sql,) in rows)
 
 
 _POOLS: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
@@ -240,69 +114,79 @@ def _reset_counters(conn: sqlite3.Connection) -> None:
         conn.execute(f"DELETE FROM {CHANGE_LOG} WHERE 0")
 
 
-_FUNCTIONS: dict[int, set[tuple[str, int]]] = {}
-_FUNCTIONS_LOCK = threading.Lock()
-
-
 def register_function(
     conn: sqlite3.Connection, name: str, narg: int, fn: Callable[..., int | float | str | None]
 ) -> None:
-    """`conn.create_function`, remembered so the sandbox's release disarms it again.
+    """Offer SQL on `conn` the function `name` until the run ends (`StatementGate.bind`).
 
     A pooled connection would otherwise offer the next run an earlier run's function
     (a boundary's, holding that run's identity).
     """
-    conn.create_function(name, narg, fn)
-    with _FUNCTIONS_LOCK:
-        _FUNCTIONS.setdefault(id(conn), set()).add((name, narg))
-
-
-def forget_functions(conn: sqlite3.Connection) -> None:
-    """Disarm every function `register_function` put on `conn`.
-
-    sqlite3 cannot unregister a function: it is replaced by one that fails every call,
-    as calling a missing function does, and the callback (with what it holds) is freed.
-    """
-    with _FUNCTIONS_LOCK:
-        registered = _FUNCTIONS.pop(id(conn), set())
-    for name, narg in registered:
-        conn.create_function(name, narg, None)
+    gate_of(conn).bind(conn, name, narg, fn)
 
 
 class StatementRules:
-    """What every sandbox refuses, pooled or not, and whether the run touched its connection.
+    """Runs a tool's statements under the connection's gate, pooled or not.
 
-    A refused statement (`refusal`) makes the run INVALID: the `SubstrateError` stops
-    the run, and `broken` keeps its dump from being labeled even if a tool swallowed it.
-    `touched` notes a PRAGMA, ATTACH, DETACH or VACUUM, after which the final state is
-    read on a fresh connection instead of the run's own; `created` a CREATE, after which
-    temporary tables and views are looked for (see `SqliteSandbox.dump`).
+    A statement the gate refuses makes the run INVALID: the `SubstrateError` stops the
+    run, and `broken` keeps its dump from being labeled even if a tool swallowed it.
+    `touched` notes a PRAGMA, ATTACH or DETACH (VACUUM attaches too), after which the
+    final state is read on a fresh connection instead of the run's own; `created` a
+    table or view, after which temporary ones are looked for (see `SqliteSandbox.dump`).
     """
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, run_id: str) -> None:
+        self.conn = conn
+        self.gate = gate_of(conn)
+        self.gate.begin()
         self.run_id = run_id
         self.broken: str | None = None
-        self.touched = False
-        self.created = False
+
+    @property
+    def touched(self) -> bool:
+        """Whether the run's SQL may have left state on the connection."""
+        return self.gate.touched
+
+    @property
+    def created(self) -> bool:
+        """Whether the run's SQL made a table or view (a temporary one may shadow `main`)."""
+        return self.gate.created
 
     def _break(self, reason: str) -> None:
         self.broken = f"run {self.run_id}: {reason}"
         raise SubstrateError(self.broken)
 
-    def before(self, sql: str | None, depth: int) -> None:
-        """Refuse what no sandbox may run; note what touches the connection."""
+    def _check(self) -> None:
         if self.broken is not None:
             raise SubstrateError(self.broken)
-        if sql is None:
-            return
-        reason, touches, makes = statement_rules(sql)
-        if reason is not None:
-            self._break(f"a sandbox cannot run {sql.strip()[:60]!r}: {reason}")
-        self.touched = self.touched or touches
-        self.created = self.created or makes
 
-    def after(self) -> None:
-        """Nothing to check after a statement outside a pool."""
+    def open(self, depth: int) -> None:
+        """Nothing to open outside a pool; a refused run stays refused."""
+        self._check()
+
+    def run(self, sql: str, params: tuple[Any, ...], depth: int) -> sqlite3.Cursor:
+        """Run a tool's `sql` under the gate; a statement it refuses breaks the run."""
+        self._check()
+        return self._execute(sql, params, depth, pending=False)
+
+    def _execute(
+        self, sql: str, params: tuple[Any, ...], depth: int, *, pending: bool
+    ) -> sqlite3.Cursor:
+        gate = self.gate
+        mode = gate.tool(depth, pending)
+        prefix = CHECK_SQL if mode is Mode.FROZEN else TOOL_SQL  # after the dump: reads only
+        try:
+            return self.conn.execute(prefix + sql, params)
+        except sqlite3.Error:
+            if gate.reason is None:
+                raise
+        finally:
+            gate.mode = mode
+        shown = repr(sql.strip()[:60])
+        if gate.reason == INSIDE_ATOMIC:
+            self._break(f"a pooled sandbox cannot run {shown} {INSIDE_ATOMIC}")
+        self._break(f"a sandbox cannot run {shown}: {gate.reason}")
+        raise AssertionError("unreachable")  # pragma: no cover
 
 
 class PooledRun(StatementRules):
@@ -329,18 +213,16 @@ class PooledRun(StatementRules):
         run_id: str,
         script: str | None = None,
     ) -> None:
-        super().__init__(run_id)
-        self.conn = conn
+        super().__init__(conn, run_id)
         self.pool = pool
         self._template = template
         self._opened = False
         self._left = False
-        self._marked = False
-        self._ends = False
         self._script = script
-        self._script_rows: frozenset[tuple[str, str]] = (
-            _temp_rows(conn) if script is not None else frozenset()
-        )
+        self._script_rows: frozenset[tuple[str, str]] = frozenset()
+        if script is not None:
+            with self.gate.trusted():
+                self._script_rows = _temp_rows(conn)
         self._holds_script = False
 
     def hold_script(self, script: str) -> None:
@@ -352,16 +234,18 @@ class PooledRun(StatementRules):
         if self._opened:
             raise SubstrateError(f"run {self.run_id}: a guard script after the run began")
         if self._script != script:
-            drop_temporary(self.conn, _TEMPORARY)
-            self.conn.executescript(script)
+            with self.gate.trusted():
+                drop_temporary(self.conn, _TEMPORARY)
+                self.conn.executescript(script)
+                self._script_rows = _temp_rows(self.conn)
             self._script = script
-            self._script_rows = _temp_rows(self.conn)
         self._holds_script = True
 
     def settle(self) -> None:
         """Drop a guard script an earlier run left that this run did not ask for."""
         if self._script is not None and not self._holds_script:
-            drop_temporary(self.conn, _TEMPORARY)
+            with self.gate.trusted():
+                drop_temporary(self.conn, _TEMPORARY)
             self._script = None
             self._script_rows = frozenset()
 
@@ -370,9 +254,9 @@ class PooledRun(StatementRules):
         """Whether the run's work sits in the open transaction (not committed)."""
         return self._opened and not self._left
 
-    def before(self, sql: str | None, depth: int) -> None:
-        """Open the transaction, check it still holds, and sort the statement."""
-        super().before(sql, depth)
+    def open(self, depth: int) -> None:
+        """Open the run's transaction before its first statement; check it still holds."""
+        self._check()
         if self._left:
             return
         if not self._opened:
@@ -381,26 +265,54 @@ class PooledRun(StatementRules):
             self._opened = True
         elif not self.conn.in_transaction:
             self._break("the run's transaction ended outside kaudit; its writes may be lost")
-        if sql is None:
-            return
-        effect = pooled_effect(sql, depth)
-        if effect == "leave":
-            self.commit()
-        elif effect == "refuse":
-            self._break(
-                f"a pooled sandbox cannot run {sql.strip()[:60]!r} inside atomic(): it would "
-                "roll back or defer past the block"
-            )
-        self._marked |= effect == "marks"
-        self._ends = effect == "ends"
 
-    def after(self) -> None:
+    def run(self, sql: str, params: tuple[Any, ...], depth: int) -> sqlite3.Cursor:
+        """Run a tool's `sql` in the run's transaction, leaving the pool first when it must.
+
+        The gate sorts what the authorizer reports while compiling (and asks for the
+        statement to run again after leaving); what it never reports is read first.
+        """
+        self.open(depth)
+        if self.pending:
+            self._sort_unreported(sql, depth)
+        try:
+            try:
+                return self._execute(sql, params, depth, pending=self.pending)
+            except sqlite3.Error:
+                if not self.gate.leave:
+                    raise
+            self.commit()
+            return self._execute(sql, params, depth, pending=False)
+        finally:
+            self._after()
+
+    def _sort_unreported(self, sql: str, depth: int) -> None:
+        """Leave or refuse on what the authorizer never reports, before `sql` runs.
+
+        A connection doomed inside a block leaves at the next top-level statement: a
+        statement compiled inside the block would run again unasked, in the transaction.
+        """
+        if depth == 0 and self.gate.doomed:
+            self.commit()
+            return
+        if not needs_reading(sql):
+            return
+        statement = read_statement(sql)
+        if statement.rolls_back_or_defers:
+            if depth:
+                self._break(f"a pooled sandbox cannot run {sql.strip()[:60]!r} {INSIDE_ATOMIC}")
+            self.commit()
+        elif statement.vacuums:
+            if depth == 0:
+                self.commit()
+            self.gate.doomed = True
+
+    def _after(self) -> None:
         """A transaction that ended is fine only after COMMIT; anything else lost writes."""
         if self.pending and not self.conn.in_transaction:
-            if not self._ends:
+            if not self.gate.ends:
                 self._break("a statement rolled back the run's transaction")
             self._left = True
-        self._ends = False
 
     def commit(self) -> None:
         """Commit the run's work and go on in autocommit; the connection is not pooled again."""
@@ -411,21 +323,21 @@ class PooledRun(StatementRules):
 
     def release(self, conn: sqlite3.Connection) -> None:
         """Roll the run back and pool the connection if it is the template again, else close it."""
-        reusable = not (self._left or self._marked or self.touched or self.broken)
+        gate = self.gate
+        reusable = not (self._left or gate.doomed or gate.touched or self.broken)
         script = self._script if self._holds_script else None
         try:
-            conn.set_authorizer(None)
-            forget_functions(conn)
-            conn.execute("PRAGMA query_only = OFF")
-            opened = conn.in_transaction
-            if opened:
-                if reusable:
-                    _reset_counters(conn)
-                conn.execute("ROLLBACK")
-            if script is not None and _temp_rows(conn) != self._script_rows:
-                script = None  # the run's SQL changed what the script made outside kaudit
-            keep = script is not None
-            reusable = reusable and self._pristine(conn, counted=opened, keep_temporary=keep)
+            with gate.trusted():
+                gate.disarm()
+                opened = conn.in_transaction
+                if opened:
+                    if reusable:
+                        _reset_counters(conn)
+                    conn.execute("ROLLBACK")
+                if script is not None and _temp_rows(conn) != self._script_rows:
+                    script = None  # the run's SQL changed what the script made outside kaudit
+                keep = script is not None
+                reusable = reusable and self._pristine(conn, counted=opened, keep_temporary=keep)
         except sqlite3.Error:
             reusable = False
         if reusable:

@@ -15,13 +15,8 @@ from kaudit.substrate._choice import SUBSTRATES, Blueprint
 from kaudit.substrate._db import SqliteDb
 from kaudit.substrate._dump import StateDump
 from kaudit.substrate._frozen import FrozenState, shadows_dropped
-from kaudit.substrate._pool import (
-    PooledRun,
-    SandboxPool,
-    StatementRules,
-    forget_functions,
-    poolable,
-)
+from kaudit.substrate._gate import gated_connect
+from kaudit.substrate._pool import PooledRun, SandboxPool, StatementRules, poolable
 from kaudit.substrate._schema import ForeignKey
 from kaudit.substrate._tool import Tool
 
@@ -84,11 +79,15 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def seeded_connection(run_id: str, template: StateDump) -> sqlite3.Connection:
-    """A private in-memory copy of the template, checked byte for byte, capture on."""
-    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    """A private in-memory copy of the template, checked byte for byte, capture on.
+
+    The connection carries its statement gate (`substrate._gate`) from here on.
+    """
+    conn, gate = gated_connect()
     conn.deserialize(template.image)
-    conn.execute("PRAGMA recursive_triggers = ON")
-    conn.execute("PRAGMA foreign_keys = ON")
+    with gate.trusted():
+        conn.execute("PRAGMA recursive_triggers = ON")
+        conn.execute("PRAGMA foreign_keys = ON")
     # The template's digest was checked once when it was loaded; byte equality with
     # it is digest equality, at memcmp speed instead of a sha256 per run.
     seeded = conn.serialize()
@@ -122,7 +121,7 @@ class SqliteSandbox:
         self._pooled = (
             None if pool is None else PooledRun(conn, pool, template.image, run_id, script)
         )
-        self._rules = self._pooled or StatementRules(run_id)
+        self._rules = self._pooled or StatementRules(conn, run_id)
         self.db = SqliteDb(conn, self._rules)
 
     def hold_script(self, script: str) -> None:
@@ -173,7 +172,7 @@ class SqliteSandbox:
                 pooled.commit()  # a memory database's bytes are written at commit
             image = self._conn.serialize()
             self._release(self._conn)
-            self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+            self._conn, _ = gated_connect()
             self._conn.deserialize(image)
             return FrozenState(self._conn, self.run_id)
         if self._rules.created:
@@ -204,7 +203,6 @@ class SqliteSandbox:
 
     def _release(self, conn: sqlite3.Connection) -> None:
         if self._pooled is None:
-            forget_functions(conn)
             conn.close()
         else:
             self._pooled.release(conn)

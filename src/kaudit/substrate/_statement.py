@@ -1,17 +1,19 @@
-"""What one SQL statement is, read the way SQLite's tokenizer reads it.
+"""What SQLite's authorizer never reports about a statement, read from its words.
 
-A sandbox sorts the statements it runs by kind (a PRAGMA, an ATTACH, a write that can
-roll back), so the words that decide must be the ones SQLite acts on: comments,
-string literals and quoted names are separate tokens, read left to right in one pass
-(a quote inside a comment opens nothing, a `--` inside a literal comments nothing
-out), and `EXPLAIN` is looked through, because SQLite applies many PRAGMAs while
-compiling them, `EXPLAIN PRAGMA foreign_keys = OFF` included. Words inside comments,
-literals and quoted names never count.
+The statement gate (`substrate._gate`) judges every statement by what SQLite asks
+while compiling it. Three things it is never asked about: a conflict clause
+(`INSERT OR ROLLBACK`), a constraint or trigger that can roll back or defer
+(`ON CONFLICT ROLLBACK`, `RAISE(ROLLBACK, ...)`, `DEFERRABLE`), and `VACUUM`, which
+asks nothing while compiling and cannot run inside a transaction. A pooled run must
+know them before the statement runs, so they are read here: comments, string
+literals and quoted names are separate tokens, read left to right in one pass, and
+their words never count (`UPDATE t SET a = 1 -- or rollback` is harmless).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -26,80 +28,63 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
+_DDL = frozenset({"CREATE", "ALTER"})
+_DDL_UNSAFE = frozenset({"ROLLBACK", "DEFERRABLE", "DEFERRED"})
+_HINTS = ("rollback", "defer", "vacuum")
+"""Substrings without which a statement needs no reading at all (most tool SQL)."""
 
 
 @dataclass(frozen=True)
 class Statement:
-    """The facts about one statement that decide how a sandbox may run it.
+    """The words of one statement that decide how a pooled run may run it.
 
-    `kind` is the first keyword after any `EXPLAIN [QUERY PLAN]`, upper case ("" when
-    there is none); `words` every unquoted word, upper case, in order; `pragma` the
-    PRAGMA's name, lower case and unquoted, and `sets` whether it is given a value.
+    `kind` is the first keyword after any `EXPLAIN [QUERY PLAN]` and empty statements,
+    upper case ("" when there is none); `words` every unquoted word, upper case.
     """
 
     kind: str
     explained: bool
     words: tuple[str, ...]
-    pragma: str | None = None
-    sets: bool = False
-    names: frozenset[str] = frozenset()
-    """Every word, quoted name and string literal, lower case: SQLite takes a string
-    literal for a name where a name is expected (`DELETE FROM 'log'`)."""
+
+    @property
+    def rolls_back_or_defers(self) -> bool:
+        """`OR ROLLBACK` in a write; `ROLLBACK`, `DEFERRABLE` or `DEFERRED` in DDL."""
+        if self.kind in _DDL:
+            return not _DDL_UNSAFE.isdisjoint(self.words)
+        return any(a == "OR" and b == "ROLLBACK" for a, b in itertools.pairwise(self.words))
+
+    @property
+    def vacuums(self) -> bool:
+        """Whether the statement runs VACUUM (EXPLAIN VACUUM only compiles it)."""
+        return self.kind == "VACUUM" and not self.explained
 
 
-def tokens_of(sql: str) -> list[tuple[str, str]]:
-    """(type, text) of every token but spaces and comments; quoted names unquoted."""
-    out: list[tuple[str, str]] = []
-    for match in _TOKEN.finditer(sql):
-        kind = match.lastgroup or "other"
-        text = match.group()
-        if kind in ("space", "comment"):
-            continue
-        if kind == "quoted":
-            text = text[1:-1] if len(text) > 1 else ""
-        out.append((kind, text))
-    return out
-
-
-def _pragma(tokens: list[tuple[str, str]]) -> tuple[str, bool]:
-    """The name of the PRAGMA `tokens` start after, and whether a value follows it.
-
-    `PRAGMA [schema.]name [= value | (value)]`; the name may be quoted.
-    """
-    names = [text for kind, text in tokens[:3] if kind in ("word", "quoted")]
-    dotted = len(tokens) > 1 and tokens[1] == ("other", ".")
-    name = names[1] if dotted and len(names) > 1 else (names[0] if names else "")
-    rest = tokens[3:] if dotted else tokens[1:]
-    sets = bool(rest) and rest[0] in (("other", "="), ("other", "("))
-    return name.lower(), sets
-
-
-def statement_tokens(sql: str) -> list[tuple[str, str]]:
-    """The tokens of `sql` from its first statement on.
-
-    SQLite skips empty statements (`;`) before it, so `;ATTACH ...` is an ATTACH.
-    """
-    tokens = tokens_of(sql)
-    start = 0
-    while start < len(tokens) and tokens[start] == ("other", ";"):
-        start += 1
-    return tokens[start:]
+def _tokens(sql: str) -> list[tuple[bool, str]]:
+    """(is a word, text upper case) of every token but spaces, comments, literals, names."""
+    return [
+        (match.lastgroup == "word", match.group().upper())
+        for match in _TOKEN.finditer(sql)
+        if match.lastgroup in ("word", "other")
+    ]
 
 
 @functools.lru_cache(maxsize=4096)
 def read_statement(sql: str) -> Statement:
-    """The statement's kind, words and PRAGMA, memoized (tools repeat their SQL)."""
-    tokens = statement_tokens(sql)
-    words = tuple(text.upper() for kind, text in tokens if kind == "word")
-    upper = [(kind, text.upper()) for kind, text in tokens[:3]]
-    explained = upper[:1] == [("word", "EXPLAIN")]
+    """The statement's kind and words, memoized (tools repeat their SQL)."""
+    tokens = _tokens(sql)
     start = 0
+    while start < len(tokens) and tokens[start] == (False, ";"):
+        start += 1  # SQLite skips empty statements before the first
+    explained = tokens[start : start + 1] == [(True, "EXPLAIN")]
     if explained:
-        start = 3 if upper[1:3] == [("word", "QUERY"), ("word", "PLAN")] else 1
-    body = tokens[start:]
-    kind = body[0][1].upper() if body and body[0][0] == "word" else ""
-    names = frozenset(text.strip("'").lower() for kind, text in tokens if kind != "other")
-    if kind != "PRAGMA":
-        return Statement(kind, explained, words, names=names)
-    name, sets = _pragma(body[1:])
-    return Statement(kind, explained, words, name, sets, names)
+        plan = tokens[start + 1 : start + 3] == [(True, "QUERY"), (True, "PLAN")]
+        start += 3 if plan else 1
+    is_word, kind = tokens[start] if start < len(tokens) else (False, "")
+    words = tuple(text for word, text in tokens if word)
+    return Statement(kind if is_word else "", explained, words)
+
+
+def needs_reading(sql: str) -> bool:
+    """Whether `sql` may hold a word the authorizer never reports (a cheap first test)."""
+    lowered = sql.lower()
+    return any(hint in lowered for hint in _HINTS)
