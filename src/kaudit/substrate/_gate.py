@@ -259,7 +259,9 @@ class StatementGate:
         if mode is Mode.LABEL:  # a table-valued PRAGMA declares itself as writing the schema
             changes = action in _CHANGES and db == "main" and arg1 not in _SCHEMA_TABLES
             return _DENY if changes else _OK
-        if action not in _READS:
+        if action not in _READS and not (action == sqlite3.SQLITE_PRAGMA and arg2 is None):
+            # A PRAGMA without a value reads a setting: the change capture's triggers read
+            # `pragma_recursive_triggers` on every write, which asks while running.
             if mode is Mode.TOOL:
                 if self.reason is not None or self.leave:
                     return _DENY  # already refused: ask nothing more of this statement
