@@ -35,7 +35,7 @@ def guard_for(sandbox: Sandbox, identity: Identity, ownership: Sequence[ForeignK
     schema = getattr(sandbox, "schema", None)
     if isinstance(server, str) and schema is not None:
         from kaudit.boundary._postgres import PostgresGuard
-        from kaudit.substrate._pg_db import PostgresDb
+        from kaudit.postgres._db import PostgresDb
 
         if isinstance(sandbox.db, PostgresDb):
             return PostgresGuard(sandbox.db, identity, server, schema, ownership)

@@ -25,8 +25,9 @@ from kaudit.label import (
 )
 from kaudit.ledger import RunRecord, RunTiming
 from kaudit.spec import FaultRule, Identity, Task
-from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate, Tool, ToolResult
+from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate
 from kaudit.suites import Referee
+from kaudit.tools import Tool, ToolResult
 
 
 @dataclass(frozen=True)

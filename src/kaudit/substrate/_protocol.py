@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kaudit.substrate._db import Db
 from kaudit.substrate._dump import Dump, StateDump
-from kaudit.substrate._tool import Tool
+
+if TYPE_CHECKING:
+    from kaudit.tools import Tool  # above this room: tools take a `Db`
 
 
 @runtime_checkable

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from kaudit.substrate import Tool
+from kaudit.tools import Tool
 
 
 @runtime_checkable

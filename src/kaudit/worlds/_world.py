@@ -16,10 +16,10 @@ from kaudit.substrate import (
     Blueprint,
     ForeignKey,
     Substrate,
-    Tool,
     cached_image,
     open_substrate,
 )
+from kaudit.tools import Tool
 from kaudit.worlds._ownership import check_ownership
 from kaudit.worlds._protocol import World
 
