@@ -390,7 +390,7 @@ async def run_pipeline(
                 seed=request.seed,
                 faults=request.effective_faults(),
                 identity=request.effective_identity(),
-                ownership=getattr(substrate, "ownership", ()),
+                ownership=substrate.ownership,
             ),
         )
         episode = Episode(

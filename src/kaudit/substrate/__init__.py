@@ -20,7 +20,7 @@ from kaudit.substrate._dump import Dump, StateDump
 from kaudit.substrate._frozen import FILE_FUNCTIONS, FrozenState, ReadOnlyGuard
 from kaudit.substrate._pool import register_function
 from kaudit.substrate._postgres_entry import Pruned, postgres_world_image, prune_postgres
-from kaudit.substrate._protocol import Sandbox, Substrate
+from kaudit.substrate._protocol import Sandbox, ServerSandbox, Substrate
 from kaudit.substrate._schema import (
     INTERNAL_PREFIX,
     ForeignKey,
@@ -67,6 +67,7 @@ __all__ = [
     "ReadOnlyGuard",
     "Sandbox",
     "Schema",
+    "ServerSandbox",
     "SqliteDb",
     "SqliteSandbox",
     "SqliteSubstrate",
