@@ -202,23 +202,32 @@ class RunWork:
         }
 
     def request(self, job: RunJob, restarted: int) -> RunRequest:
-        """The run request for an admitted job."""
+        """The run request for an admitted job: everything its record takes from the campaign.
+
+        The stopping rule goes into the hashed record because it decides which interval
+        the cell gets; the campaign's manifest, outside the chain, is never read for that.
+        """
+        task = self.tasks[job.task]
         return RunRequest(
             campaign=job.campaign,
-            task=self.tasks[job.task],
+            task=task,
             model=job.model,
             run_index=job.run_index,
             seed=job.seed,
             restarted=restarted,
             faults=self.faults,
             identity=self.identity,
+            attempt=job.attempt,
+            task_digest=self.digests[job.task],
+            world_digest=self.suite.substrate(task).template_digest,
+            stopping_rule=self.stopping_rule,
         )
 
     async def __call__(self, job: RunJob, restarted: int) -> RunResult:
         """The run's result; a harness failure becomes an INVALID record, never a score."""
         request = self.request(job, restarted)
         try:
-            result = await run_pipeline(
+            return await run_pipeline(
                 request,
                 self.agents[job.model],
                 self.suite.substrate(request.task),
@@ -226,10 +235,8 @@ class RunWork:
                 referee=self.suite.referee,
             )
         except Exception:  # a harness bug: recorded as invalid with the trace, never scored
-            failed = harness_failure(request, traceback.format_exc(limit=5))
-            result = with_spend(failed, self.agents[job.model].run_facts(request.run_id))
-        world = self.suite.substrate(request.task).template_digest
-        return identified(result, job, self.digests[job.task], world, self.stopping_rule)
+            spent = self.agents[job.model].run_facts(request.run_id)
+            return harness_failure(request, traceback.format_exc(limit=5), spent)
 
     async def aclose(self) -> None:
         """Close the agents' connections on this event loop."""
@@ -252,28 +259,6 @@ def run_digest(task: Task, faults: Sequence[FaultRule], identity: Identity | Non
     }
     text = base + "\n" + json.dumps(extra, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def identified(
-    result: RunResult,
-    job: RunJob,
-    digest: str,
-    world: str | None = None,
-    stopping_rule: dict[str, Any] | None = None,
-) -> RunResult:
-    """The record with its attempt, task version, world and the rule that admitted it.
-
-    The stopping rule goes into the hashed record because it decides which interval the
-    cell gets; the campaign's manifest, outside the chain, is never read for that.
-    """
-    update = {
-        "attempt": job.attempt,
-        "task_digest": digest,
-        "world_digest": world,
-        "stopping_rule": stopping_rule,
-    }
-    record = result.record.model_copy(update=update)
-    return RunResult(record, result.final_image, result.verdict)
 
 
 class CampaignRunner:
@@ -469,24 +454,11 @@ def invalid_runs(ledger: Ledger, campaign: str, shown: int = 3) -> tuple[int, tu
     return len(keys), tuple(reasons)
 
 
-def with_spend(result: RunResult, facts: RunFacts | None) -> RunResult:
-    """An INVALID record with what the agent spent before the harness failed.
+def harness_failure(request: RunRequest, trace: str, spent: RunFacts | None = None) -> RunResult:
+    """An INVALID record for a run the harness itself could not complete.
 
-    The failure is never scored, but the tokens and dollars were spent; taking the
-    facts also releases what the agent kept for the run.
+    `spent` is what the agent spent before the failure; taking the facts also releases
+    what the agent kept for the run.
     """
-    if facts is None or not facts.api_calls:
-        return result
-    spend = {
-        "input_tokens": facts.input_tokens,
-        "output_tokens": facts.output_tokens,
-        "cost_usd": facts.cost_usd,
-        "retries": facts.retries,
-    }
-    return RunResult(result.record.model_copy(update=spend), None, None)
-
-
-def harness_failure(request: RunRequest, trace: str) -> RunResult:
-    """An INVALID record for a run the harness itself could not complete."""
     reason = f"harness error: {trace.strip().splitlines()[-1]}"
-    return invalid_result(request, reason, extra={"trace": trace})
+    return invalid_result(request, reason, extra={"trace": trace}, spent=spent)

@@ -17,7 +17,7 @@ from mcp.server.lowlevel import Server
 from kaudit.errors import LedgerError
 from kaudit.harness import CampaignPlan, RunResult, offered_tools, run_digest
 from kaudit.ledger import IMPORTED, Ledger, RunRecord
-from kaudit.serve._calls import ServedRun, start_served_run
+from kaudit.serve._calls import Recorded, ServedRun, start_served_run
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import mcp_server, task_instructions
 from kaudit.serve._spool import RunSpooled, SpooledRun, spool_run, spooled_runs
@@ -114,6 +114,12 @@ async def serve_task(
         keep_dump=options.keep_dump,
         faults=options.faults,
         identity=options.identity,
+        recorded=Recorded(
+            model=lambda: options.model or f"mcp:{client.get('name', 'unknown')}",
+            task_digest=run_digest(task, options.faults, options.identity),
+            world_digest=substrate.template_digest,
+            extra={"served": options.applied(substrate)},
+        ),
     )
 
     async def verdict() -> str:
@@ -137,17 +143,7 @@ async def serve_task(
         if transport.done():
             transport.result()  # a transport that failed (a port in use) is an error, not a run
             served.finish(None)  # the client left without `finish`: the run ends here
-        labeled = await run
-        model = options.model or f"mcp:{client.get('name', 'unknown')}"
-        update = {
-            "model": model,
-            "task_digest": run_digest(task, options.faults, options.identity),
-            "world_digest": substrate.template_digest,
-            "extra": labeled.record.extra | {"served": options.applied(substrate)},
-        }
-        result = RunResult(
-            labeled.record.model_copy(update=update), labeled.final_image, labeled.verdict
-        )
+        result = await run
         if on_result is not None:
             on_result(result)
         await _wind_down(transport, LINGER_S if options.transport == "stdio" else 0.0)
@@ -278,7 +274,7 @@ def _append_spooled(ledger: Ledger, spooled: SpooledRun) -> RunRecord:
     # runs put a run after an INVALID one onto that INVALID run's key, refused there.
     taken = [key[3] for key in ledger.latest(record.campaign) if key[:3] == cell]
     index = max(taken) + 1 if taken else 0
-    record = record.model_copy(update={"run_index": index})
+    record = spooled.appended_as(index)
     ledger.claim((*cell, index))
     ledger.append(record, spooled.final_image)
     return record

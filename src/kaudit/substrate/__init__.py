@@ -27,7 +27,7 @@ from kaudit.substrate._db import DatabaseError, Db, SqliteDb
 from kaudit.substrate._dump import Dump, StateDump
 from kaudit.substrate._frozen import FILE_FUNCTIONS, FrozenState, ReadOnlyGuard
 from kaudit.substrate._pool import register_function
-from kaudit.substrate._protocol import Sandbox, Substrate
+from kaudit.substrate._protocol import Sandbox, ServerSandbox, Substrate
 from kaudit.substrate._schema import (
     INTERNAL_PREFIX,
     ForeignKey,
@@ -59,6 +59,7 @@ __all__ = [
     "ReadOnlyGuard",
     "Sandbox",
     "Schema",
+    "ServerSandbox",
     "SqliteDb",
     "SqliteSandbox",
     "SqliteSubstrate",
