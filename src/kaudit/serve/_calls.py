@@ -22,8 +22,8 @@ from typing import Any
 
 from kaudit.agents import AgentDefaults, Episode, Observation, ToolCall, Turn
 from kaudit.errors import AgentError, AgentStalledError
-from kaudit.harness import RunRequest, RunResult, run_pipeline
-from kaudit.spec import FaultRule, Identity, Task
+from kaudit.harness import NO_CONDITIONS, RunConditions, RunRequest, RunResult, run_pipeline
+from kaudit.spec import Task
 from kaudit.substrate import Substrate
 
 RUN_OVER = "the run is over: this call was not executed"
@@ -207,16 +207,15 @@ def start_served_run(
     seed: int,
     keep_dump: bool = False,
     facts: dict[str, Any] | None = None,
-    faults: tuple[FaultRule, ...] = (),
-    identity: Identity | None = None,
+    conditions: RunConditions = NO_CONDITIONS,
 ) -> asyncio.Task[RunResult]:
     """Start the harness's own run (`run_pipeline`) for `served`, in the background.
 
     Seeding, the loop, the pre-cleanup dump, labeling and the record are the harness's;
     when the run ends for any reason (even before its first turn, e.g. a failed seed)
-    every call still open is answered, so no external agent waits forever. `faults` and
-    `identity` mean what a campaign's do: faults added to the task's own, seeded from
-    `seed`; an identity for a task that declares none.
+    every call still open is answered, so no external agent waits forever. `conditions`
+    mean what a campaign's do: faults added to the task's own, seeded from `seed`; an
+    identity for a task that declares none.
     """
     request = RunRequest(
         campaign=campaign,
@@ -224,8 +223,8 @@ def start_served_run(
         model=name,
         run_index=run_index,
         seed=seed,
-        faults=faults,
-        identity=identity,
+        faults=conditions.faults,
+        identity=conditions.identity,
     )
     agent = ServedAgent(served, name, facts)
     run = asyncio.create_task(run_pipeline(request, agent, substrate, keep_dump=keep_dump))
