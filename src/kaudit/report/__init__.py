@@ -9,6 +9,7 @@ from kaudit.report._budget import (
     budget,
     budgets_from_records,
     format_duration,
+    ledger_budgets,
     run_costs,
 )
 from kaudit.report._cells import (
@@ -99,6 +100,7 @@ __all__ = [
     "judge_html",
     "judge_text_tables",
     "keyword_grader",
+    "ledger_budgets",
     "ledger_judges",
     "load_cells",
     "pool_sources",
