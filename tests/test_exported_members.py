@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 PACKAGES = [
+    "kaudit",
     "kaudit.spec",
     "kaudit.substrate",
     "kaudit.tools",

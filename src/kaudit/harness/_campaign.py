@@ -7,8 +7,6 @@ it wherever the executor puts it (this process or a Ray worker) and returns the 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,13 +15,14 @@ from typing import Any
 
 from kaudit.agents import Agent, RunFacts
 from kaudit.errors import KauditError, LedgerError
+from kaudit.harness._conditions import NO_CONDITIONS, RunConditions, run_digest
 from kaudit.harness._executor import Executor, LocalExecutor, RunJob
 from kaudit.harness._manifest import build_manifest, finish_manifest
 from kaudit.harness._run import RunRequest, RunResult, invalid_result, run_pipeline
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
 from kaudit.ledger import IMPORTED, Ledger, RunKey, RunRecord
-from kaudit.spec import FaultRule, Identity, Task, task_digest
+from kaudit.spec import FaultRule, Identity, Task
 from kaudit.suites import Suite
 
 
@@ -32,9 +31,9 @@ class CampaignPlan:
     """What to run. Re-running the same plan on the same ledger resumes it.
 
     With `until`, `k` is the maximum per cell and each cell stops once the rule holds.
-    `faults` are injected into every task's runs (after the task's own); `identity` is
-    the boundary of tasks that declare none. A run left INVALID by a harness failure is
-    retried on the next invocation until it has had `max_attempts` attempts.
+    `conditions` (faults after each task's own, the identity of tasks that declare none)
+    apply to every run. A run left INVALID by a harness failure is retried on the next
+    invocation until it has had `max_attempts` attempts.
     """
 
     name: str
@@ -42,8 +41,7 @@ class CampaignPlan:
     seed: int = 0
     keep_dumps: bool = False
     until: StoppingRule | None = None
-    faults: tuple[FaultRule, ...] = ()
-    identity: Identity | None = None
+    conditions: RunConditions = NO_CONDITIONS
     max_attempts: int = 3
 
     def __post_init__(self) -> None:
@@ -64,11 +62,9 @@ class CampaignPlan:
             "seed": self.seed,
             "suite_digest": suite.digest,
             "template_digest": {t.world: suite.substrate(t).template_digest for t in chosen},
-            "task_digest": {t.id: run_digest(t, self.faults, self.identity) for t in chosen},
-            "faults": [rule.model_dump(mode="json") for rule in self.faults],
-            "identity": None if self.identity is None else self.identity.model_dump(mode="json"),
+            "task_digest": {t.id: self.conditions.digest(t) for t in chosen},
         }
-        return config
+        return config | self.conditions.pinned()
 
     def stopping_rule(self) -> dict[str, Any]:
         """The rule for the manifest: fixed k, or the sequential rule."""
@@ -244,23 +240,6 @@ class RunWork:
             await agent.aclose()
 
 
-def run_digest(task: Task, faults: Sequence[FaultRule], identity: Identity | None) -> str:
-    """The digest of what a run measures: the task, plus the campaign's faults and identity.
-
-    Runs of one task under other campaign faults or another identity measure something
-    else, so they are another cell; without either the digest is the task's own.
-    """
-    base = task_digest(task)
-    if not faults and identity is None:
-        return base
-    extra = {
-        "faults": [rule.model_dump(mode="json") for rule in faults],
-        "identity": None if identity is None else identity.model_dump(mode="json"),
-    }
-    text = base + "\n" + json.dumps(extra, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 class CampaignRunner:
     """The job runner `run_campaign` hands to executors.
 
@@ -360,8 +339,8 @@ async def _run_locked(
         {a.name: a for a in agents},
         {t.id: t for t in chosen},
         plan.keep_dumps,
-        plan.faults,
-        plan.identity,
+        plan.conditions.faults,
+        plan.conditions.identity,
         plan.stopping_rule(),
     )
     runner = CampaignRunner(work, ledger, plan.until, on_stop)

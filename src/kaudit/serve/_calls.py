@@ -22,8 +22,8 @@ from typing import Any
 
 from kaudit.agents import AgentDefaults, Episode, Observation, ToolCall, Turn
 from kaudit.errors import AgentError, AgentStalledError
-from kaudit.harness import RunRequest, RunResult, run_pipeline
-from kaudit.spec import FaultRule, Identity, Task
+from kaudit.harness import NO_CONDITIONS, RunConditions, RunRequest, RunResult, run_pipeline
+from kaudit.spec import Task
 from kaudit.substrate import Substrate
 
 RUN_OVER = "the run is over: this call was not executed"
@@ -221,19 +221,17 @@ def start_served_run(
     seed: int,
     keep_dump: bool = False,
     facts: dict[str, Any] | None = None,
-    faults: tuple[FaultRule, ...] = (),
-    identity: Identity | None = None,
+    conditions: RunConditions = NO_CONDITIONS,
     recorded: Recorded | None = None,
 ) -> asyncio.Task[RunResult]:
     """Start the harness's own run (`run_pipeline`) for `served`, in the background.
 
     Seeding, the loop, the pre-cleanup dump, labeling and the record are the harness's;
     when the run ends for any reason (even before its first turn, e.g. a failed seed)
-    every call still open is answered, so no external agent waits forever. `faults` and
-    `identity` mean what a campaign's do: faults added to the task's own, seeded from
-    `seed`; an identity for a task that declares none. `recorded` is what the record
-    says besides (its model, digests, how the run was served); without it the record's
-    model is `name`.
+    every call still open is answered, so no external agent waits forever. `conditions`
+    mean what a campaign's do: faults added to the task's own, seeded from `seed`; an
+    identity for a task that declares none. `recorded` is what the record says besides
+    (its model, digests, how the run was served); without it the record's model is `name`.
     """
     recorded = recorded or Recorded()
     request = RunRequest(
@@ -242,8 +240,8 @@ def start_served_run(
         model=name,
         run_index=run_index,
         seed=seed,
-        faults=faults,
-        identity=identity,
+        faults=conditions.faults,
+        identity=conditions.identity,
         task_digest=recorded.task_digest,
         world_digest=recorded.world_digest,
         extra=recorded.extra,
