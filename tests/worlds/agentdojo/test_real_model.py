@@ -30,13 +30,13 @@ def test_a_real_model_is_audited_on_banking_pairs_and_compared_with_agentdojo(
     """
     config = model_config(tmp_path / "m.yaml", llama_server, "smollm2", max_tokens=96)
     ledger = tmp_path / "audit.sqlite"
-    args = ["run", "--suite", "agentdojo:banking", "--tasks", ",".join(PAIRS), "--k", "2"]
+    args = ["run", "--suite", "agentdojo:banking", "--tasks", ",".join(PAIRS), "--k", "1"]
     args += ["--model", str(config), "--ledger", str(ledger), "--concurrency", "2"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     with Ledger(ledger) as store:
         records = list(store.records())
-    assert len(records) == 4
+    assert len(records) == 2  # one run of each pair: CI's budget for real models
     assert all(r.status == "labeled" and "agentdojo" in r.extra for r in records)
     # SmolLM2 on llama-server often answers in prose: a tool-less run is a real outcome
     # (stack health counts it), but every run must have reached the model and back
