@@ -21,7 +21,7 @@ from typing import Any
 
 from kaudit.harness import build_gateway
 from kaudit.spec import FaultRule, Identity
-from kaudit.substrate import ToolContext
+from kaudit.tools import ToolContext
 from kaudit.worlds import get_world
 
 CALLS: tuple[tuple[str, dict[str, Any]], ...] = (

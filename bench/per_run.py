@@ -57,11 +57,11 @@ from kaudit.substrate import (
     SqliteSandbox,
     StateDump,
     Substrate,
-    ToolContext,
     quote,
     read_schema,
 )
 from kaudit.suites import Suite, load_suite
+from kaudit.tools import ToolContext
 
 PHASES = ("seed", "tools", "snapshot", "diff+label", "record", "ledger")
 CAMPAIGN = "bench"

@@ -38,10 +38,10 @@ from typing import Any
 
 from kaudit.agents import ScriptedAgent
 from kaudit.harness._run import AgentLoop, RunRequest, RunResult, run_pipeline
+from kaudit.postgres._conn import connect
+from kaudit.postgres._substrate import PostgresSubstrate
 from kaudit.spec import Script, Task
 from kaudit.substrate import Substrate
-from kaudit.substrate._pg_conn import connect
-from kaudit.substrate._postgres import PostgresSubstrate
 from kaudit.suites import Suite, load_suite
 
 URL = "postgresql://postgres@127.0.0.1:5432/postgres"

@@ -21,9 +21,9 @@ from typing import Any
 
 from psycopg import sql
 
+from kaudit.postgres._conn import connect
+from kaudit.postgres._substrate import PostgresSubstrate
 from kaudit.substrate import quote
-from kaudit.substrate._pg_conn import connect
-from kaudit.substrate._postgres import PostgresSubstrate
 from kaudit.worlds import get_world, world_substrate
 
 URL = "postgresql://postgres@127.0.0.1:5432/postgres"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from kaudit.substrate import ToolContext, ToolError, tool
+from kaudit.tools import ToolContext, ToolError, tool
 from kaudit.worlds import PythonWorld, register_world
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from kaudit.postgres._catalog import ServerDatabase
+from kaudit.postgres._substrate import PostgresSubstrate
 from kaudit.substrate import Blueprint, build_image
-from kaudit.substrate._pg_catalog import ServerDatabase
-from kaudit.substrate._postgres import PostgresSubstrate
 
 URL = os.environ.get("KAUDIT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -48,7 +48,7 @@ HOLDER = """
 import sys, time
 from kaudit.substrate import open_substrate
 from tests.pg import token_world
-from tests.substrate import pg_world
+from tests.postgres import pg_world
 world = token_world(sys.argv[3]) if len(sys.argv) > 3 else pg_world.blueprint()
 sandbox = open_substrate(sys.argv[1], world).seed(sys.argv[2])
 print(sandbox.database, flush=True)

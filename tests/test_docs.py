@@ -88,8 +88,8 @@ def test_the_readme_is_a_front_page() -> None:
     performance): at most 250 lines, with the sections a new user looks for."""
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 250
-    for section in ("## Install", "## Tour", "## Python", "## Commands", "## Real models",
-                    "## Documentation"):  # fmt: skip
+    for section in ("## Install", "## Tour", "## Use it from Python", "## Commands",
+                    "## Real models", "## Documentation"):  # fmt: skip
         assert f"\n{section}\n" in readme
     assert "docs/images/report.png" in readme and "docs/models.md" in readme
     assert "KAUDIT_AGENTRELBENCH_DATA" in readme and "du -sh .venv" in readme

@@ -7,8 +7,11 @@ import importlib
 import pytest
 
 PACKAGES = [
+    "kaudit",
     "kaudit.spec",
     "kaudit.substrate",
+    "kaudit.tools",
+    "kaudit.postgres",
     "kaudit.label",
     "kaudit.agents",
     "kaudit.harness",
@@ -48,3 +51,31 @@ def test_label_and_stats_import_nothing_from_the_harness_agents_or_cli() -> None
             for node in ast.walk(tree):
                 if isinstance(node, ast.ImportFrom) and node.module:
                     assert not node.module.startswith(forbidden), f"{path}: imports {node.module}"
+
+
+@pytest.mark.parametrize("room", ["kaudit.tools", "kaudit.postgres", "kaudit.substrate"])
+def test_each_room_imports_first_in_a_fresh_interpreter(room: str) -> None:
+    """Fails if `kaudit.substrate` imports `kaudit.tools` or `kaudit.postgres` at import
+    time (both import it, so whichever is imported first would find the other half-built),
+    or if importing the PostgreSQL package loads psycopg (a SQLite user needs no driver)."""
+    import subprocess
+    import sys
+
+    code = f"import sys, {room}; assert 'psycopg' not in sys.modules, 'psycopg loaded'"
+    done = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+
+
+def test_moved_names_still_import_from_substrate_with_a_warning() -> None:
+    """Fails if a name that left `kaudit.substrate` (a world's `tools.py` written against
+    the old docs imports `tool` from there) stops resolving, resolves to a copy, or stops
+    saying where it went."""
+    import kaudit.postgres
+    import kaudit.substrate
+    import kaudit.tools
+
+    for name, home in [("tool", kaudit.tools), ("prune_postgres", kaudit.postgres)]:
+        with pytest.warns(DeprecationWarning, match=f"import it from {home.__name__}"):
+            assert getattr(kaudit.substrate, name) is getattr(home, name)
+    with pytest.raises(AttributeError):
+        kaudit.substrate.no_such_name  # noqa: B018

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kaudit.substrate import DatabaseError, ToolContext, ToolError, tool
+from kaudit.substrate import DatabaseError
+from kaudit.tools import ToolContext, ToolError, tool
 
 NOW = "2026-06-01T09:00:00Z"  # a fixed clock: identical calls leave identical state
 

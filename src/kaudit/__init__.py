@@ -1,3 +1,53 @@
-"""kaudit: audit action-taking LLM agents by the damage they leave in real state."""
+"""kaudit: audit action-taking LLM agents by the damage they leave in real state.
+
+The public API, what a notebook or a CI job imports:
+
+    result = kaudit.audit("builtin", ["reference"], k=4, ledger="audit.sqlite")
+    report = kaudit.read("audit.sqlite")           # or result.report()
+    decision = kaudit.decide("audit.sqlite", "autonomous_write")
+    watched = kaudit.compare("audit.sqlite", "events.jsonl", threshold=0.2)
+
+`decide` is the release gate and `compare` the deployment monitor; they are not named
+`gate` and `monitor` because those are the subpackages holding them. Each name is
+imported on first use, so `import kaudit` stays cheap for the CLI.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from kaudit._audit import AuditHooks, AuditResult, audit
+    from kaudit.gate import gate_ledger as decide
+    from kaudit.monitor import compare_events as compare
+    from kaudit.report import Report
+    from kaudit.report import read_report as read
+
+__all__ = ["AuditHooks", "AuditResult", "Report", "audit", "compare", "decide", "read"]
+
+_LAZY = {
+    "AuditHooks": ("kaudit._audit", "AuditHooks"),
+    "AuditResult": ("kaudit._audit", "AuditResult"),
+    "audit": ("kaudit._audit", "audit"),
+    "Report": ("kaudit.report", "Report"),
+    "read": ("kaudit.report", "read_report"),
+    "decide": ("kaudit.gate", "gate_ledger"),
+    "compare": ("kaudit.monitor", "compare_events"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (PEP 562)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'kaudit' has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

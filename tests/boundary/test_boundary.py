@@ -7,7 +7,8 @@ import pytest
 from kaudit.boundary import BoundaryLayer, SqliteGuard
 from kaudit.gateway import ToolGateway
 from kaudit.spec import Identity
-from kaudit.substrate import BoundaryViolation, SqliteSandbox, ToolContext, tool
+from kaudit.substrate import SqliteSandbox
+from kaudit.tools import BoundaryViolation, ToolContext, tool
 from kaudit.worlds import get_world
 
 

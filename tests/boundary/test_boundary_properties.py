@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kaudit.boundary import BoundaryLayer, SqliteGuard
 from kaudit.gateway import ToolGateway
 from kaudit.spec import Identity
-from kaudit.substrate import ToolContext
+from kaudit.tools import ToolContext
 from kaudit.worlds import get_world
 
 ACCOUNTS = [f"ACC_{i:03d}" for i in range(8)]  # even ids are ORG_A, odd ORG_B

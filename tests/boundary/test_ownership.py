@@ -22,8 +22,9 @@ from kaudit.errors import SpecError, SuiteError
 from kaudit.gateway import ToolGateway
 from kaudit.harness import check_script
 from kaudit.spec import Expected, Identity, Script, ScriptStep
-from kaudit.substrate import ForeignKey, Sandbox, Substrate, ToolContext, tool
+from kaudit.substrate import ForeignKey, Sandbox, Substrate
 from kaudit.suites import Suite, load_suite
+from kaudit.tools import ToolContext, tool
 from kaudit.worlds import PythonWorld, get_world, world_substrate
 from tests.pg import server_url
 

@@ -14,9 +14,10 @@ from kaudit.boundary import BoundaryLayer, guard_for
 from kaudit.boundary._postgres import sqlite_json
 from kaudit.errors import SubstrateError
 from kaudit.gateway import ToolGateway
+from kaudit.postgres._dump import first_difference
 from kaudit.spec import Identity
-from kaudit.substrate import Sandbox, ToolContext, tool
-from kaudit.substrate._pg_dump import first_difference
+from kaudit.substrate import Sandbox
+from kaudit.tools import ToolContext, tool
 from kaudit.worlds import get_world
 from tests.pg import server_url
 

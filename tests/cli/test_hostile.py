@@ -40,6 +40,21 @@ def run(*extra: str) -> list[str]:
     return ["run", "--suite", str(FIXTURES / "mini_suite"), "--k", "1", *extra]
 
 
+def run_with(option: str, folder: str, name: str) -> list[str]:
+    """`kaudit run` given the hostile file `folder/name` as `option` (--identity, --agent)."""
+    return run(option, f"{{hostile}}/{folder}/{name}", "--ledger", f"{{tmp}}/{folder[0]}.sqlite")
+
+
+def gate_policy(name: str) -> list[str]:
+    """`kaudit gate` of the audit ledger under the hostile policy file `name`."""
+    return ["gate", "{ledger}", "--authority", "propose", "--policy", f"{{hostile}}/policy/{name}"]
+
+
+def monitor(events: str, *extra: str) -> list[str]:
+    """`kaudit monitor` of the hostile events file `events` against the audit ledger."""
+    return ["monitor", "--audit", "{ledger}", "--events", f"{{hostile}}/events/{events}", *extra]
+
+
 # (case id, argv with {ledger}/{tmp}/{hostile} placeholders, words the one line must hold)
 CASES: list[tuple[str, list[str], str]] = [
     ("task-alias-bomb", validate("alias-bomb"), "task.yaml: line 2: aliases (*name) are not"),
@@ -96,51 +111,37 @@ CASES: list[tuple[str, list[str], str]] = [
     ),
     (
         "identity-alias-bomb",
-        run("--identity", "{hostile}/identity/alias-bomb.yaml", "--ledger", "{tmp}/i.sqlite"),
+        run_with("--identity", "identity", "alias-bomb.yaml"),
         "alias-bomb.yaml: line 2: aliases",
     ),
     (
         "identity-duplicate-key",
-        run("--identity", "{hostile}/identity/duplicate-key.yaml", "--ledger", "{tmp}/i.sqlite"),
+        run_with("--identity", "identity", "duplicate-key.yaml"),
         "duplicate-key.yaml: line 2: duplicate key 'org'",
     ),
     (
         "identity-scope-list",
-        run("--identity", "{hostile}/identity/scope-list.yaml", "--ledger", "{tmp}/i.sqlite"),
+        run_with("--identity", "identity", "scope-list.yaml"),
         "scope-list.yaml: scope.org: Input should be a valid string",
     ),
     (
         "policy-duplicate-key",
-        [
-            "gate",
-            "{ledger}",
-            "--authority",
-            "propose",
-            "--policy",
-            "{hostile}/policy/duplicate-key.yaml",
-        ],
+        gate_policy("duplicate-key.yaml"),
         "duplicate-key.yaml: line 4: duplicate key 'propose'",
     ),
     (
         "policy-nan-bound",
-        [
-            "gate",
-            "{ledger}",
-            "--authority",
-            "propose",
-            "--policy",
-            "{hostile}/policy/nan-bound.yaml",
-        ],
+        gate_policy("nan-bound.yaml"),
         "max_damage_upper: Input should be a finite number",
     ),
     (
         "model-config-alias",
-        run("--agent", "{hostile}/model/alias.yaml", "--ledger", "{tmp}/m.sqlite"),
+        run_with("--agent", "model", "alias.yaml"),
         "alias.yaml: line 3: aliases",
     ),
     (
         "model-config-inf-timeout",
-        run("--agent", "{hostile}/model/inf-timeout.yaml", "--ledger", "{tmp}/m.sqlite"),
+        run_with("--agent", "model", "inf-timeout.yaml"),
         "timeout_s: Input should be a finite number",
     ),
     (
@@ -150,27 +151,27 @@ CASES: list[tuple[str, list[str], str]] = [
     ),
     (
         "events-deep-100000",
-        ["monitor", "--audit", "{ledger}", "--events", "{hostile}/events/deep-100000.jsonl"],
+        monitor("deep-100000.jsonl"),
         "deep-100000.jsonl: line 1: longer than 65,536 characters",
     ),
     (
         "events-deep-30000",
-        ["monitor", "--audit", "{ledger}", "--events", "{hostile}/events/deep-30000.jsonl"],
+        monitor("deep-30000.jsonl"),
         "deep-30000.jsonl: line 2: not an event: JSON nested too deeply",
     ),
     (
         "events-huge-dollars",
-        ["monitor", "--audit", "{ledger}", "--events", "{hostile}/events/huge-dollars.jsonl"],
+        monitor("huge-dollars.jsonl"),
         "huge-dollars.jsonl: line 1: dollars: must be at most 1e+15, got 1e+308",
     ),
     (
         "events-huge-integer",
-        ["monitor", "--audit", "{ledger}", "--events", "{hostile}/events/huge-integer.jsonl"],
+        monitor("huge-integer.jsonl"),
         "huge-integer.jsonl: line 1: not JSON (Exceeds the limit",
     ),
     (
         "events-not-utf8",
-        ["monitor", "--audit", "{ledger}", "--events", "{hostile}/events/not-utf8.jsonl"],
+        monitor("not-utf8.jsonl"),
         "not-utf8.jsonl: not UTF-8 text (byte at offset 11)",
     ),
     (
@@ -180,15 +181,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ),
     (
         "monitor-unknown-campaign",
-        [
-            "monitor",
-            "--audit",
-            "{ledger}",
-            "--events",
-            "{hostile}/events/huge-dollars.jsonl",
-            "--campaign",
-            "nosuch",
-        ],
+        monitor("huge-dollars.jsonl", "--campaign", "nosuch"),
         "no campaign 'nosuch'; it holds 'default'",
     ),
     (

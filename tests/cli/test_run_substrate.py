@@ -15,7 +15,7 @@ from kaudit.agents import ReferenceAgent
 from kaudit.cli.main import app
 from kaudit.harness import CampaignPlan, run_campaign
 from kaudit.ledger import Ledger
-from kaudit.substrate._postgres import PostgresSubstrate
+from kaudit.postgres._substrate import PostgresSubstrate
 from kaudit.suites import load_suite
 from tests.pg import databases, holder, server_url, wait_orphaned
 

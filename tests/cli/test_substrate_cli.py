@@ -10,8 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from kaudit.cli.main import app
-from kaudit.substrate import open_substrate, prune_postgres
-from kaudit.substrate._postgres import PostgresSubstrate
+from kaudit.postgres import prune_postgres
+from kaudit.postgres._substrate import PostgresSubstrate
+from kaudit.substrate import open_substrate
 from kaudit.suites import load_suite
 from tests.pg import databases, holder, server_url, token_world, wait_orphaned
 

@@ -10,7 +10,8 @@ from kaudit.errors import KauditError
 from kaudit.faults import CONNECTION_LOST, TIMED_OUT, FaultLayer, parse_faults
 from kaudit.gateway import ToolGateway
 from kaudit.spec import FAULT_KINDS, FaultKind, FaultRule
-from kaudit.substrate import SqliteSandbox, ToolContext
+from kaudit.substrate import SqliteSandbox
+from kaudit.tools import ToolContext
 from kaudit.worlds import get_world
 
 

@@ -12,7 +12,8 @@ from kaudit.gateway import (
     RecordingLayer,
     ToolGateway,
 )
-from kaudit.substrate import SqliteSandbox, ToolContext, ToolResult
+from kaudit.substrate import SqliteSandbox
+from kaudit.tools import ToolContext, ToolResult
 from kaudit.worlds import get_world
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from kaudit.agents import ReferenceAgent
 from kaudit.harness import RunRequest, run_pipeline
+from kaudit.postgres._substrate import PostgresSubstrate
 from kaudit.substrate import Blueprint, SqliteSubstrate
-from kaudit.substrate._postgres import PostgresSubstrate
 from kaudit.suites import Suite
 from kaudit.worlds import get_world
 from tests.pg import server_url

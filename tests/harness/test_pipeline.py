@@ -101,6 +101,32 @@ def test_a_harness_failure_is_invalid_but_keeps_what_was_spent(mini_suite: Suite
     assert agent.asked == ["c/external/demo/close-account/0"]
 
 
+def test_a_harness_failure_record_carries_what_the_campaign_knows_of_the_run(
+    mini_suite: Suite,
+) -> None:
+    """Fails if the INVALID record of a crashed run is built without the request's
+    attempt, task and world digests or stopping rule (before, a patch applied them to
+    every record after it was built; now `invalid_result` must take them from the request,
+    as `record` does). Tried by hand: dropping `attempt` from `RunRequest.recorded`."""
+    from kaudit.harness import RunJob, RunWork, fixed_rule, run_digest
+
+    agent = Crashes()
+    task = mini_suite.tasks["demo/close-account"]
+    rule = fixed_rule(4)
+    work = RunWork(mini_suite, {agent.name: agent}, dict(mini_suite.tasks), stopping_rule=rule)
+    job = RunJob("c", agent.name, task.id, 3, 9, attempt=2)
+    record = asyncio.run(work(job, 1)).record
+    assert (record.status, record.run_index, record.attempt, record.restarted) == (
+        "invalid",
+        3,
+        2,
+        1,
+    )
+    assert record.task_digest == run_digest(task, (), None)
+    assert record.world_digest == mini_suite.substrate(task).template_digest
+    assert record.stopping_rule == rule
+
+
 def test_a_kept_dump_is_the_committed_final_state_and_matches_its_digest(
     mini_suite: Suite,
 ) -> None:

@@ -23,8 +23,9 @@ from agentrelbench import labeling as arb_files
 
 from kaudit.label import RunMeta, label_run
 from kaudit.spec import Task
-from kaudit.substrate import ToolContext, quote, read_schema
+from kaudit.substrate import quote, read_schema
 from kaudit.suites import Suite, load_suite
+from kaudit.tools import ToolContext
 from tests.stats.arb_data import suite_root
 
 STATES_PER_TASK = 6

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,22 +27,24 @@ def ledger_path(tmp_path: Path) -> Path:
     return run_ledger(tmp_path / "audit.sqlite")
 
 
-def rechain(path: Path) -> None:
-    """Recompute every prev/record hash, as someone rewriting history would."""
+def rechain(
+    path: Path, table: str = "runs", hash_of: Callable[[str, str], str] = record_hash
+) -> None:
+    """Recompute every prev/record hash of `table`, as someone rewriting history would."""
     conn = sqlite3.connect(path)
     prev = GENESIS
-    for seq, body in conn.execute("SELECT seq, record FROM runs ORDER BY seq").fetchall():
-        digest = record_hash(prev, body)
+    for seq, body in conn.execute(f"SELECT seq, record FROM {table} ORDER BY seq").fetchall():
+        digest = hash_of(prev, body)
         conn.execute(
-            "UPDATE runs SET prev_hash = ?, record_hash = ? WHERE seq = ?", (prev, digest, seq)
+            f"UPDATE {table} SET prev_hash = ?, record_hash = ? WHERE seq = ?", (prev, digest, seq)
         )
         prev = digest
     conn.commit()
     conn.close()
 
 
-def execute(path: Path, sql: str) -> None:
+def execute(path: Path, sql: str, *params: object) -> None:
     conn = sqlite3.connect(path)
-    conn.execute(sql)
+    conn.execute(sql, params)
     conn.commit()
     conn.close()

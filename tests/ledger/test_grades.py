@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.errors import LedgerError
-from kaudit.ledger import GENESIS, GradeRecord, GradeStore, Ledger, read_grades, verify_ledger
+from kaudit.ledger import GradeRecord, GradeStore, Ledger, read_grades, verify_ledger
 from kaudit.ledger._grades import canonical_grade, grade_hash
-from tests.ledger.conftest import rechain, run_ledger
+from tests.ledger.conftest import execute, rechain, run_ledger
 
 
 def _grade_every_run(path: Path) -> None:
@@ -39,26 +39,6 @@ def graded(tmp_path: Path) -> Path:
     return path
 
 
-def _sql(path: Path, sql: str, *params: object) -> None:
-    conn = sqlite3.connect(path)
-    conn.execute(sql, params)
-    conn.commit()
-    conn.close()
-
-
-def _rechain_grades(path: Path) -> None:
-    conn = sqlite3.connect(path)
-    prev = GENESIS
-    for seq, body in conn.execute("SELECT seq, record FROM grades ORDER BY seq").fetchall():
-        digest = grade_hash(prev, body)
-        conn.execute(
-            "UPDATE grades SET prev_hash = ?, record_hash = ? WHERE seq = ?", (prev, digest, seq)
-        )
-        prev = digest
-    conn.commit()
-    conn.close()
-
-
 def _edited_body(path: Path, seq: int, **changes: object) -> str:
     conn = sqlite3.connect(path)
     body = conn.execute("SELECT record FROM grades WHERE seq = ?", (seq,)).fetchone()[0]
@@ -78,7 +58,7 @@ def test_a_clean_grades_chain_verifies(graded: Path) -> None:
 def test_an_edited_grade_breaks_the_grades_chain(graded: Path) -> None:
     """Fails if verify does not hash the stored grade body."""
     body = _edited_body(graded, 2, grade="damage")
-    _sql(graded, "UPDATE grades SET record = ?, grade = 'damage' WHERE seq = 2", body)
+    execute(graded, "UPDATE grades SET record = ?, grade = 'damage' WHERE seq = 2", body)
     with pytest.raises(LedgerError, match="grade chain broken at grade 2"):
         verify_ledger(graded)
     result = CliRunner().invoke(app, ["ledger", "verify", str(graded)])
@@ -87,7 +67,7 @@ def test_an_edited_grade_breaks_the_grades_chain(graded: Path) -> None:
 
 def test_an_edited_grade_column_is_noticed(graded: Path) -> None:
     """Fails if verify does not compare the indexed columns with the hashed grade."""
-    _sql(graded, "UPDATE grades SET grade = 'damage' WHERE seq = 1")
+    execute(graded, "UPDATE grades SET grade = 'damage' WHERE seq = 1")
     with pytest.raises(LedgerError, match="grade 1: column grade"):
         verify_ledger(graded)
 
@@ -96,9 +76,9 @@ def test_a_re_chained_grade_moved_to_another_run_is_noticed(graded: Path) -> Non
     """Re-chaining the grades after moving one to another run keeps their hashes consistent.
     Fails if verify does not check each grade's run hash against the runs chain."""
     body = _edited_body(graded, 1, run_index=1)
-    _sql(graded, "DELETE FROM grades WHERE seq = 2")  # run 1's own grade makes room
-    _sql(graded, "UPDATE grades SET record = ?, run_index = 1 WHERE seq = 1", body)
-    _rechain_grades(graded)
+    execute(graded, "DELETE FROM grades WHERE seq = 2")  # run 1's own grade makes room
+    execute(graded, "UPDATE grades SET record = ?, run_index = 1 WHERE seq = 1", body)
+    rechain(graded, "grades", grade_hash)
     with pytest.raises(LedgerError, match=r"grade 1 grades run .* not that run's record"):
         verify_ledger(graded)
 
@@ -112,7 +92,7 @@ def test_a_re_chained_run_verdict_is_noticed_through_its_grade(graded: Path) -> 
     data = json.loads(body)
     data["final_message"] = "edited"
     edited = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    _sql(graded, "UPDATE runs SET record = ? WHERE seq = ?", edited, seq)
+    execute(graded, "UPDATE runs SET record = ? WHERE seq = ?", edited, seq)
     rechain(graded)
     with Ledger(graded, readonly=True) as ledger:
         ledger.verify()  # the runs chain on its own is consistent again

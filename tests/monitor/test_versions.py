@@ -9,26 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from kaudit.cli.main import app
-from kaudit.ledger import Ledger, RunRecord
+from kaudit.ledger import Ledger
 from kaudit.monitor import Event, Monitor, read_audit
 from kaudit.monitor._events import event_from_json
+from tests.records import labeled_run
 
 OLD, NEW = "a" * 64, "b" * 64
-
-
-def record(campaign: str, digest: str, i: int, *, damage: bool) -> RunRecord:
-    return RunRecord(
-        campaign=campaign,
-        model="m",
-        task="t",
-        run_index=i,
-        seed=i,
-        status="labeled",
-        outcome="FAIL_DAMAGE" if damage else "PASS",
-        counts_as_damage=damage,
-        counts_as_damage_upper=damage,
-        task_digest=digest,
-    )
 
 
 def audit_ledger(path: Path) -> Path:
@@ -37,7 +23,7 @@ def audit_ledger(path: Path) -> Path:
         for campaign, digest in (("v1", OLD), ("v2", NEW)):
             ledger.open_campaign(campaign, {"seed": 0})
             for i in range(60):
-                ledger.append(record(campaign, digest, i, damage=i < 6))
+                ledger.append(labeled_run(i, damage=i < 6, campaign=campaign, task_digest=digest))
     return path
 
 

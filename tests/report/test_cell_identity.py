@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 from typer.testing import CliRunner
 
@@ -13,6 +12,7 @@ from kaudit.cli.main import app
 from kaudit.ledger import RunRecord, tallies_from_records
 from kaudit.report import build_report, economics
 from kaudit.stats import CellKey, merge_tallies
+from tests.records import labeled_run
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "subscriptions"
 OLD, NEW = "a" * 64, "b" * 64
@@ -21,20 +21,8 @@ OLD, NEW = "a" * 64, "b" * 64
 def run(
     i: int, *, digest: str = OLD, world: str | None = None, dollars: str | None = None
 ) -> RunRecord:
-    damage = dollars is not None
-    fields: dict[str, Any] = {"counts_as_damage": damage, "counts_as_damage_upper": damage}
-    return RunRecord(
-        campaign="c",
-        model="m",
-        task="t",
-        run_index=i,
-        seed=i,
-        status="labeled",
-        outcome="FAIL_DAMAGE" if damage else "PASS",
-        dollars=dollars,
-        task_digest=digest,
-        world_digest=world,
-        **fields,
+    return labeled_run(
+        i, damage=dollars is not None, dollars=dollars, task_digest=digest, world_digest=world
     )
 
 

@@ -57,3 +57,22 @@ def test_json_has_the_contract_keys() -> None:
         "ci_low",
         "ci_high",
     }
+
+
+def test_a_cell_is_its_tally_and_its_json_keeps_the_contract_order() -> None:
+    """Fails if the report row stops being the tally it reports (a re-declared count that
+    drifts from it) or if its JSON changes shape: `asdict` of the row alone would rename
+    `task_digest`/`world_digest` to the tally's `digest`/`world`, drop `phat` and
+    `task_id` (properties) and reorder the keys readers and docs samples rely on.
+    Tried by hand: `asdict(cell)` in `CampaignReport.to_json`."""
+    from kaudit.stats import CellTally
+
+    report = build_report([record("a", 0, damage=True), record("a", 1, damage=False)])
+    cell = report.cells[0]
+    assert isinstance(cell, CellTally) and (cell.n, cell.damage, cell.phat) == (2, 1, 0.5)
+    assert list(report.to_json()["cells"][0]) == [
+        "model", "task", "n", "damage", "damage_upper", "success", "phat", "ci_low",
+        "ci_high", "safe_k", "dollars", "cost_usd", "simulated", "faults_injected",
+        "boundary_attempts", "interval", "api_errors", "no_tool_calls", "measures_stack",
+        "task_id", "task_digest", "world_digest",
+    ]  # fmt: skip

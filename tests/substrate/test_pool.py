@@ -12,16 +12,9 @@ from hypothesis import strategies as st
 
 from kaudit.errors import SubstrateError
 from kaudit.label import diff_images
-from kaudit.substrate import (
-    CHANGE_LOG,
-    DatabaseError,
-    SqliteSandbox,
-    SqliteSubstrate,
-    ToolContext,
-    build_image,
-    tool,
-)
+from kaudit.substrate import CHANGE_LOG, DatabaseError, SqliteSandbox, SqliteSubstrate, build_image
 from kaudit.substrate._pool import _POOLS, PooledRun
+from kaudit.tools import ToolContext, tool
 from kaudit.worlds import get_world
 
 

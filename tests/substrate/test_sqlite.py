@@ -8,17 +8,11 @@ import pytest
 
 from kaudit.errors import SeedDriftError
 from kaudit.label import diff_images
-from kaudit.substrate import (
-    CHANGE_LOG,
-    SqliteSubstrate,
-    ToolContext,
-    build_image,
-    cached_image,
-    read_schema,
-)
+from kaudit.substrate import CHANGE_LOG, SqliteSubstrate, build_image, cached_image, read_schema
 from kaudit.substrate._capture import CAPTURE_VERSION
 from kaudit.substrate._db import DatabaseError
 from kaudit.substrate._sqlite import SqliteSandbox
+from kaudit.tools import ToolContext
 from kaudit.worlds import get_world
 
 

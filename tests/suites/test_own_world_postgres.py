@@ -41,7 +41,7 @@ INSERT INTO lines VALUES ('I1', 1, 0.1), ('I2', 1, 2.5), ('I2', 2, NULL);
 """
 
 TOOLS = '''
-from kaudit.substrate import ToolContext, ToolError, tool
+from kaudit.tools import ToolContext, ToolError, tool
 
 
 @tool("reversible_write", writes={"invoices": ("paid",)})

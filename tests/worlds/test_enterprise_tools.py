@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from kaudit.label import diff_images
-from kaudit.substrate import SqliteSandbox, ToolContext, ToolResult, read_schema
+from kaudit.substrate import SqliteSandbox, read_schema
+from kaudit.tools import ToolContext, ToolResult
 from kaudit.worlds import PythonWorld
 from kaudit.worlds.enterprise.common import NOW
 

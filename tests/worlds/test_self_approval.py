@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from kaudit.spec import Identity
-from kaudit.substrate import SqliteSandbox, ToolContext
+from kaudit.substrate import SqliteSandbox
+from kaudit.tools import ToolContext
 from kaudit.worlds import World
 
 

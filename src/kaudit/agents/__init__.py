@@ -1,5 +1,6 @@
 """Agents under audit: the protocol, scripted and reference (simulated) agents, chat agents."""
 
+from kaudit.agents._build import build_agent, build_agents
 from kaudit.agents._protocol import (
     Agent,
     AgentDefaults,
@@ -36,6 +37,8 @@ __all__ = [
     "ToolCall",
     "Turn",
     "Usage",
+    "build_agent",
+    "build_agents",
     "make_agent",
     "register_agent",
 ]

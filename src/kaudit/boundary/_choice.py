@@ -8,7 +8,7 @@ from kaudit.boundary._layer import Guard
 from kaudit.boundary._sqlite import SqliteGuard
 from kaudit.errors import SubstrateError
 from kaudit.spec import Identity
-from kaudit.substrate import ForeignKey, Sandbox, SqliteDb, SqliteSandbox
+from kaudit.substrate import ForeignKey, Sandbox, ServerSandbox, SqliteDb, SqliteSandbox
 
 
 def guard_for(sandbox: Sandbox, identity: Identity, ownership: Sequence[ForeignKey] = ()) -> Guard:
@@ -31,14 +31,12 @@ def guard_for(sandbox: Sandbox, identity: Identity, ownership: Sequence[ForeignK
         )
     if isinstance(sandbox.db, SqliteDb):
         return SqliteGuard(sandbox.db.conn, identity, ownership=ownership)
-    server = getattr(sandbox, "server", None)
-    schema = getattr(sandbox, "schema", None)
-    if isinstance(server, str) and schema is not None:
+    if isinstance(sandbox, ServerSandbox):
         from kaudit.boundary._postgres import PostgresGuard
-        from kaudit.substrate._pg_db import PostgresDb
+        from kaudit.postgres._db import PostgresDb
 
         if isinstance(sandbox.db, PostgresDb):
-            return PostgresGuard(sandbox.db, identity, server, schema, ownership)
+            return PostgresGuard(sandbox.db, identity, sandbox.server, sandbox.schema, ownership)
     raise SubstrateError(
         f"run {sandbox.run_id}: permission boundaries are enforced on SQLite and PostgreSQL "
         "sandboxes only"

@@ -6,7 +6,8 @@ from typing import Protocol
 
 from kaudit.boundary._sqlite import Denial
 from kaudit.gateway import BoundaryAttempt, Forward, GatewayCall
-from kaudit.substrate import Db, ToolResult
+from kaudit.substrate import Db
+from kaudit.tools import ToolResult
 
 
 class Guard(Protocol):

@@ -62,10 +62,10 @@ from kaudit.boundary._referential import (
 )
 from kaudit.boundary._sqlite import Denial
 from kaudit.errors import SubstrateError
+from kaudit.postgres._conn import connect, redacted
+from kaudit.postgres._db import PostgresDb
 from kaudit.spec import Identity, TableOp
 from kaudit.substrate import INTERNAL_PREFIX, Schema
-from kaudit.substrate._pg_conn import connect, redacted
-from kaudit.substrate._pg_db import PostgresDb
 
 ROLE = "kaudit_identity"
 """The role every identity runs as; its privileges exist only inside run databases."""

@@ -28,11 +28,13 @@ from kaudit.substrate import (
     INTERNAL_PREFIX,
     ForeignKey,
     Schema,
+    TableSchema,
     gate_of,
     quote,
     read_schema,
     register_function,
 )
+from kaudit.substrate._triggers import scope_triggers
 
 _OPS: dict[int, TableOp] = {
     sqlite3.SQLITE_READ: "read",
@@ -174,8 +176,7 @@ class SqliteGuard:
                 if covered is None:
                     continue
                 for name in sorted(covered.scoped | set(covered.owners)):
-                    table = schema.tables[name]
-                    parts.append(_scope_triggers(table.name, table.primary_key, covered))
+                    parts.extend(_scope_triggers(schema.tables[name], covered))
             script = "\n".join(parts)
             if template is not None:
                 if len(_SCRIPTS) >= _SCRIPTS_KEPT:
@@ -226,21 +227,15 @@ def sqlite_foreign_keys(conn: sqlite3.Connection, schema: Schema) -> list[Foreig
 _ACTION = {"CASCADE": "cascade", "SET NULL": "set_null", "SET DEFAULT": "set_default"}
 
 
-def _scope_triggers(table: str, key: tuple[str, ...], covered: Coverage) -> str:
-    name, column = quote(table), covered.column
-    out: list[str] = []
-    for event, rows in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")), ("DELETE", ("OLD",))):
-        alias = rows[0]
-        key_sql = "json_array(" + ", ".join(f"{alias}.{quote(c)}" for c in key) + ")"
-        when = " OR ".join(f"({covered.outside_sql(table, row)})" for row in rows)
-        trigger = quote(f"{_GUARD_PREFIX}{event.lower()}_{table}_{column}")
-        out.append(
-            f"CREATE TEMP TRIGGER {trigger} BEFORE {event} ON main.{name} WHEN {when} BEGIN "
-            f"SELECT {_NOTE}({_text(table)}, {key_sql}, {_text(column)}); "
-            f"SELECT RAISE(ABORT, 'outside the permission boundary'); END;"
-        )
-    return "\n".join(out)
-
-
-def _text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+def _scope_triggers(table: TableSchema, covered: Coverage) -> list[str]:
+    """The scope's guard triggers on `table`, each a statement of the scope script."""
+    triggers = scope_triggers(
+        table.name,
+        table.primary_key,
+        covered.column,
+        name_prefix=_GUARD_PREFIX,
+        outside=lambda row: covered.outside_sql(table.name, row),
+        note=_NOTE,
+        reason="outside the permission boundary",
+    )
+    return [f"{trigger};" for trigger in triggers]

@@ -10,8 +10,8 @@ from rich.console import Console
 from kaudit.cli._anchor import note_anchor
 from kaudit.cli._common import print_json
 from kaudit.errors import KauditError
-from kaudit.ledger import Anchor, Ledger, walk_chain
-from kaudit.report import budgets_from_records
+from kaudit.ledger import Anchor
+from kaudit.report import ledger_budgets
 
 
 def print_budgets(
@@ -26,12 +26,7 @@ def print_budgets(
     """One sentence (or JSON object) per model of the ledger, its chain verified first."""
     if p is None:
         raise KauditError("--from-ledger needs --p: the damage probability to plan for")
-    if not ledger.is_file():
-        raise KauditError(f"{ledger}: no such ledger file")
-    with Ledger(ledger, readonly=True) as store:
-        checked = walk_chain(store, anchor)
-        records = store.records(upto=checked.anchored_records)
-        plans = budgets_from_records(records, p, detect, tasks, concurrency)
+    plans, checked = ledger_budgets(ledger, p, detect, tasks, concurrency, anchor)
     note_anchor(checked.records, checked.anchored_records, as_json)
     if as_json:
         print_json(

@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, reader_anchor
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
 from kaudit.cli._common import err_console, guarded, head_line
 from kaudit.cli._plural import counted
-from kaudit.ledger import Ledger, RunRecord, walk_chain, write_export
+from kaudit.ledger import Ledger, RunRecord, reader_anchor, walk_chain, write_export
 
 
 def register(app: typer.Typer) -> None:

@@ -9,11 +9,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor
+from kaudit import decide
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
 from kaudit.cli._common import guarded, print_json
 from kaudit.cli._gate_text import render
-from kaudit.gate import GatePolicy, decide, ledger_evidence, load_policy
-from kaudit.ledger import parse_anchor
+from kaudit.gate import GatePolicy
+from kaudit.ledger import anchor_json
 
 DENY_EXIT = 3
 
@@ -55,16 +56,19 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit gate audit.sqlite --authority autonomous_write --json
         """
-        rules = load_policy(policy)
-        anchor = parse_anchor(head) if head is not None else None
-        evidence = ledger_evidence(
-            ledger, model=model, campaign=campaign, anchor=anchor, public_key=pubkey
+        result = decide(
+            ledger,
+            authority.value,
+            policy=policy,
+            model=model,
+            campaign=campaign,
+            head=head,
+            pubkey=pubkey,
         )
-        note_anchor(evidence.chain_records, evidence.anchored_records, as_json)
-        result = decide(rules, authority.value, evidence)
+        note_anchor(result.chain_records, result.anchored_records, as_json)
         if as_json:
             print_json(
-                result.to_json() | anchor_json(evidence.chain_records, evidence.anchored_records)
+                result.to_json() | anchor_json(result.chain_records, result.anchored_records)
             )
         else:
             console = Console(highlight=False, soft_wrap=True)

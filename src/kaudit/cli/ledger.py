@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, reader_anchor
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
 from kaudit.cli._common import err_console, guarded, head_line, print_json
 from kaudit.errors import KauditError
 from kaudit.ledger import (
@@ -21,6 +21,7 @@ from kaudit.ledger import (
     import_files,
     ledger_head,
     migrate_ledger,
+    reader_anchor,
     sign_anchor,
     verify_ledger,
     walk_chain,

@@ -11,12 +11,11 @@ import typer
 from rich.console import Console
 
 from kaudit.cli._common import guarded
-from kaudit.cli.run import FAULTS_HELP, IDENTITY_HELP, SUBSTRATE_HELP, load_identity
+from kaudit.cli._options import FaultsOpt, IdentityOpt, SubstrateOpt, SuiteOpt
 from kaudit.errors import KauditError
-from kaudit.faults import parse_faults
-from kaudit.harness import RunResult
+from kaudit.harness import RunResult, run_conditions
 from kaudit.substrate import DEFAULT_SUBSTRATE
-from kaudit.suites import check_identity, load_suite
+from kaudit.suites import load_suite
 
 
 class TransportKind(StrEnum):
@@ -35,9 +34,7 @@ def register(app: typer.Typer) -> None:
     @guarded
     def serve(
         task: Annotated[str, typer.Option(help="Task id within the suite.")],
-        suite: Annotated[
-            str, typer.Option(help="'builtin', a directory, or PREFIX:PATH.")
-        ] = "builtin",
+        suite: SuiteOpt = "builtin",
         seed: Annotated[int, typer.Option(help="The run's seed, recorded with it.")] = 0,
         ledger: Annotated[
             Path | None, typer.Option(help="Append the labeled run to this ledger.")
@@ -54,9 +51,9 @@ def register(app: typer.Typer) -> None:
             int, typer.Option(min=0, max=65535, help="HTTP port (0: a free one, printed).")
         ] = 0,
         keep_dumps: Annotated[bool, typer.Option(help="Store the final state image.")] = False,
-        faults: Annotated[str | None, typer.Option(help=FAULTS_HELP)] = None,
-        identity: Annotated[Path | None, typer.Option(help=IDENTITY_HELP)] = None,
-        substrate: Annotated[str, typer.Option(help=SUBSTRATE_HELP)] = DEFAULT_SUBSTRATE,
+        faults: FaultsOpt = None,
+        identity: IdentityOpt = None,
+        substrate: SubstrateOpt = DEFAULT_SUBSTRATE,
         idle_timeout: Annotated[
             float,
             typer.Option(help="End the run (stalled) after this many seconds without a call."),
@@ -82,6 +79,10 @@ def register(app: typer.Typer) -> None:
         )
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
+        loaded = load_suite(suite, substrate)
+        if task not in loaded.tasks:
+            raise KauditError(f"--task: no task {task!r} in suite {loaded.name}")
+        chosen = loaded.tasks[task]
         options = ServeOptions(
             transport="http" if transport is TransportKind.http else "stdio",
             host=host,
@@ -90,16 +91,9 @@ def register(app: typer.Typer) -> None:
             model=model,
             campaign=campaign,
             keep_dump=keep_dumps,
-            faults=parse_faults(faults) if faults is not None else (),
-            identity=load_identity(identity) if identity is not None else None,
+            conditions=run_conditions(loaded, [chosen], faults, identity),
             idle_timeout_s=idle_timeout,
         )
-        loaded = load_suite(suite, substrate)
-        if task not in loaded.tasks:
-            raise KauditError(f"--task: no task {task!r} in suite {loaded.name}")
-        chosen = loaded.tasks[task]
-        if identity is not None and options.identity is not None:
-            check_identity(options.identity, identity, [chosen], loaded.initial_image)
         if ledger is not None:
             open_served(ledger, loaded, chosen, options)  # refuse before a client is served
 

@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, anchor_json, note_anchor, reader_anchor
+from kaudit import compare
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
 from kaudit.cli._common import guarded, print_json
 from kaudit.errors import KauditError
+from kaudit.ledger import anchor_json
 from kaudit.monitor import (
+    CellReport,
     MirageResult,
     MirageSetup,
-    Monitor,
     MonitorReport,
-    follow_lines,
-    read_checked_audit,
-    read_events,
     simulate_mirage,
 )
 
@@ -69,40 +67,21 @@ def _closing(report: MonitorReport) -> list[str]:
     ]
 
 
-def _lines(events: str, follow: bool) -> tuple[Iterable[str], str]:
-    if events == "-":
-        return sys.stdin, "<stdin>"
-    path = Path(events)
-    if not path.is_file():
-        raise KauditError(f"{events}: no such events file")
-    if follow:
-        return follow_lines(path), events
-    try:
-        return path.read_text(encoding="utf-8").splitlines(), events
-    except UnicodeDecodeError as exc:
-        raise KauditError(f"{events}: not UTF-8 text (byte at offset {exc.start})") from None
+class _StatusChanges:
+    """With --follow, one stderr line each time a cell's status changes."""
 
+    def __init__(self) -> None:
+        self._err = Console(stderr=True, highlight=False, soft_wrap=True)
+        self._last: dict[tuple[str, str, str | None], str] = {}
 
-def _feed(monitor: Monitor, lines: Iterable[str], source: str, follow: bool) -> None:
-    """Observe every event; with --follow, report each status change and stop at an alarm."""
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    last: dict[tuple[str, str, str | None], str] = {}
-    try:
-        for event in read_events(lines, source):
-            cell = monitor.observe(event)
-            if not follow:
-                continue
-            key = (cell.model, cell.task, cell.group)
-            if last.get(key) != cell.status:
-                last[key] = cell.status
-                group = f" [{cell.group}]" if cell.group else ""
-                err.print(
-                    f"{cell.model} {cell.task}{group}: {cell.status} at n = {cell.deployment.n}"
-                )
-            if monitor.alarm:
-                return
-    except KeyboardInterrupt:
-        return
+    def __call__(self, cell: CellReport) -> None:
+        key = (cell.model, cell.task, cell.group)
+        if self._last.get(key) != cell.status:
+            self._last[key] = cell.status
+            group = f" [{cell.group}]" if cell.group else ""
+            self._err.print(
+                f"{cell.model} {cell.task}{group}: {cell.status} at n = {cell.deployment.n}"
+            )
 
 
 def monitor(
@@ -142,14 +121,22 @@ def monitor(
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
     if family is not None and family < 1:
         raise KauditError(f"--family must be >= 1, got {family}")
-    audited, checked = read_checked_audit(audit, alpha, campaign, reader_anchor(head, pubkey))
-    note_anchor(checked.records, checked.anchored_records, as_json)
-    watcher = Monitor(audited, threshold, alpha, family)
-    lines, source = _lines(events, follow)
-    _feed(watcher, lines, source, follow)
-    report = watcher.report()
+    report = compare(
+        audit,
+        sys.stdin if events == "-" else events,
+        threshold=threshold,
+        alpha=alpha,
+        campaign=campaign,
+        family=family,
+        head=head,
+        pubkey=pubkey,
+        follow=follow,
+        source="<stdin>",
+        on_cell=_StatusChanges() if follow else None,
+    )
+    note_anchor(report.audit_records, report.anchored_records, as_json)
     if as_json:
-        print_json(report.to_json() | anchor_json(checked.records, checked.anchored_records))
+        print_json(report.to_json() | anchor_json(report.audit_records, report.anchored_records))
     else:
         console = Console(highlight=False, soft_wrap=True, markup=False)
         for line in render(report):

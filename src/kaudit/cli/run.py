@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -22,35 +21,18 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from kaudit.agents import Agent, ScriptedAgent, make_agent
-from kaudit.agents.chat import preflight_agents
+from kaudit import AuditHooks, AuditResult, audit
 from kaudit.cli._common import guarded, head_line, split_csv
+from kaudit.cli._options import FaultsOpt, IdentityOpt, SubstrateOpt, SuiteOpt
 from kaudit.cli._plural import counted
-from kaudit.cli.stats import Compat
-from kaudit.errors import KauditError
-from kaudit.faults import parse_faults
-from kaudit.harness import (
-    CampaignPlan,
-    CampaignResult,
-    Executor,
-    LocalExecutor,
-    RayExecutor,
-    RunJob,
-    StoppingRule,
-    run_campaign,
-)
-from kaudit.ledger import Ledger, RunRecord
-from kaudit.spec import Identity, read_yaml, validate_file_data
+from kaudit.report import Compat
 from kaudit.substrate import DEFAULT_SUBSTRATE
-from kaudit.suites import check_identity, load_suite
 
-FAULTS_HELP = (
-    "Commit-boundary faults for every task: NAME[:RATE][,NAME...], names "
-    "ack_lost_after_commit, fail_before_commit, timeout_after_commit, "
-    "duplicate_delivery; RATE defaults to 1."
-)
-IDENTITY_HELP = "YAML identity (role, user, scope, tables) for tasks without one."
-SUBSTRATE_HELP = "Where runs execute: 'sqlite' or a postgresql:// URL (?reset=rollback: pooled)."
+if TYPE_CHECKING:
+    from kaudit.agents import Agent
+    from kaudit.agents.chat import PreflightReport
+    from kaudit.harness import CampaignResult, RunJob
+    from kaudit.ledger import RunRecord
 
 
 class ExecutorKind(StrEnum):
@@ -60,26 +42,7 @@ class ExecutorKind(StrEnum):
     ray = "ray"
 
 
-def build_agent(spec: str, overrides: dict[str, Any]) -> Agent:
-    """A chat agent from a model config YAML; every other spec through the agent registry."""
-    from kaudit.agents.chat import is_config_path, model_agent
-
-    if is_config_path(spec):
-        return model_agent(spec, **overrides)
-    return make_agent(spec, **overrides)
-
-
-def build_executor(
-    kind: ExecutorKind, concurrency: int, agents: list[Agent], ray_address: str | None
-) -> Executor:
-    """The executor, with each model's own cap on runs in flight."""
-    caps = {a.name: cap for a in agents if (cap := a.max_concurrent_runs)}
-    if kind is ExecutorKind.ray:
-        return RayExecutor(ray_address, concurrency=concurrency, model_caps=caps)
-    return LocalExecutor(concurrency, caps)
-
-
-class CampaignProgress:
+class CampaignProgress(AuditHooks):
     """Runs done / total, rate, ETA, errors, damage, tokens and dollars.
 
     On a terminal a live bar; piped or redirected, one plain line at most every
@@ -88,6 +51,7 @@ class CampaignProgress:
     """
 
     def __init__(self, console: Console, every: float = 10.0) -> None:
+        super().__init__()
         self._console = console
         self._every = every
         self._last_line = time.monotonic()
@@ -109,7 +73,6 @@ class CampaignProgress:
         self._dollars = self._cost = 0.0
 
     def __enter__(self) -> CampaignProgress:
-        self._progress.start()
         return self
 
     def __exit__(
@@ -117,10 +80,20 @@ class CampaignProgress:
     ) -> None:
         self._progress.stop()
 
-    def plan(self, result: CampaignResult) -> None:
-        """Size the bar: the runs this invocation has to do."""
+    def agents(self, agents: Sequence[Agent]) -> None:
+        """Say so when an agent is simulated: its numbers are no model's."""
+        if any(a.simulated for a in agents):
+            self._console.print("note: simulated agent (scripted replay), not a real model")
+
+    def preflight(self, report: PreflightReport) -> None:
+        """One line per real model whose serving stack passed the preflight."""
+        self._console.print(report.line())
+
+    def plan(self, counts: CampaignResult) -> None:
+        """Start the bar, sized to the runs this invocation has to do."""
+        self._progress.start()
         self._started = self._last_line = time.monotonic()
-        todo = result.planned - result.skipped
+        todo = counts.planned - counts.skipped
         self._task = self._progress.add_task("runs", total=todo, rate="", stats="")
 
     @property
@@ -172,28 +145,6 @@ class CampaignProgress:
         )
 
 
-def is_external(spec: str) -> bool:
-    """Whether an agent spec names an external MCP-client agent (`mcp`, `mcp:NAME`)."""
-    return spec.partition(":")[0] == "mcp"
-
-
-def external_options(
-    specs: list[str], command: str | None, timeout: float | None
-) -> dict[str, Any]:
-    """The options only external agents take; either given without one is an input error."""
-    given = {"agent_command": command, "agent_timeout": timeout}
-    options = {name: value for name, value in given.items() if value is not None}
-    if options and not any(is_external(spec) for spec in specs):
-        flag = "--" + next(iter(options)).replace("_", "-")
-        raise KauditError(f"{flag} needs --agent mcp (an external MCP agent)")
-    return options
-
-
-def load_identity(path: Path) -> Identity:
-    """An identity file, with errors naming the file and the field."""
-    return validate_file_data(Identity, read_yaml(path), path)
-
-
 def summary(result: CampaignResult, ledger: Path) -> list[str]:
     """The closing lines: what this invocation recorded, then what it cost."""
     lines = [
@@ -226,9 +177,7 @@ def register(app: typer.Typer) -> None:
     @guarded
     def run(
         ledger: Annotated[Path, typer.Option(help="Ledger file (created if missing).")],
-        suite: Annotated[
-            str, typer.Option(help="'builtin', a directory, or PREFIX:PATH.")
-        ] = "builtin",
+        suite: SuiteOpt = "builtin",
         agent: Annotated[
             list[str] | None,
             typer.Option(
@@ -278,8 +227,8 @@ def register(app: typer.Typer) -> None:
         until_alpha: Annotated[
             float, typer.Option(help="Interval level of --until is 1 - alpha.")
         ] = 0.05,
-        faults: Annotated[str | None, typer.Option(help=FAULTS_HELP)] = None,
-        identity: Annotated[Path | None, typer.Option(help=IDENTITY_HELP)] = None,
+        faults: FaultsOpt = None,
+        identity: IdentityOpt = None,
         max_attempts: Annotated[
             int, typer.Option(min=1, help="Attempts per run when the harness leaves it INVALID.")
         ] = 3,
@@ -290,7 +239,7 @@ def register(app: typer.Typer) -> None:
                 "(default: each task's own; agentrelbench for --suite agentrelbench:)."
             ),
         ] = None,
-        substrate: Annotated[str, typer.Option(help=SUBSTRATE_HELP)] = DEFAULT_SUBSTRATE,
+        substrate: SubstrateOpt = DEFAULT_SUBSTRATE,
         agent_command: Annotated[
             str | None,
             typer.Option(help="With --agent mcp: the MCP-client agent command started per run."),
@@ -319,83 +268,55 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit run --suite builtin --agent reference --k 8 --ledger audit.sqlite
         """
-        loaded = load_suite(suite, substrate)
-        loaded = loaded.with_variants() if variants else loaded
-        chosen = loaded.select(split_csv(tasks))
-        bounded: Identity | None = None
-        if identity is not None:
-            bounded = load_identity(identity)
-            check_identity(bounded, identity, chosen, loaded.initial_image)
-        if compat is not None:
-            chosen = [t.model_copy(update={"convention": compat.value}) for t in chosen]
-        overrides = {
-            "base_url": base_url,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "api_key_env": api_key_env,
-        }
-        specs = agent or ["reference"]
-        external = external_options(specs, agent_command, agent_timeout)
-        agents = [
-            build_agent(spec, overrides | external if is_external(spec) else overrides)
-            for spec in specs
-        ]
-        for built in agents:
-            if isinstance(built, ScriptedAgent):
-                built.require_scripts(chosen)
-        rule = StoppingRule.parse(until, k, until_alpha) if until else None
-        plan = CampaignPlan(
-            name=campaign,
-            k=k,
-            seed=seed,
-            keep_dumps=keep_dumps,
-            until=rule,
-            faults=parse_faults(faults) if faults is not None else (),
-            identity=bounded,
-            max_attempts=max_attempts,
-        )
         console = Console(stderr=True, highlight=False, soft_wrap=True)
-        if any(a.simulated for a in agents):
-            console.print("note: simulated agent (scripted replay), not a real model")
-        # Before the ledger is opened: a stack that cannot do tool calling, a wrong key or
-        # model name is a setup mistake, and must not become a single record.
-        for report in preflight_agents(agents, skip=not preflight):
-            console.print(report.line())
-        chosen_executor = build_executor(executor, concurrency, agents, ray_address)
-        result: CampaignResult | None = None
-        with Ledger(ledger) as store, CampaignProgress(console) as progress:
-            # Every finished run is already committed when SIGINT lands; say so below.
-            with contextlib.suppress(KeyboardInterrupt):
-                result = asyncio.run(
-                    run_campaign(
-                        plan,
-                        loaded,
-                        agents,
-                        store,
-                        tasks=chosen,
-                        executor=chosen_executor,
-                        on_result=progress.record,
-                        on_plan=progress.plan,
-                        on_stop=progress.stop,
-                    )
-                )
-            anchor = store.head()
-        if result is None:
-            done = counted(progress.done, "run")
+        with CampaignProgress(console) as progress:
+            result = audit(
+                suite,
+                agent or ["reference"],
+                ledger=ledger,
+                k=k,
+                seed=seed,
+                concurrency=concurrency,
+                tasks=split_csv(tasks),
+                variants=variants,
+                faults=faults,
+                identity=identity,
+                substrate=substrate,
+                stopping=until,
+                stopping_alpha=until_alpha,
+                campaign=campaign,
+                keep_dumps=keep_dumps,
+                compat=None if compat is None else compat.value,
+                model_options={
+                    "base_url": base_url,
+                    "temperature": temperature,
+                    "max_tokens": max_tokens,
+                    "api_key_env": api_key_env,
+                },
+                agent_command=agent_command,
+                agent_timeout=agent_timeout,
+                executor=executor.value,
+                ray_address=ray_address,
+                max_attempts=max_attempts,
+                preflight=preflight,
+                hooks=progress,
+            )
+        if result.counts is None:
+            done = counted(result.recorded, "run")
             console.print(f"interrupted: {done} recorded; run the same command to resume")
             raise typer.Exit(130)
-        for line in summary(result, ledger):
+        for line in summary(result.counts, ledger):
             console.print(line)
-        console.print(head_line(anchor))
+        console.print(head_line(result.head))
         if result.open_invalid:
-            console.print(invalid_line(result, plan.max_attempts))
+            console.print(invalid_line(result))
             raise typer.Exit(1)
 
 
-def invalid_line(result: CampaignResult, max_attempts: int) -> str:
+def invalid_line(result: AuditResult) -> str:
     """Why the command exits 1: INVALID runs are never counted, so the audit is short."""
-    reasons = "; ".join(result.invalid_reasons)
+    reasons = "; ".join(result.counts.invalid_reasons if result.counts else ())
     return (
         f"{result.open_invalid} runs INVALID (harness failures, never counted; runs are "
-        f"retried up to {max_attempts} attempts by running the same command): {reasons}"
+        f"retried up to {result.max_attempts} attempts by running the same command): {reasons}"
     )

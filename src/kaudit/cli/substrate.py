@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from kaudit.cli._common import guarded, print_json
-from kaudit.substrate import Substrate, prune_postgres
+from kaudit.postgres import prune_postgres
+from kaudit.substrate import Substrate
 from kaudit.suites import load_suite
 
 

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from kaudit.gateway import Forward, GatewayCall, InjectedFault
 from kaudit.spec import FaultKind, FaultRule
-from kaudit.substrate import Db, ToolResult
+from kaudit.substrate import Db
+from kaudit.tools import ToolResult
 
 CONNECTION_LOST = (
     "connection to the service was lost before a response arrived; "

@@ -12,6 +12,7 @@ from kaudit.gate._gate import (
     cell_upper,
     decide,
 )
+from kaudit.gate._ledger import gate_ledger
 from kaudit.gate._policy import (
     AUTHORITIES,
     Authority,
@@ -38,6 +39,7 @@ __all__ = [
     "bound_label",
     "cell_upper",
     "decide",
+    "gate_ledger",
     "ledger_evidence",
     "load_policy",
 ]

@@ -136,7 +136,11 @@ class Scope:
 
 @dataclass(frozen=True)
 class GateResult:
-    """The decision with every reason for a denial, every gap untested, and its scope."""
+    """The decision with every reason for a denial, every gap untested, and its scope.
+
+    `chain_records` and `anchored_records` are the evidence's (`Evidence`): what the
+    decision read, for the reader's anchor note; the JSON document carries them apart.
+    """
 
     authority: Authority
     decision: Decision
@@ -145,6 +149,8 @@ class GateResult:
     runs: int = 0
     cells: int = 0
     scope: Scope = Scope()
+    chain_records: int = 0
+    anchored_records: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The `kaudit gate --json` document."""
@@ -209,7 +215,7 @@ def decide(policy: GatePolicy, authority: Authority, evidence: Evidence) -> Gate
         )
     if requirement is None:
         reasons.append(Reason(authority, "authority_in_policy", "absent", "present", "scenario"))
-        return _result(authority, reasons, [], len(evidence.records), cells, Scope())
+        return _result(authority, reasons, [], evidence, cells, Scope())
     if not cells:
         reasons.append(Reason("ledger", "min_k", 0, requirement.min_k, "ledger"))
     by_cell: dict[CellKey, list[RunSummary]] = {}
@@ -231,19 +237,29 @@ def decide(policy: GatePolicy, authority: Authority, evidence: Evidence) -> Gate
     for probe in requirement.boundary_probes:
         _probe_gap(probe, labeled, requirement.min_k, untested)
     scope = _scope(cells, labeled, evidence.sequential, requirement)
-    return _result(authority, reasons, untested, len(evidence.records), cells, scope)
+    return _result(authority, reasons, untested, evidence, cells, scope)
 
 
 def _result(
     authority: Authority,
     reasons: list[Reason],
     untested: list[str],
-    runs: int,
+    evidence: Evidence,
     cells: list[CellTally],
     scope: Scope,
 ) -> GateResult:
     decision: Decision = "deny" if reasons or untested else "grant"
-    return GateResult(authority, decision, tuple(reasons), tuple(untested), runs, len(cells), scope)
+    return GateResult(
+        authority,
+        decision,
+        tuple(reasons),
+        tuple(untested),
+        len(evidence.records),
+        len(cells),
+        scope,
+        evidence.chain_records,
+        evidence.anchored_records,
+    )
 
 
 def _damage(run: RunSummary, label: DamageLabel) -> bool:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kaudit.substrate import Tool, ToolResult
+from kaudit.tools import Tool, ToolResult
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from functools import reduce
 from typing import Any
 
 from kaudit.gateway._call import Forward, GatewayCall, Layer
-from kaudit.substrate import Tool, ToolContext, ToolResult
+from kaudit.tools import Tool, ToolContext, ToolResult
 
 
 class ToolGateway:

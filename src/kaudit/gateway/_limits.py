@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from kaudit.gateway._call import Forward, GatewayCall
-from kaudit.substrate import ToolResult
+from kaudit.tools import ToolResult
 
 MAX_ARGUMENT_BYTES = 64 * 1024
 """Arguments larger than this are refused and never copied into a record."""

@@ -12,6 +12,13 @@ from kaudit.harness._campaign import (
     manifest,
     plan_jobs,
     run_campaign,
+)
+from kaudit.harness._choose import ExecutorKind, build_executor
+from kaudit.harness._conditions import (
+    NO_CONDITIONS,
+    RunConditions,
+    load_identity,
+    run_conditions,
     run_digest,
 )
 from kaudit.harness._executor import Executor, JobRunner, LocalExecutor, OnResult, RunJob
@@ -46,6 +53,7 @@ from kaudit.harness._validate import (
 )
 
 __all__ = [
+    "NO_CONDITIONS",
     "VALIDATE_CAMPAIGN",
     "AgentLoop",
     "CampaignPlan",
@@ -54,6 +62,7 @@ __all__ = [
     "CellCounts",
     "Driver",
     "Executor",
+    "ExecutorKind",
     "JobRunner",
     "Labeled",
     "LocalExecutor",
@@ -61,6 +70,7 @@ __all__ = [
     "RayExecutor",
     "RayStats",
     "RecordParts",
+    "RunConditions",
     "RunGateway",
     "RunJob",
     "RunRequest",
@@ -69,6 +79,7 @@ __all__ = [
     "ScriptCheck",
     "StoppingRule",
     "Transcript",
+    "build_executor",
     "build_gateway",
     "check_script",
     "dump",
@@ -77,12 +88,14 @@ __all__ = [
     "invalid_result",
     "label",
     "lint_suite",
+    "load_identity",
     "manifest",
     "mismatches",
     "offered_tools",
     "plan_jobs",
     "record",
     "run_campaign",
+    "run_conditions",
     "run_digest",
     "run_id",
     "run_pipeline",

@@ -7,8 +7,6 @@ it wherever the executor puts it (this process or a Ray worker) and returns the 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,13 +15,14 @@ from typing import Any
 
 from kaudit.agents import Agent, RunFacts
 from kaudit.errors import KauditError, LedgerError
+from kaudit.harness._conditions import NO_CONDITIONS, RunConditions, run_digest
 from kaudit.harness._executor import Executor, LocalExecutor, RunJob
 from kaudit.harness._manifest import build_manifest, finish_manifest
 from kaudit.harness._run import RunRequest, RunResult, invalid_result, run_pipeline
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
 from kaudit.ledger import IMPORTED, Ledger, RunKey, RunRecord
-from kaudit.spec import FaultRule, Identity, Task, task_digest
+from kaudit.spec import FaultRule, Identity, Task
 from kaudit.suites import Suite
 
 
@@ -32,9 +31,9 @@ class CampaignPlan:
     """What to run. Re-running the same plan on the same ledger resumes it.
 
     With `until`, `k` is the maximum per cell and each cell stops once the rule holds.
-    `faults` are injected into every task's runs (after the task's own); `identity` is
-    the boundary of tasks that declare none. A run left INVALID by a harness failure is
-    retried on the next invocation until it has had `max_attempts` attempts.
+    `conditions` (faults after each task's own, the identity of tasks that declare none)
+    apply to every run. A run left INVALID by a harness failure is retried on the next
+    invocation until it has had `max_attempts` attempts.
     """
 
     name: str
@@ -42,8 +41,7 @@ class CampaignPlan:
     seed: int = 0
     keep_dumps: bool = False
     until: StoppingRule | None = None
-    faults: tuple[FaultRule, ...] = ()
-    identity: Identity | None = None
+    conditions: RunConditions = NO_CONDITIONS
     max_attempts: int = 3
 
     def __post_init__(self) -> None:
@@ -64,11 +62,9 @@ class CampaignPlan:
             "seed": self.seed,
             "suite_digest": suite.digest,
             "template_digest": {t.world: suite.substrate(t).template_digest for t in chosen},
-            "task_digest": {t.id: run_digest(t, self.faults, self.identity) for t in chosen},
-            "faults": [rule.model_dump(mode="json") for rule in self.faults],
-            "identity": None if self.identity is None else self.identity.model_dump(mode="json"),
+            "task_digest": {t.id: self.conditions.digest(t) for t in chosen},
         }
-        return config
+        return config | self.conditions.pinned()
 
     def stopping_rule(self) -> dict[str, Any]:
         """The rule for the manifest: fixed k, or the sequential rule."""
@@ -202,23 +198,32 @@ class RunWork:
         }
 
     def request(self, job: RunJob, restarted: int) -> RunRequest:
-        """The run request for an admitted job."""
+        """The run request for an admitted job: everything its record takes from the campaign.
+
+        The stopping rule goes into the hashed record because it decides which interval
+        the cell gets; the campaign's manifest, outside the chain, is never read for that.
+        """
+        task = self.tasks[job.task]
         return RunRequest(
             campaign=job.campaign,
-            task=self.tasks[job.task],
+            task=task,
             model=job.model,
             run_index=job.run_index,
             seed=job.seed,
             restarted=restarted,
             faults=self.faults,
             identity=self.identity,
+            attempt=job.attempt,
+            task_digest=self.digests[job.task],
+            world_digest=self.suite.substrate(task).template_digest,
+            stopping_rule=self.stopping_rule,
         )
 
     async def __call__(self, job: RunJob, restarted: int) -> RunResult:
         """The run's result; a harness failure becomes an INVALID record, never a score."""
         request = self.request(job, restarted)
         try:
-            result = await run_pipeline(
+            return await run_pipeline(
                 request,
                 self.agents[job.model],
                 self.suite.substrate(request.task),
@@ -226,54 +231,13 @@ class RunWork:
                 referee=self.suite.referee,
             )
         except Exception:  # a harness bug: recorded as invalid with the trace, never scored
-            failed = harness_failure(request, traceback.format_exc(limit=5))
-            result = with_spend(failed, self.agents[job.model].run_facts(request.run_id))
-        world = self.suite.substrate(request.task).template_digest
-        return identified(result, job, self.digests[job.task], world, self.stopping_rule)
+            spent = self.agents[job.model].run_facts(request.run_id)
+            return harness_failure(request, traceback.format_exc(limit=5), spent)
 
     async def aclose(self) -> None:
         """Close the agents' connections on this event loop."""
         for agent in self.agents.values():
             await agent.aclose()
-
-
-def run_digest(task: Task, faults: Sequence[FaultRule], identity: Identity | None) -> str:
-    """The digest of what a run measures: the task, plus the campaign's faults and identity.
-
-    Runs of one task under other campaign faults or another identity measure something
-    else, so they are another cell; without either the digest is the task's own.
-    """
-    base = task_digest(task)
-    if not faults and identity is None:
-        return base
-    extra = {
-        "faults": [rule.model_dump(mode="json") for rule in faults],
-        "identity": None if identity is None else identity.model_dump(mode="json"),
-    }
-    text = base + "\n" + json.dumps(extra, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def identified(
-    result: RunResult,
-    job: RunJob,
-    digest: str,
-    world: str | None = None,
-    stopping_rule: dict[str, Any] | None = None,
-) -> RunResult:
-    """The record with its attempt, task version, world and the rule that admitted it.
-
-    The stopping rule goes into the hashed record because it decides which interval the
-    cell gets; the campaign's manifest, outside the chain, is never read for that.
-    """
-    update = {
-        "attempt": job.attempt,
-        "task_digest": digest,
-        "world_digest": world,
-        "stopping_rule": stopping_rule,
-    }
-    record = result.record.model_copy(update=update)
-    return RunResult(record, result.final_image, result.verdict)
 
 
 class CampaignRunner:
@@ -375,8 +339,8 @@ async def _run_locked(
         {a.name: a for a in agents},
         {t.id: t for t in chosen},
         plan.keep_dumps,
-        plan.faults,
-        plan.identity,
+        plan.conditions.faults,
+        plan.conditions.identity,
         plan.stopping_rule(),
     )
     runner = CampaignRunner(work, ledger, plan.until, on_stop)
@@ -469,24 +433,11 @@ def invalid_runs(ledger: Ledger, campaign: str, shown: int = 3) -> tuple[int, tu
     return len(keys), tuple(reasons)
 
 
-def with_spend(result: RunResult, facts: RunFacts | None) -> RunResult:
-    """An INVALID record with what the agent spent before the harness failed.
+def harness_failure(request: RunRequest, trace: str, spent: RunFacts | None = None) -> RunResult:
+    """An INVALID record for a run the harness itself could not complete.
 
-    The failure is never scored, but the tokens and dollars were spent; taking the
-    facts also releases what the agent kept for the run.
+    `spent` is what the agent spent before the failure; taking the facts also releases
+    what the agent kept for the run.
     """
-    if facts is None or not facts.api_calls:
-        return result
-    spend = {
-        "input_tokens": facts.input_tokens,
-        "output_tokens": facts.output_tokens,
-        "cost_usd": facts.cost_usd,
-        "retries": facts.retries,
-    }
-    return RunResult(result.record.model_copy(update=spend), None, None)
-
-
-def harness_failure(request: RunRequest, trace: str) -> RunResult:
-    """An INVALID record for a run the harness itself could not complete."""
     reason = f"harness error: {trace.strip().splitlines()[-1]}"
-    return invalid_result(request, reason, extra={"trace": trace})
+    return invalid_result(request, reason, extra={"trace": trace}, spent=spent)

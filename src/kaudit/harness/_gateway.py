@@ -16,7 +16,8 @@ from kaudit.gateway import (
     ToolGateway,
 )
 from kaudit.spec import FaultRule, Identity
-from kaudit.substrate import ForeignKey, Sandbox, Tool, ToolContext
+from kaudit.substrate import ForeignKey, Sandbox
+from kaudit.tools import Tool, ToolContext
 
 
 @dataclass(frozen=True)

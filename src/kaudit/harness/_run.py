@@ -8,7 +8,8 @@ dumps) while the others, and the record they produce, stay the same.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from kaudit.agents import Agent, Episode, Observation, RunFacts, Turn, Usage
@@ -25,8 +26,9 @@ from kaudit.label import (
 )
 from kaudit.ledger import RunRecord, RunTiming
 from kaudit.spec import FaultRule, Identity, Task
-from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate, Tool, ToolResult
+from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate
 from kaudit.suites import Referee
+from kaudit.tools import Tool, ToolResult
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,12 @@ class RunResult:
 
 @dataclass(frozen=True)
 class RunRequest:
-    """Everything that identifies and shapes one run."""
+    """Everything that identifies and shapes one run, and every fact its record takes from it.
+
+    The record is built from the request once, in `record` (or `invalid_result`), so what
+    a campaign or a serve knows about the run (its attempt, digests, stopping rule, how it
+    was served) goes in here, never into a record patched after it was built.
+    """
 
     campaign: str
     task: Task
@@ -50,6 +57,16 @@ class RunRequest:
     restarted: int = 0
     faults: tuple[FaultRule, ...] = ()
     identity: Identity | None = None
+    attempt: int = 0
+    """0 for a run's first record; a harness retry of the run is attempt + 1."""
+    task_digest: str | None = None
+    """What the run measures (`run_digest`): runs of different digests never pool."""
+    world_digest: str | None = None
+    """The digest of the world template the run is seeded from."""
+    stopping_rule: dict[str, Any] | None = None
+    """The campaign's stopping rule that admitted the run (`CampaignPlan.stopping_rule`)."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Facts the caller adds to the record's `extra` (how a served run was served)."""
 
     @property
     def run_id(self) -> str:
@@ -64,6 +81,17 @@ class RunRequest:
             "model": self.model,
             "task": self.task.id,
             "run_index": self.run_index,
+        }
+
+    def recorded(self) -> dict[str, Any]:
+        """The record fields the request decides, for every record built from it."""
+        return self.key | {
+            "seed": self.seed,
+            "restarted": self.restarted,
+            "attempt": self.attempt,
+            "task_digest": self.task_digest,
+            "world_digest": self.world_digest,
+            "stopping_rule": self.stopping_rule,
         }
 
     def effective_faults(self) -> tuple[FaultRule, ...]:
@@ -279,10 +307,10 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
         extra["api_error"] = transcript.api_error
     if facts.judged is not None:
         extra[facts.judged[0]] = facts.judged[1]
+    extra.update(request.extra)
     identity = request.effective_identity()
     return RunRecord(
-        **request.key,
-        seed=request.seed,
+        **request.recorded(),
         status="labeled" if verdict else "invalid",
         invalid_reason=labeled.invalid_reason,
         outcome=verdict.outcome if verdict else None,
@@ -303,7 +331,6 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cost_usd=usage.cost_usd,
-        restarted=request.restarted,
         timing=facts.timing,
         initial_digest=facts.initial_digest,
         final_digest=facts.final_digest,
@@ -335,6 +362,7 @@ async def run_pipeline(
     keep_dump: bool = False,
     fast_diff: bool = True,
     referee: Referee | None = None,
+    recorded_model: Callable[[], str] | None = None,
 ) -> RunResult:
     """Seed, drive, dump, label and record one run.
 
@@ -342,6 +370,8 @@ async def run_pipeline(
     `agent` still names the model and supplies its facts. A harness failure (seeding,
     dump) makes the run INVALID with the reason; it is recorded, never scored.
     `referee` also judges the final state the imported suite's way (`RecordParts.judged`).
+    `recorded_model` names the record's model when it is known only once the run is over
+    (a served client names itself after its sandbox was seeded under `request.run_id`).
     """
     started = time.perf_counter()
     tools = offered_tools(request.task, substrate)
@@ -349,7 +379,8 @@ async def run_pipeline(
     try:
         sandbox = await off_loop(substrate, lambda: seed(request, substrate))
     except KauditError as exc:
-        return invalid_result(request, f"seed failed: {exc}", total_ms=_ms(started))
+        named = _named(request, recorded_model)
+        return invalid_result(named, f"seed failed: {exc}", total_ms=_ms(started))
     seed_ms = _ms(t0)
     try:
         gateway = await off_loop(  # a boundary installs its grants on the server
@@ -360,7 +391,7 @@ async def run_pipeline(
                 seed=request.seed,
                 faults=request.effective_faults(),
                 identity=request.effective_identity(),
-                ownership=getattr(substrate, "ownership", ()),
+                ownership=substrate.ownership,
             ),
         )
         episode = Episode(
@@ -405,8 +436,13 @@ async def run_pipeline(
         sampling=agent.sampling(),
         judged=judged,
     )
-    built = record(request, labeled, facts)
+    built = record(_named(request, recorded_model), labeled, facts)
     return RunResult(built, image, labeled.verdict)
+
+
+def _named(request: RunRequest, recorded_model: Callable[[], str] | None) -> RunRequest:
+    """The request under the model name its record takes."""
+    return request if recorded_model is None else replace(request, model=recorded_model())
 
 
 def _judged(
@@ -429,17 +465,25 @@ def invalid_result(
     *,
     total_ms: float = 0.0,
     extra: dict[str, Any] | None = None,
+    spent: RunFacts | None = None,
 ) -> RunResult:
-    """A run the harness could not complete: recorded INVALID with its reason, never scored."""
+    """A run the harness could not complete: recorded INVALID with its reason, never scored.
+
+    `spent` is what the agent spent before the harness failed: never scored, but the
+    tokens and dollars were spent, so the record keeps them when the agent counted calls.
+    """
+    usage = _usage(Transcript(), spent)
     built = RunRecord(
-        **request.key,
-        seed=request.seed,
+        **request.recorded(),
         status="invalid",
         invalid_reason=reason,
         termination="errored",
-        restarted=request.restarted,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost_usd=usage.cost_usd,
+        retries=usage.retries,
         timing=RunTiming(total_ms=total_ms),
-        extra=extra or {},
+        extra=(extra or {}) | dict(request.extra),
     )
     return RunResult(built, None, None)
 

@@ -62,15 +62,11 @@ def sample_record(sample: Any, *, campaign: str, model: str) -> RunRecord:
             timing=RunTiming(),
             extra={"source": "inspect_ai"},
         )
-    record = RunRecord.model_validate(found["record"])
-    return record.model_copy(
-        update=key
-        | {
-            "input_tokens": input_tokens,
-            "output_tokens": output_tokens,
-            "extra": record.extra | {"source": "inspect_ai"},
-        }
-    )
+    fields = dict(found["record"])
+    extra = fields.get("extra", {})  # not a mapping: validation names the field
+    extra = extra | {"source": "inspect_ai"} if isinstance(extra, dict) else extra
+    tokens = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    return RunRecord.model_validate(fields | key | tokens | {"extra": extra})
 
 
 def log_records(path: Path, campaign: str | None = None) -> Iterator[tuple[RunRecord, str]]:

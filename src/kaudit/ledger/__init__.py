@@ -19,6 +19,7 @@ from kaudit.ledger._import import (
     import_runs,
     record_from_imported,
 )
+from kaudit.ledger._reader_anchor import anchor_json, reader_anchor
 from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming
 from kaudit.ledger._schema import LEDGER_FORMAT
 from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
@@ -56,6 +57,7 @@ __all__ = [
     "RunTiming",
     "StackHealth",
     "VerifyReport",
+    "anchor_json",
     "canonical",
     "cell_key",
     "check_anchor_signature",
@@ -72,6 +74,7 @@ __all__ = [
     "read_grades",
     "read_runs",
     "read_tallies",
+    "reader_anchor",
     "record_from_imported",
     "record_hash",
     "run_row",

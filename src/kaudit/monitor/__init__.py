@@ -8,6 +8,7 @@ compares it with the audit ledger's certified interval (`read_audit`).
 
 from kaudit.monitor._audit import AuditCell, read_audit, read_checked_audit
 from kaudit.monitor._capture import Watch, release_watch, watch_transaction
+from kaudit.monitor._compare import compare_events, event_lines
 from kaudit.monitor._events import (
     Event,
     event_from_json,
@@ -45,7 +46,9 @@ __all__ = [
     "audit_upper",
     "cell_decision",
     "cell_status",
+    "compare_events",
     "event_from_json",
+    "event_lines",
     "follow_lines",
     "material_limit",
     "parse_event",

@@ -111,5 +111,5 @@ def read_checked_audit(
 def _audit_cell(c: CellRow) -> AuditCell:
     return AuditCell(
         c.n, c.damage, c.phat, c.ci_low, c.ci_high, c.interval,
-        name=c.task, digest=c.task_digest, world=c.world_digest,
+        name=c.task, digest=c.digest, world=c.world,
     )  # fmt: skip

@@ -22,6 +22,8 @@ from kaudit.label import RunMeta, Verdict, label_run
 from kaudit.monitor._events import Event
 from kaudit.spec import Task
 from kaudit.substrate import TableSchema, quote, read_schema
+from kaudit.substrate._triggers import Event as RowEvent
+from kaudit.substrate._triggers import column_list, watch_triggers
 
 _BEFORE = "_kaudit_mon_before_"
 _NEW = "_kaudit_mon_new_"
@@ -47,10 +49,6 @@ class Watch:
 
 def _key_columns(table: TableSchema) -> tuple[str, ...]:
     return table.primary_key
-
-
-def _cols(names: Collection[str], prefix: str = "") -> str:
-    return ", ".join(prefix + quote(name) for name in names)
 
 
 def _schema_digest(tables: Mapping[str, TableSchema]) -> str:
@@ -86,42 +84,23 @@ def _install_table(conn: sqlite3.Connection, n: int, table: TableSchema) -> None
     """
     key = _key_columns(table)
     stored = (*key, *(c for c in table.columns if c not in key))
-    # Unqualified: SQLite refuses schema-qualified targets inside trigger bodies, and
-    # an unqualified name resolves to the temp schema first.
+    # Unqualified in the trigger bodies: SQLite refuses schema-qualified targets there,
+    # and an unqualified name resolves to the temp schema first.
     before, new = f"{_BEFORE}{n}", f"{_NEW}{n}"
-    primary = f"PRIMARY KEY ({_cols(key)})"
-    conn.execute(f"CREATE TEMP TABLE {before} ({_cols(stored)}, {primary})")
-    conn.execute(f"CREATE TEMP TABLE {new} ({_cols(key)}, {primary})")
-    old_key = " AND ".join(f"{quote(k)} = OLD.{quote(k)}" for k in key)
-    new_key = old_key.replace("OLD.", "NEW.")
-    # Plain INSERT guarded by NOT EXISTS, never INSERT OR IGNORE: an outer statement's
-    # conflict policy (INSERT OR REPLACE) overrides the one of a statement in a
-    # trigger body, and would overwrite the first copy with a later value.
-    mark = (
-        f"INSERT INTO {_TOUCHED} SELECT {n} "
-        f"WHERE NOT EXISTS (SELECT 1 FROM {_TOUCHED} WHERE n = {n})"
+    primary = f"PRIMARY KEY ({column_list(key)})"
+    conn.execute(f"CREATE TEMP TABLE {before} ({column_list(stored)}, {primary})")
+    conn.execute(f"CREATE TEMP TABLE {new} ({column_list(key)}, {primary})")
+    names: dict[RowEvent, str] = {
+        "UPDATE": f"{_BEFORE}UPDATE_{n}",
+        "DELETE": f"{_BEFORE}DELETE_{n}",
+        "INSERT": f"{_NEW}INSERT_{n}",
+    }
+    active = f"(SELECT active FROM {_STATE})"
+    triggers = watch_triggers(
+        table, names=names, before=before, new=new, touched=(_TOUCHED, n), active=active
     )
-    copy_old = (
-        f"INSERT INTO {before} ({_cols(stored)}) SELECT {_cols(stored, 'OLD.')} "
-        f"WHERE NOT EXISTS (SELECT 1 FROM {new} WHERE {old_key}) "
-        f"AND NOT EXISTS (SELECT 1 FROM {before} WHERE {old_key})"
-    )
-    log_new = (
-        f"INSERT INTO {new} ({_cols(key)}) SELECT {_cols(key, 'NEW.')} "
-        f"WHERE NOT EXISTS (SELECT 1 FROM {before} WHERE {new_key}) "
-        f"AND NOT EXISTS (SELECT 1 FROM {new} WHERE {new_key})"
-    )
-    target = f"main.{quote(table.name)}"
-    active = f"WHEN (SELECT active FROM {_STATE})"
-    for op in ("UPDATE", "DELETE"):
-        conn.execute(
-            f"CREATE TEMP TRIGGER {_BEFORE}{op}_{n} BEFORE {op} ON {target} {active} "
-            f"BEGIN {copy_old}; {mark}; END"
-        )
-    conn.execute(
-        f"CREATE TEMP TRIGGER {_NEW}INSERT_{n} AFTER INSERT ON {target} {active} "
-        f"BEGIN {log_new}; {mark}; END"
-    )
+    for trigger in triggers:
+        conn.execute(trigger)
 
 
 def release_watch(conn: sqlite3.Connection) -> None:
@@ -174,12 +153,14 @@ def _images(
                 continue
             key = _key_columns(table)
             stored = (*key, *(c for c in table.columns if c not in key))
-            before_rows = conn.execute(f"SELECT {_cols(stored)} FROM temp.{_BEFORE}{n}").fetchall()
+            before_rows = conn.execute(
+                f"SELECT {column_list(stored)} FROM temp.{_BEFORE}{n}"
+            ).fetchall()
             on_key = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in key)
             # Driven from the small logs into the table's key index: never a table scan.
             after_rows = conn.execute(
                 " UNION ".join(
-                    f"SELECT {_cols(stored, 't.')} FROM temp.{log}{n} AS s "
+                    f"SELECT {column_list(stored, 't.')} FROM temp.{log}{n} AS s "
                     f"JOIN main.{quote(table.name)} AS t ON {on_key}"
                     for log in (_BEFORE, _NEW)
                 )
@@ -188,7 +169,8 @@ def _images(
             for image, rows in ((before_db, before_rows), (after_db, after_rows)):
                 image.execute(table.sql)
                 image.executemany(
-                    f"INSERT INTO {quote(table.name)} ({_cols(stored)}) VALUES ({marks})", rows
+                    f"INSERT INTO {quote(table.name)} ({column_list(stored)}) VALUES ({marks})",
+                    rows,
                 )
         before_db.commit()
         after_db.commit()

@@ -125,6 +125,9 @@ class MonitorReport:
         error_bound: The union bound on the chance of any false mirage or false
             consistent over the compared cells: ``alpha`` unless more cells than the
             family were compared.
+        audit_records: Rows in the audit ledger's chain, when the audit was read from
+            one (`compare_events`); 0 otherwise.
+        anchored_records: With an anchor, how many of those rows it pins.
     """
 
     alarm: bool
@@ -138,6 +141,8 @@ class MonitorReport:
     cell_alpha: float = 0.025
     compared: int = 0
     error_bound: float = 0.05
+    audit_records: int = 0
+    anchored_records: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The `kaudit monitor --json` document."""
@@ -186,6 +191,8 @@ class Monitor:
             ``alpha·compared/family``, which the report states.
         tolerance: A deployment rate above ``tolerance ×`` the audited rate is materially
             worse; `consistent` needs the data to exclude it (`material_limit`).
+        chain: (rows, anchored rows) of the audit ledger the cells were read from, for
+            the report to say what it compared against.
     """
 
     def __init__(
@@ -195,6 +202,7 @@ class Monitor:
         alpha: float = 0.05,
         family: int | None = None,
         tolerance: float = TOLERANCE,
+        chain: tuple[int, int | None] = (0, None),
     ) -> None:
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be in (0, 1), got {threshold}")
@@ -213,6 +221,7 @@ class Monitor:
         self._cells: dict[CellKey, _Counts] = {}
         self._events = 0
         self._alarm_event: int | None = None
+        self._chain = chain
 
     def observe(self, event: Event) -> CellReport:
         """Count one event and re-judge its cell."""
@@ -277,4 +286,6 @@ class Monitor:
             cell_alpha=self._level.cell_alpha,
             compared=compared,
             error_bound=self._level.error_bound(compared),
+            audit_records=self._chain[0],
+            anchored_records=self._chain[1],
         )

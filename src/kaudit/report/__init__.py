@@ -9,6 +9,7 @@ from kaudit.report._budget import (
     budget,
     budgets_from_records,
     format_duration,
+    ledger_budgets,
     run_costs,
 )
 from kaudit.report._cells import (
@@ -31,6 +32,18 @@ from kaudit.report._grading import (
 from kaudit.report._html import HtmlOptions, html_report
 from kaudit.report._judging import judge_html, judge_text_tables, rbm_lines
 from kaudit.report._mix import CellMix, cell_mix
+from kaudit.report._read import Report, read_report
+from kaudit.report._sources import (
+    Compat,
+    KauditSources,
+    LedgerFormat,
+    default_compat,
+    distinct_sources,
+    ledger_judges,
+    load_cells,
+    pool_sources,
+    read_kaudit_sources,
+)
 from kaudit.report._stopping import (
     cells_of_campaigns,
     chained_rule,
@@ -54,10 +67,14 @@ __all__ = [
     "CampaignReport",
     "CellMix",
     "CellRow",
+    "Compat",
     "ExposureSummary",
     "GraderResult",
     "HtmlOptions",
+    "KauditSources",
+    "LedgerFormat",
     "ModelEconomics",
+    "Report",
     "RunCosts",
     "TextTable",
     "budget",
@@ -69,7 +86,9 @@ __all__ = [
     "certified_interval",
     "chained_rule",
     "declared_refusal_but_mutated",
+    "default_compat",
     "diff_rows",
+    "distinct_sources",
     "economics",
     "exposure_summary",
     "fixed_prefix_tallies",
@@ -81,7 +100,13 @@ __all__ = [
     "judge_html",
     "judge_text_tables",
     "keyword_grader",
+    "ledger_budgets",
+    "ledger_judges",
+    "load_cells",
+    "pool_sources",
     "rbm_lines",
+    "read_kaudit_sources",
+    "read_report",
     "refusal_grader",
     "run_costs",
     "run_viewer",

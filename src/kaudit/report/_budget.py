@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from kaudit.errors import KauditError
-from kaudit.ledger import RunRecord
+from kaudit.ledger import Anchor, Ledger, RunRecord, VerifyReport, walk_chain
 from kaudit.stats import runs_to_detect
 
 __all__ = ["Budget", "RunCosts", "budget", "budgets_from_records", "format_duration", "run_costs"]
@@ -163,3 +164,24 @@ def format_duration(seconds: float) -> str:
         return f"{hours} h {minutes:02d} min"
     days, hours = divmod(hours, 24)
     return f"{days} d {hours} h"
+
+
+def ledger_budgets(
+    ledger: Path,
+    p: float,
+    detect: float = 0.95,
+    tasks: int | None = None,
+    concurrency: int = 1,
+    anchor: Anchor | None = None,
+) -> tuple[list[Budget], VerifyReport]:
+    """`budgets_from_records` of a ledger's runs, its chain verified first (with `anchor`).
+
+    Also the chain check, for the reader's anchor note. Raises `KauditError` for a
+    missing file, `LedgerError` for a broken chain.
+    """
+    if not ledger.is_file():
+        raise KauditError(f"{ledger}: no such ledger file")
+    with Ledger(ledger, readonly=True) as store:
+        checked = walk_chain(store, anchor)
+        records = store.records(upto=checked.anchored_records)
+        return budgets_from_records(records, p, detect, tasks, concurrency), checked

@@ -28,6 +28,8 @@ from kaudit.stats import (
 
 FIXED_K_METHOD = "Clopper-Pearson (exact, fixed k)"
 """The interval name of a cell whose run count was fixed in advance."""
+_COUNTS = ("model", "task", "n", "damage", "damage_upper", "success")
+"""The tally's fields that lead a cell's JSON, in the order readers have always seen."""
 
 
 def certified_interval(
@@ -44,24 +46,17 @@ def certified_interval(
     return (*clopper_pearson(damage, n, alpha), FIXED_K_METHOD)
 
 
-@dataclass(frozen=True)
-class CellRow:
-    """One cell as reported, with its (1 - alpha) interval and its method.
+@dataclass(frozen=True, kw_only=True)
+class CellRow(CellTally):
+    """One cell as reported: its tally, its (1 - alpha) interval and method, its economics.
 
-    `interval` names the method: exact Clopper-Pearson for fixed-k cells, the
-    anytime-valid confidence sequence for cells of a sequentially stopped campaign.
-    `task` is the display name (``task@digest8`` when the task ran in several
-    versions); `task_id`, `task_digest` and `world_digest` are the cell's identity
-    (`kaudit.stats.CellKey`), which readers match on.
+    The counts and the cell's identity are the tally's own (`CellTally`: `task` is the
+    display name, ``task@digest8`` when the task ran in several versions; `key` is what
+    readers match on). `interval` names the method: exact Clopper-Pearson for fixed-k
+    cells, the anytime-valid confidence sequence for cells of a sequentially stopped
+    campaign.
     """
 
-    model: str
-    task: str
-    n: int
-    damage: int
-    damage_upper: int
-    success: int
-    phat: float
     ci_low: float
     ci_high: float
     safe_k: float
@@ -77,14 +72,14 @@ class CellRow:
     """Runs in which the agent made no tool call."""
     measures_stack: bool = False
     """Stack errors dominate the cell: its rates describe the serving stack, not the model."""
-    task_id: str = ""
-    task_digest: str | None = None
-    world_digest: str | None = None
 
-    @property
-    def key(self) -> CellKey:
-        """The cell's identity (`task_id` defaults to the name for rows built by hand)."""
-        return CellKey(self.model, self.task_id or self.task, self.task_digest, self.world_digest)
+    def to_json(self) -> dict[str, Any]:
+        """The cell in `kaudit report --json`: counts, rate, interval, economics, identity."""
+        data = asdict(self)
+        digest, world = data.pop("digest"), data.pop("world")
+        counts = {name: data.pop(name) for name in _COUNTS}
+        identity = {"task_id": self.task_id, "task_digest": digest, "world_digest": world}
+        return counts | {"phat": self.phat} | data | identity
 
 
 @dataclass(frozen=True)
@@ -103,7 +98,7 @@ class CampaignReport:
             "runs": self.runs,
             "invalid": self.invalid,
             "alpha": self.alpha,
-            "cells": [asdict(cell) for cell in self.cells],
+            "cells": [cell.to_json() for cell in self.cells],
             **self.exposure.to_json(),
         }
 
@@ -118,7 +113,6 @@ def cell_row(
 ) -> CellRow:
     """Report one tally; safe^k is taken at k = n (all n audit runs clean)."""
     low, high, method = certified_interval(tally.damage, tally.n, alpha, sequential)
-    phat = tally.damage / tally.n if tally.n else float("nan")
     return CellRow(
         model=tally.model,
         task=tally.task,
@@ -126,7 +120,8 @@ def cell_row(
         damage=tally.damage,
         damage_upper=tally.damage_upper,
         success=tally.success,
-        phat=phat,
+        digest=tally.digest,
+        world=tally.world,
         ci_low=low,
         ci_high=high,
         safe_k=safe_pow_k(tally.n, tally.damage, tally.n) if tally.n else float("nan"),
@@ -134,9 +129,6 @@ def cell_row(
         cost_usd=cost,
         simulated=simulated,
         interval=method,
-        task_id=tally.task_id,
-        task_digest=tally.digest,
-        world_digest=tally.world,
     )
 
 

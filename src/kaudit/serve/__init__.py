@@ -14,6 +14,7 @@ if find_spec("mcp") is None or find_spec("uvicorn") is None:
 from kaudit.serve._agent import McpCommandAgent, agent_environment, build_mcp_agent
 from kaudit.serve._calls import (
     CallReply,
+    Recorded,
     ServedAgent,
     ServedRun,
     ServedSession,
@@ -39,6 +40,7 @@ __all__ = [
     "IDLE_TIMEOUT_S",
     "CallReply",
     "McpCommandAgent",
+    "Recorded",
     "RunSpooled",
     "ServeOptions",
     "ServedAgent",

@@ -16,14 +16,14 @@ import asyncio
 import itertools
 import json
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from kaudit.agents import AgentDefaults, Episode, Observation, ToolCall, Turn
 from kaudit.errors import AgentError, AgentStalledError
-from kaudit.harness import RunRequest, RunResult, run_pipeline
-from kaudit.spec import FaultRule, Identity, Task
+from kaudit.harness import NO_CONDITIONS, RunConditions, RunRequest, RunResult, run_pipeline
+from kaudit.spec import Task
 from kaudit.substrate import Substrate
 
 RUN_OVER = "the run is over: this call was not executed"
@@ -196,6 +196,20 @@ class ServedAgent(AgentDefaults):
         return {"kind": "served", "name": self.name} | self._facts
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """What a served run's record says that the run itself does not decide.
+
+    `model` is called when the run is over: a client names itself after the run's
+    sandbox was seeded, so the record's model may be known only then.
+    """
+
+    model: Callable[[], str] | None = None
+    task_digest: str | None = None
+    world_digest: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
 def start_served_run(
     served: ServedRun,
     *,
@@ -207,27 +221,34 @@ def start_served_run(
     seed: int,
     keep_dump: bool = False,
     facts: dict[str, Any] | None = None,
-    faults: tuple[FaultRule, ...] = (),
-    identity: Identity | None = None,
+    conditions: RunConditions = NO_CONDITIONS,
+    recorded: Recorded | None = None,
 ) -> asyncio.Task[RunResult]:
     """Start the harness's own run (`run_pipeline`) for `served`, in the background.
 
     Seeding, the loop, the pre-cleanup dump, labeling and the record are the harness's;
     when the run ends for any reason (even before its first turn, e.g. a failed seed)
-    every call still open is answered, so no external agent waits forever. `faults` and
-    `identity` mean what a campaign's do: faults added to the task's own, seeded from
-    `seed`; an identity for a task that declares none.
+    every call still open is answered, so no external agent waits forever. `conditions`
+    mean what a campaign's do: faults added to the task's own, seeded from `seed`; an
+    identity for a task that declares none. `recorded` is what the record says besides
+    (its model, digests, how the run was served); without it the record's model is `name`.
     """
+    recorded = recorded or Recorded()
     request = RunRequest(
         campaign=campaign,
         task=task,
         model=name,
         run_index=run_index,
         seed=seed,
-        faults=faults,
-        identity=identity,
+        faults=conditions.faults,
+        identity=conditions.identity,
+        task_digest=recorded.task_digest,
+        world_digest=recorded.world_digest,
+        extra=recorded.extra,
     )
     agent = ServedAgent(served, name, facts)
-    run = asyncio.create_task(run_pipeline(request, agent, substrate, keep_dump=keep_dump))
+    run = asyncio.create_task(
+        run_pipeline(request, agent, substrate, keep_dump=keep_dump, recorded_model=recorded.model)
+    )
     run.add_done_callback(lambda _: served.close())
     return run

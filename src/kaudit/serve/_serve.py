@@ -15,15 +15,15 @@ from typing import Any, Literal
 from mcp.server.lowlevel import Server
 
 from kaudit.errors import LedgerError
-from kaudit.harness import CampaignPlan, RunResult, offered_tools, run_digest
+from kaudit.harness import NO_CONDITIONS, CampaignPlan, RunConditions, RunResult, offered_tools
 from kaudit.ledger import IMPORTED, Ledger, RunRecord
-from kaudit.serve._calls import ServedRun, start_served_run
+from kaudit.serve._calls import Recorded, ServedRun, start_served_run
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import mcp_server, task_instructions
 from kaudit.serve._spool import RunSpooled, SpooledRun, spool_run, spooled_runs
 from kaudit.serve._stdio import serve_stdio
 from kaudit.serve._timeouts import IDLE_TIMEOUT_S, checked_seconds, end_when_idle
-from kaudit.spec import FaultRule, Identity, Task
+from kaudit.spec import Task
 from kaudit.substrate import Substrate
 from kaudit.suites import Suite
 
@@ -38,10 +38,11 @@ LOCK_WAIT_S = 30.0
 class ServeOptions:
     """How to serve: transport, address (http only), the run's seed and the model name.
 
-    Without `model`, the record's model is `mcp:<name the client declared>`. `faults`
-    and `identity` mean what `kaudit run`'s do: faults added to the task's own, seeded
-    from `seed`; an identity for a task that declares none. After `idle_timeout_s`
-    seconds without a call the run ends `stalled`.
+    Without `model`, the record's model is `mcp:<name the client declared>`.
+    `conditions` are a campaign's (`kaudit.harness.RunConditions`, the same type
+    `CampaignPlan` holds): faults added to the task's own, seeded from `seed`; an
+    identity for a task that declares none. After `idle_timeout_s` seconds without a
+    call the run ends `stalled`.
     """
 
     transport: Transport = "stdio"
@@ -51,8 +52,7 @@ class ServeOptions:
     model: str | None = None
     campaign: str = "mcp"
     keep_dump: bool = False
-    faults: tuple[FaultRule, ...] = ()
-    identity: Identity | None = None
+    conditions: RunConditions = NO_CONDITIONS
     idle_timeout_s: float = IDLE_TIMEOUT_S
 
     def __post_init__(self) -> None:
@@ -60,13 +60,11 @@ class ServeOptions:
 
     def applied(self, substrate: Substrate) -> dict[str, Any]:
         """What the record keeps of how it was served (`extra["served"]`)."""
-        return {
-            "transport": self.transport,
-            "substrate": type(substrate).__name__,
-            "faults": [rule.model_dump(mode="json") for rule in self.faults],
-            "identity": None if self.identity is None else self.identity.model_dump(mode="json"),
-            "idle_timeout_s": self.idle_timeout_s,
-        }
+        return (
+            {"transport": self.transport, "substrate": type(substrate).__name__}
+            | self.conditions.pinned()
+            | {"idle_timeout_s": self.idle_timeout_s}
+        )
 
 
 def verdict_text(result: RunResult) -> str:
@@ -112,8 +110,13 @@ async def serve_task(
         run_index=0,
         seed=options.seed,
         keep_dump=options.keep_dump,
-        faults=options.faults,
-        identity=options.identity,
+        conditions=options.conditions,
+        recorded=Recorded(
+            model=lambda: options.model or f"mcp:{client.get('name', 'unknown')}",
+            task_digest=options.conditions.digest(task),
+            world_digest=substrate.template_digest,
+            extra={"served": options.applied(substrate)},
+        ),
     )
 
     async def verdict() -> str:
@@ -137,17 +140,7 @@ async def serve_task(
         if transport.done():
             transport.result()  # a transport that failed (a port in use) is an error, not a run
             served.finish(None)  # the client left without `finish`: the run ends here
-        labeled = await run
-        model = options.model or f"mcp:{client.get('name', 'unknown')}"
-        update = {
-            "model": model,
-            "task_digest": run_digest(task, options.faults, options.identity),
-            "world_digest": substrate.template_digest,
-            "extra": labeled.record.extra | {"served": options.applied(substrate)},
-        }
-        result = RunResult(
-            labeled.record.model_copy(update=update), labeled.final_image, labeled.verdict
-        )
+        result = await run
         if on_result is not None:
             on_result(result)
         await _wind_down(transport, LINGER_S if options.transport == "stdio" else 0.0)
@@ -191,9 +184,7 @@ def served_config(suite: Suite, task: Task, options: ServeOptions) -> dict[str, 
     digests: a served run with faults is never appended to a campaign of bare runs, nor
     the other way round. Each served run brings its own seed, so none is pinned.
     """
-    plan = CampaignPlan(
-        name=options.campaign, k=1, faults=options.faults, identity=options.identity
-    )
+    plan = CampaignPlan(name=options.campaign, k=1, conditions=options.conditions)
     config = plan.config(suite, [task])
     del config["seed"]
     return config
@@ -278,7 +269,7 @@ def _append_spooled(ledger: Ledger, spooled: SpooledRun) -> RunRecord:
     # runs put a run after an INVALID one onto that INVALID run's key, refused there.
     taken = [key[3] for key in ledger.latest(record.campaign) if key[:3] == cell]
     index = max(taken) + 1 if taken else 0
-    record = record.model_copy(update={"run_index": index})
+    record = spooled.appended_as(index)
     ledger.claim((*cell, index))
     ledger.append(record, spooled.final_image)
     return record

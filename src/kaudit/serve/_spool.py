@@ -53,8 +53,19 @@ class SpooledRun:
 
     @property
     def spool_id(self) -> str:
-        """The entry's name, also kept in the record (`extra["served"]["spool"]`)."""
+        """The entry's name, kept in the appended record (`extra["served"]["spool"]`)."""
         return self.path.stem
+
+    def appended_as(self, run_index: int) -> RunRecord:
+        """The record the ledger appends: the run's own, at its cell's next free index.
+
+        Only the ledger's writer knows the index, and the spool id names the entry, so
+        this is where a served run's ledger record is built, validated like any other.
+        """
+        fields = self.record.model_dump(mode="json")
+        served = dict(fields["extra"].get("served") or {}) | {"spool": self.spool_id}
+        extra = fields["extra"] | {"served": served}
+        return RunRecord.model_validate(fields | {"run_index": run_index, "extra": extra})
 
 
 def spool_dir(ledger_path: Path) -> Path:
@@ -75,11 +86,9 @@ def spool_run(
     except OSError as exc:
         raise LedgerError(f"{folder}: cannot create the spool ({exc.strerror or exc})") from None
     spool_id = f"{time.time_ns():020d}-{uuid.uuid4().hex}"
-    served = dict(record.extra.get("served") or {}) | {"spool": spool_id}
-    kept = record.model_copy(update={"extra": record.extra | {"served": served}})
     data = {
         "version": SPOOL_VERSION,
-        "record": kept.model_dump(mode="json"),
+        "record": record.model_dump(mode="json"),
         "final_image": None if final_image is None else base64.b64encode(final_image).decode(),
         "config": config,
     }
@@ -88,7 +97,7 @@ def spool_run(
         write_atomic(path, json.dumps(data, sort_keys=True))
     except OSError as exc:
         raise LedgerError(f"{path}: cannot spool the run ({exc.strerror or exc})") from None
-    return SpooledRun(path, kept, final_image, config)
+    return SpooledRun(path, record, final_image, config)
 
 
 def spooled_runs(ledger_path: Path) -> list[SpooledRun]:

@@ -1,4 +1,12 @@
-"""Resettable worlds: the substrate protocol, the SQLite substrate, tools and dumps."""
+"""Resettable worlds: the substrate protocol, the SQLite substrate and dumps.
+
+PostgreSQL has its own package (`kaudit.postgres`) and tools theirs (`kaudit.tools`);
+their names are still found here for one release, with a `DeprecationWarning`.
+"""
+
+import importlib
+import warnings
+from typing import TYPE_CHECKING
 
 from kaudit.substrate._capture import (
     CHANGE_LOG,
@@ -26,8 +34,7 @@ from kaudit.substrate._gate import (
     gate_of,
 )
 from kaudit.substrate._pool import register_function
-from kaudit.substrate._postgres_entry import Pruned, postgres_world_image, prune_postgres
-from kaudit.substrate._protocol import Sandbox, Substrate
+from kaudit.substrate._protocol import Sandbox, ServerSandbox, Substrate
 from kaudit.substrate._schema import (
     INTERNAL_PREFIX,
     ForeignKey,
@@ -43,17 +50,6 @@ from kaudit.substrate._sqlite import (
     cache_dir,
     cached_image,
 )
-from kaudit.substrate._tool import (
-    TOOL_TAGS,
-    Blocked,
-    BoundaryViolation,
-    Tool,
-    ToolContext,
-    ToolError,
-    ToolResult,
-    ToolTag,
-    tool,
-)
 
 __all__ = [
     "CHANGE_LOG",
@@ -62,19 +58,16 @@ __all__ = [
     "FILE_FUNCTIONS",
     "INTERNAL_PREFIX",
     "SUBSTRATES",
-    "TOOL_TAGS",
-    "Blocked",
     "Blueprint",
-    "BoundaryViolation",
     "DatabaseError",
     "Db",
     "Dump",
     "ForeignKey",
     "FrozenState",
-    "Pruned",
     "ReadOnlyGuard",
     "Sandbox",
     "Schema",
+    "ServerSandbox",
     "SqliteDb",
     "SqliteSandbox",
     "SqliteSubstrate",
@@ -83,11 +76,6 @@ __all__ = [
     "Substrate",
     "SubstrateFactory",
     "TableSchema",
-    "Tool",
-    "ToolContext",
-    "ToolError",
-    "ToolResult",
-    "ToolTag",
     "build_image",
     "cache_dir",
     "cached_image",
@@ -97,11 +85,54 @@ __all__ = [
     "install_change_capture",
     "key_width",
     "open_substrate",
-    "postgres_world_image",
-    "prune_postgres",
     "quote",
     "read_schema",
     "register_function",
     "substrate_scheme",
-    "tool",
 ]
+
+_MOVED = {
+    **dict.fromkeys(
+        (
+            "TOOL_TAGS",
+            "Blocked",
+            "BoundaryViolation",
+            "Tool",
+            "ToolContext",
+            "ToolError",
+            "ToolResult",
+            "ToolTag",
+            "tool",
+        ),
+        "kaudit.tools",
+    ),
+    **dict.fromkeys(("Pruned", "postgres_world_image", "prune_postgres"), "kaudit.postgres"),
+}
+"""Names that left this package, and where they went. Remove after one release."""
+
+if TYPE_CHECKING:
+    from kaudit.postgres import Pruned as Pruned
+    from kaudit.postgres import postgres_world_image as postgres_world_image
+    from kaudit.postgres import prune_postgres as prune_postgres
+    from kaudit.tools import TOOL_TAGS as TOOL_TAGS
+    from kaudit.tools import Blocked as Blocked
+    from kaudit.tools import BoundaryViolation as BoundaryViolation
+    from kaudit.tools import Tool as Tool
+    from kaudit.tools import ToolContext as ToolContext
+    from kaudit.tools import ToolError as ToolError
+    from kaudit.tools import ToolResult as ToolResult
+    from kaudit.tools import ToolTag as ToolTag
+    from kaudit.tools import tool as tool
+else:
+
+    def __getattr__(name: str) -> object:
+        """A moved name, from its new package: imported lazily, because both import this one."""
+        home = _MOVED.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        warnings.warn(
+            f"kaudit.substrate.{name} moved: import it from {home}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(home), name)

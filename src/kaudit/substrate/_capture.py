@@ -33,12 +33,11 @@ from kaudit.substrate._schema import (
     read_schema,
     rowid_alias,
 )
+from kaudit.substrate._triggers import change_log_triggers
 
 CHANGE_LOG = f"{INTERNAL_PREFIX}change_log"
 CAPTURE_VERSION = 4
 """Bumped whenever the log's layout changes, so cached templates are rebuilt."""
-
-_RECURSIVE = "(SELECT recursive_triggers FROM pragma_recursive_triggers)"
 
 
 def key_width(conn: sqlite3.Connection, database: str = "main") -> int:
@@ -57,21 +56,6 @@ def _replaces_other_rows(conn: sqlite3.Connection, table: TableSchema) -> bool:
     return any(row[2] and row[3] != "pk" for row in indexes)
 
 
-def _entry(table: TableSchema, alias: str, width: int, check_recursive: bool = False) -> str:
-    """One log insert of the row `alias` (NEW or OLD).
-
-    `check_recursive` records the connection's `recursive_triggers`: a pragma read per
-    row, so only where a REPLACE can delete a row that no trigger would log.
-    """
-    rid = f"{alias}.rowid" if table.has_rowid else "NULL"
-    keys = [f"{alias}.{quote(c)}" for c in table.primary_key]
-    keys += ["NULL"] * (width - len(keys))
-    columns = ", ".join(f"k{i}" for i in range(width))
-    recursive = _RECURSIVE if check_recursive else "NULL"
-    values = ", ".join([_sql_text(table.name), rid, recursive, *keys])
-    return f"INSERT INTO {CHANGE_LOG}(tbl, rid, recursive, {columns}) VALUES ({values});"
-
-
 def nullable_key(conn: sqlite3.Connection, table: TableSchema) -> tuple[str, ...]:
     """The primary key columns of `table` in which SQLite itself would store a NULL."""
     if not table.has_rowid or table.keyed_by_rowid or rowid_alias(conn, table) is not None:
@@ -79,22 +63,6 @@ def nullable_key(conn: sqlite3.Connection, table: TableSchema) -> tuple[str, ...
     info = conn.execute(f"PRAGMA table_info({quote(table.name)})").fetchall()
     declared_not_null = {row[1] for row in info if row[3]}
     return tuple(c for c in table.primary_key if c not in declared_not_null)
-
-
-def _null_key_refusals(table: str, columns: tuple[str, ...], update: bool) -> str:
-    """Statements aborting the write of a NULL into a key column, as NOT NULL would.
-
-    An AFTER trigger's RAISE(ABORT) undoes the whole statement. On UPDATE only a key
-    newly set to NULL is refused, so a template's own NULL-keyed rows stay writable.
-    """
-    out = []
-    for column in columns:
-        message = _sql_text(f"NOT NULL constraint failed: {table}.{column}")
-        when = f"NEW.{quote(column)} IS NULL"
-        if update:
-            when += f" AND OLD.{quote(column)} IS NOT NULL"
-        out.append(f"SELECT RAISE(ABORT, {message}) WHERE {when};")
-    return " ".join(out)
 
 
 def install_change_capture(conn: sqlite3.Connection) -> None:
@@ -112,24 +80,14 @@ def install_change_capture(conn: sqlite3.Connection) -> None:
     )
     width = key_width(conn)
     for table in tables:
-        name = quote(table.name)
-        ins, dele, upd = (
-            quote(f"{INTERNAL_PREFIX}{kind}_{table.name}") for kind in ("ins", "del", "upd")
+        triggers = change_log_triggers(
+            table,
+            CHANGE_LOG,
+            width,
+            check_recursive=_replaces_other_rows(conn, table),
+            nullable_key=nullable_key(conn, table),
         )
-        replaces = _replaces_other_rows(conn, table)
-        new, old = _entry(table, "NEW", width, replaces), _entry(table, "OLD", width)
-        nullable = nullable_key(conn, table)
-        refuse_ins = _null_key_refusals(table.name, nullable, update=False)
-        refuse_upd = _null_key_refusals(table.name, nullable, update=True)
-        conn.executescript(
-            f"""
-            CREATE TRIGGER IF NOT EXISTS {ins} AFTER INSERT ON {name}
-                BEGIN {refuse_ins} {new} END;
-            CREATE TRIGGER IF NOT EXISTS {dele} AFTER DELETE ON {name} BEGIN {old} END;
-            CREATE TRIGGER IF NOT EXISTS {upd} AFTER UPDATE ON {name}
-                BEGIN {refuse_upd} {old} {new} END;
-            """
-        )
+        conn.executescript("".join(f"{trigger};\n" for trigger in triggers))
     conn.execute(f"DELETE FROM {CHANGE_LOG}")
 
 
@@ -155,7 +113,3 @@ def capture_fingerprint(conn: sqlite3.Connection, database: str = "main") -> tup
             (CHANGE_LOG,),
         ).fetchall()
     )
-
-
-def _sql_text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"

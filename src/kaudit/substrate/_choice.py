@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kaudit.errors import SubstrateError
 from kaudit.registry import Registry
 from kaudit.substrate._protocol import Substrate
 from kaudit.substrate._schema import ForeignKey
-from kaudit.substrate._tool import Tool
+
+if TYPE_CHECKING:
+    from kaudit.tools import Tool  # above this room: tools take a `Db`
 
 DEFAULT_SUBSTRATE = "sqlite"
 
@@ -46,7 +49,7 @@ SubstrateFactory = Callable[[str, Blueprint], Substrate]
 SUBSTRATES: Registry[SubstrateFactory] = Registry(
     "substrate",
     "kaudit.substrates",
-    builtins=("kaudit.substrate._sqlite", "kaudit.substrate._postgres_entry"),
+    builtins=("kaudit.substrate._sqlite", "kaudit.postgres._entry"),
     error=SubstrateError,
 )
 

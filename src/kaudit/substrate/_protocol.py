@@ -1,13 +1,20 @@
-"""The extension points: a resettable world (`Substrate`) and one run's world (`Sandbox`)."""
+"""The extension points: a resettable world (`Substrate`) and one run's world (`Sandbox`).
+
+`ServerSandbox` is the capability a sandbox on a database server adds (its server and
+schema), so whoever needs them asks with `isinstance` instead of probing attributes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kaudit.substrate._db import Db
 from kaudit.substrate._dump import Dump, StateDump
-from kaudit.substrate._tool import Tool
+from kaudit.substrate._schema import ForeignKey, Schema
+
+if TYPE_CHECKING:
+    from kaudit.tools import Tool  # above this room: tools take a `Db`
 
 
 @runtime_checkable
@@ -42,6 +49,21 @@ class Sandbox(Protocol):
 
 
 @runtime_checkable
+class ServerSandbox(Sandbox, Protocol):
+    """A sandbox in its own database on a server: a boundary there is the server's roles."""
+
+    @property
+    def server(self) -> str:
+        """The server URL (a boundary creates its role there)."""
+        ...
+
+    @property
+    def schema(self) -> Schema:
+        """The world's schema, as the server holds it."""
+        ...
+
+
+@runtime_checkable
 class Substrate(Protocol):
     """A world that can be seeded afresh for every run."""
 
@@ -58,6 +80,14 @@ class Substrate(Protocol):
     @property
     def volatile(self) -> Mapping[str, tuple[str, ...]]:
         """Columns per table that change by themselves."""
+        ...
+
+    @property
+    def ownership(self) -> tuple[ForeignKey, ...]:
+        """Links the world declares beyond its schema's foreign keys (empty when none).
+
+        A boundary's scope follows them as it follows the schema's own.
+        """
         ...
 
     @property

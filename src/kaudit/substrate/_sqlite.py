@@ -7,7 +7,7 @@ import sqlite3
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaudit.errors import SeedDriftError, SubstrateError
 from kaudit.substrate._capture import CAPTURE_VERSION, install_change_capture
@@ -18,7 +18,9 @@ from kaudit.substrate._frozen import FrozenState, shadows_dropped
 from kaudit.substrate._gate import gated_connect
 from kaudit.substrate._pool import PooledRun, SandboxPool, StatementRules, poolable
 from kaudit.substrate._schema import ForeignKey
-from kaudit.substrate._tool import Tool
+
+if TYPE_CHECKING:
+    from kaudit.tools import Tool  # above this room: tools take a `Db`
 
 Builder = Callable[[sqlite3.Connection], None]
 

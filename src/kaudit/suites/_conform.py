@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kaudit.errors import SpecError
 from kaudit.label import bind_sql, sandboxed
-from kaudit.spec import Identity, Task
+from kaudit.spec import AllowRule, Identity, PriceRule, Task
 from kaudit.substrate import Schema, quote, read_schema
 
 __all__ = ["check_against_schema", "check_identity", "identity_problems", "schema_problems"]
@@ -47,9 +47,10 @@ def _table_problems(task: Task, schema: Schema) -> Iterator[Problem]:
                 else set().union(*(_columns(schema, t) for t in schema.tables))
             )
             named = [("where", c) for c in rule.where]
-            named += [("columns", c) for c in getattr(rule, "columns", None) or ()]
-            dollars = getattr(rule, "dollars_from", None)
-            named += [("dollars_from", dollars)] if dollars else []
+            if isinstance(rule, AllowRule):
+                named += [("columns", c) for c in rule.columns or ()]
+            if isinstance(rule, PriceRule) and rule.dollars_from:
+                named += [("dollars_from", rule.dollars_from)]
             for field, column in named:
                 if column not in known:
                     yield f"{where}.{field}", f"no column {column} in table {rule.table}"

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kaudit.spec import Task
-from kaudit.substrate import Tool
+from kaudit.tools import Tool
 
 ROW_WRITE = "*"
 

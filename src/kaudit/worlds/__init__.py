@@ -1,7 +1,7 @@
 """Worlds tasks run on: the built-in enterprise world, the EOG emulation, plugins and yours."""
 
 from kaudit.worlds._directory import DirectoryWorld, WorldManifest
-from kaudit.worlds._protocol import World
+from kaudit.worlds._protocol import DeclaresOwnership, World
 from kaudit.worlds._world import (
     ENTRY_POINT_GROUP,
     WORLDS,
@@ -14,6 +14,7 @@ from kaudit.worlds._world import (
 __all__ = [
     "ENTRY_POINT_GROUP",
     "WORLDS",
+    "DeclaresOwnership",
     "DirectoryWorld",
     "PythonWorld",
     "World",

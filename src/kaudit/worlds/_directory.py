@@ -3,7 +3,7 @@
     my-world/
       world.yaml     name, version, and optionally schema / tools / tasks / volatile
       schema.sql     CREATE TABLE ... and INSERT ... (run by SQLite; see docs/own-world.md)
-      tools.py       plain typed functions decorated with `kaudit.substrate.tool`
+      tools.py       plain typed functions decorated with `kaudit.tools.tool`
       tasks/*.yaml   kaudit task files whose `world:` is this world's name
 
 The SQL file is the seeded state: it is run once into a SQLite template, cached by a
@@ -25,9 +25,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from kaudit.errors import SpecError
+from kaudit.postgres import postgres_world_image
 from kaudit.spec import validate_file_data
 from kaudit.spec._yaml import read_yaml
-from kaudit.substrate import ForeignKey, Tool, cached_image, postgres_world_image
+from kaudit.substrate import ForeignKey, cached_image
+from kaudit.tools import Tool
 
 MANIFEST = "world.yaml"
 

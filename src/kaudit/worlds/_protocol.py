@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from kaudit.substrate import Tool
+from kaudit.substrate import ForeignKey
+from kaudit.tools import Tool
 
 
 @runtime_checkable
@@ -44,4 +46,23 @@ class World(Protocol):
         self, names: Collection[str] | None = None, acting_as: Any = None
     ) -> dict[str, Tool]:
         """The tools called `names` (all when None), acting as the `acting_as` user if given."""
+        ...
+
+
+@runtime_checkable
+class DeclaresOwnership(Protocol):
+    """A world that says which rows belong to which where its schema declares no foreign keys.
+
+    Optional for a world: one without it has only its schema's links. A boundary's scope
+    follows the declared links as it follows the schema's own.
+    """
+
+    @property
+    def ownership(self) -> tuple[ForeignKey, ...]:
+        """The declared links (child columns to parent key)."""
+        ...
+
+    @property
+    def ownership_file(self) -> Path | None:
+        """The file the links were read from, for errors that name it; None for code."""
         ...

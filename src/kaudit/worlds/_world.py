@@ -16,12 +16,12 @@ from kaudit.substrate import (
     Blueprint,
     ForeignKey,
     Substrate,
-    Tool,
     cached_image,
     open_substrate,
 )
+from kaudit.tools import Tool
 from kaudit.worlds._ownership import check_ownership
-from kaudit.worlds._protocol import World
+from kaudit.worlds._protocol import DeclaresOwnership, World
 
 ENTRY_POINT_GROUP = "kaudit.worlds"
 
@@ -54,6 +54,11 @@ class PythonWorld:
     ownership: tuple[ForeignKey, ...] = ()
     """Which rows belong to which where the schema declares no foreign keys (a scope
     follows them as it follows the schema's own)."""
+
+    @property
+    def ownership_file(self) -> None:
+        """None: the links are declared in code, so errors name the world."""
+        return None
 
     def recipe_digest(self) -> str:
         """sha256 over name, version and the source of the build code."""
@@ -95,8 +100,10 @@ def world_substrate(
 ) -> Substrate:
     """`world` on the substrate `choice` names (`sqlite` or a `postgresql://` URL)."""
     image = world.template_image()
-    ownership = tuple(getattr(world, "ownership", ()))  # optional for a world to declare
-    check_ownership(world.name, ownership, image, getattr(world, "ownership_file", None))
+    declared = world if isinstance(world, DeclaresOwnership) else None
+    ownership = tuple(declared.ownership) if declared is not None else ()
+    source = declared.ownership_file if declared is not None else None
+    check_ownership(world.name, ownership, image, source)
     blueprint = Blueprint(
         world.name,
         image,

@@ -137,7 +137,14 @@ def test_runs_the_stack_ended_are_recorded_with_their_error_and_flagged(
     the model's behaviour).
     """
     ledger = tmp_path / "audit.sqlite"
-    result = run_cli(stacks, "follow-up-500", ledger, "--no-preflight", "--k", "2")
+    config = tmp_path / "m.yaml"  # the CLI's default backoff would wait a minute here
+    config.write_text(
+        f"provider: openai\nname: follow-up-500\nbase_url: {stacks.openai_url}\n"
+        "backoff_initial_s: 0.01\nbackoff_max_s: 0.05\n"
+    )
+    args = ["run", "--suite", str(FIXTURES / "mini_suite"), "--ledger", str(ledger)]
+    args += ["--model", str(config), "--no-preflight", "--k", "2"]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     with Ledger(ledger) as store:
         records = list(store.records())

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from kaudit.agents import Agent, ScriptedAgent
-from kaudit.substrate import ToolContext, tool
 from kaudit.suites import Suite, load_yaml_suite
+from kaudit.tools import ToolContext, tool
 from kaudit.worlds import PythonWorld
 
 

@@ -15,8 +15,10 @@ from tests.realmodel import model_config
 
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 
-PAIRS = ("user_task_0", "user_task_0/injection_task_5")
-"""A benign task and the same task with an injection that sends money to the attacker."""
+PAIRS = ("user_task_0/injection_task_5",)
+"""A task with an injection that sends money to the attacker: the pair AgentDojo scores twice
+(utility and security), so one run exercises both of its judgments. One run keeps CI's
+real-model budget; the benign twin goes through the same path in test_campaign.py."""
 
 
 def test_a_real_model_is_audited_on_banking_pairs_and_compared_with_agentdojo(
@@ -28,15 +30,15 @@ def test_a_real_model_is_audited_on_banking_pairs_and_compared_with_agentdojo(
     run is INVALID or ended by the stack, or if the report lacks the run-by-run
     comparison with AgentDojo's own `utility()`/`security()`.
     """
-    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2", max_tokens=96)
+    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2", max_tokens=64)
     ledger = tmp_path / "audit.sqlite"
-    args = ["run", "--suite", "agentdojo:banking", "--tasks", ",".join(PAIRS), "--k", "2"]
-    args += ["--model", str(config), "--ledger", str(ledger), "--concurrency", "2"]
+    args = ["run", "--suite", "agentdojo:banking", "--tasks", ",".join(PAIRS), "--k", "1"]
+    args += ["--model", str(config), "--ledger", str(ledger), "--concurrency", "1"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     with Ledger(ledger) as store:
         records = list(store.records())
-    assert len(records) == 4
+    assert len(records) == 1
     assert all(r.status == "labeled" and "agentdojo" in r.extra for r in records)
     # SmolLM2 on llama-server often answers in prose: a tool-less run is a real outcome
     # (stack health counts it), but every run must have reached the model and back

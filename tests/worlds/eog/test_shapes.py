@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from kaudit.label import diff_images
-from kaudit.substrate import SqliteDb, SqliteSandbox, ToolContext, ToolResult
+from kaudit.substrate import SqliteDb, SqliteSandbox
+from kaudit.tools import ToolContext, ToolResult
 from kaudit.worlds.eog import EMULATED_NOW, EogWorld, IdScheme, id_scheme, next_id
 
 pytestmark = pytest.mark.agentrelbench

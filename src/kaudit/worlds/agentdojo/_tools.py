@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kaudit.substrate import Tool, ToolContext, ToolError, ToolTag
+from kaudit.tools import Tool, ToolContext, ToolError, ToolTag
 from kaudit.worlds.agentdojo._tables import TableLayout, read_env, rows_of, write_changes
 
 READ_PREFIXES = ("get_", "read_", "search_", "list_", "check_")

@@ -19,8 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kaudit.substrate import DEFAULT_SUBSTRATE, Blueprint, Substrate, Tool, cached_image
+from kaudit.substrate import DEFAULT_SUBSTRATE, Blueprint, Substrate, cached_image
 from kaudit.substrate import open_substrate as _open
+from kaudit.tools import Tool
 from kaudit.worlds.agentdojo._tables import (
     LAYOUT_VERSION,
     POSITION,

@@ -6,7 +6,7 @@ as REAL rounded to cents; the clock is fixed (`NOW`), so runs are reproducible.
 
 from __future__ import annotations
 
-from kaudit.substrate import Tool
+from kaudit.tools import Tool
 from kaudit.worlds._world import PythonWorld, register_world
 from kaudit.worlds.enterprise import (
     background_billing,

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from kaudit.substrate import Db, ToolError, quote
+from kaudit.substrate import Db, quote
+from kaudit.tools import ToolError
 
 NOW = "2026-06-15T09:00:00Z"
 """The world's clock. Fixed, so two runs that make the same calls leave identical state."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from kaudit.substrate import BoundaryViolation, Tool, ToolContext, ToolError, tool
+from kaudit.tools import BoundaryViolation, Tool, ToolContext, ToolError, tool
 from kaudit.worlds.enterprise.common import (
     DEFAULT_LIMIT,
     NOW,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from kaudit.substrate import Tool, ToolContext, ToolError, tool
+from kaudit.tools import Tool, ToolContext, ToolError, tool
 from kaudit.worlds.enterprise.common import (
     DEFAULT_LIMIT,
     NOW,

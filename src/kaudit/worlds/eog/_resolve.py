@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kaudit.errors import SpecError
-from kaudit.substrate import ToolTag
+from kaudit.tools import ToolTag
 from kaudit.worlds.eog._registry import ToolTagInfo
 from kaudit.worlds.eog._tables import TableInfo
 

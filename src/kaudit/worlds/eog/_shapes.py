@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaudit.substrate import Db, ToolError, quote
+from kaudit.substrate import Db, quote
+from kaudit.tools import ToolError
 from kaudit.worlds.eog._filters import (
     Filter,
     given,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, create_model
 
 from kaudit.errors import SpecError
-from kaudit.substrate import Tool, ToolContext
+from kaudit.tools import Tool, ToolContext
 from kaudit.worlds.eog._resolve import FILTERED_SHAPES, ToolPlan
 from kaudit.worlds.eog._shapes import SHAPES, Caller, Emulation, IdScheme, filters_for
 from kaudit.worlds.eog._tables import TableInfo

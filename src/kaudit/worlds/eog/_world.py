@@ -21,11 +21,11 @@ from kaudit.substrate import (
     Blueprint,
     StateDump,
     Substrate,
-    Tool,
     cached_image,
     open_substrate,
     quote,
 )
+from kaudit.tools import Tool
 from kaudit.worlds.eog._registry import DomainRegistry, load_registry
 from kaudit.worlds.eog._resolve import CREATING_SHAPES, ToolPlan, column_for, plan_tool
 from kaudit.worlds.eog._seed import Seed, read_seed

@@ -4,7 +4,8 @@ import sqlite3
 
 import pytest
 
-from kaudit.substrate import SqliteDb, ToolContext, ToolError, tool
+from kaudit.substrate import SqliteDb
+from kaudit.tools import ToolContext, ToolError, tool
 
 
 @tool("reversible_write", writes={"t": ("title",)})

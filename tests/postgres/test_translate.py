@@ -10,9 +10,10 @@ from kaudit.boundary import BoundaryLayer, guard_for
 from kaudit.errors import SubstrateError
 from kaudit.gateway import ToolGateway
 from kaudit.label import RunMeta, label_run
+from kaudit.postgres._translate import translate
 from kaudit.spec import DamageSpec, Identity
-from kaudit.substrate import Blueprint, ToolContext, build_image, open_substrate, tool
-from kaudit.substrate._pg_translate import translate
+from kaudit.substrate import Blueprint, build_image, open_substrate
+from kaudit.tools import ToolContext, tool
 
 pytestmark = pytest.mark.postgres
 

@@ -18,10 +18,8 @@ import sqlite3
 import threading
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate._dump import StateDump
-from kaudit.substrate._frozen import FrozenState
-from kaudit.substrate._pg_capture import Changes, TouchedRow
-from kaudit.substrate._schema import Schema, TableSchema, quote
+from kaudit.postgres._capture import Changes, TouchedRow
+from kaudit.substrate import FrozenState, Schema, StateDump, TableSchema, quote
 
 IDLE_IMAGES = 8
 """Template connections kept per substrate (a campaign labels a few runs at a time)."""

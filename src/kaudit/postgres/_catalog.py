@@ -2,7 +2,7 @@
 
 Names say what a database is: `kaudit_t_<recipe>` a template (`_b` while it is being
 built), `kaudit_r_<owner>_<run>` a run's or a pool's database, whose owner key (see
-`_pg_owner`) is in the name itself, so even a database created a moment ago whose
+`_owner`) is in the name itself, so even a database created a moment ago whose
 comment is not yet written is known to be owned. Comments carry the rest as JSON after
 `kaudit `: the run id, host and pid for a run database, the world and digest for a
 template. Run databases named by earlier kaudit versions (`kaudit_r_<hash>`, comment
@@ -27,9 +27,9 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from kaudit.substrate._pg_conn import drop_database
-from kaudit.substrate._pg_owner import OWNER_SPACE, TEMPLATE_SPACE, OwnerTag
-from kaudit.substrate._postgres_entry import Action, Kind, Pruned
+from kaudit.postgres._conn import drop_database
+from kaudit.postgres._entry import Action, Kind, Pruned
+from kaudit.postgres._owner import OWNER_SPACE, TEMPLATE_SPACE, OwnerTag
 
 RUN_PREFIX = "kaudit_r_"
 TEMPLATE_PREFIX = "kaudit_t_"

@@ -11,21 +11,21 @@ from hypothesis import strategies as st
 
 from kaudit.errors import SubstrateError
 from kaudit.label import diff_images
+from kaudit.postgres._db import pg_placeholders
+from kaudit.postgres._dump import first_difference
+from kaudit.postgres._substrate import PostgresSubstrate, split_reset
 from kaudit.substrate import (
     Blueprint,
     DatabaseError,
     SqliteSandbox,
     SqliteSubstrate,
     StateDump,
-    ToolContext,
     build_image,
     open_substrate,
 )
-from kaudit.substrate._pg_db import pg_placeholders
-from kaudit.substrate._pg_dump import first_difference
-from kaudit.substrate._postgres import PostgresSubstrate, split_reset
+from kaudit.tools import ToolContext
 from tests.pg import databases, entry, holder, wait_orphaned
-from tests.substrate import pg_world
+from tests.postgres import pg_world
 
 pytestmark = pytest.mark.postgres
 

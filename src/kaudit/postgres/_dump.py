@@ -21,8 +21,7 @@ from typing import Any
 import psycopg
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate._dump import StateDump
-from kaudit.substrate._schema import Schema, quote
+from kaudit.substrate import Schema, StateDump, quote
 
 _CATALOG = """
 SELECT c.relname, a.attname, a.atttypid::int, format_type(a.atttypid, a.atttypmod),
@@ -190,7 +189,7 @@ def database_image(conn: psycopg.Connection[Any]) -> bytes:
 
     Every table needs a primary key, since the labeler matches rows by it.
     """
-    from kaudit.substrate._sqlite import build_image
+    from kaudit.substrate import build_image
 
     tables = catalog_tables(conn)
     missing = sorted(name for name, table in tables.items() if not table.primary_key)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from kaudit.substrate import Blueprint, ToolContext, ToolError, build_image, tool
+from kaudit.substrate import Blueprint, build_image
+from kaudit.tools import ToolContext, ToolError, tool
 
 TRICKY_TEXT = (
     "O'Brien",

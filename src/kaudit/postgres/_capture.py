@@ -26,8 +26,8 @@ from typing import Any
 
 import psycopg
 
-from kaudit.substrate._pg_dump import CatalogTable, sqlite_value
-from kaudit.substrate._schema import INTERNAL_PREFIX, quote
+from kaudit.postgres._dump import CatalogTable, sqlite_value
+from kaudit.substrate import INTERNAL_PREFIX, quote
 
 CHANGE_LOG = f"{INTERNAL_PREFIX}change_log"
 _ROW_FUNCTION = f"{INTERNAL_PREFIX}capture_row"

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate._choice import SUBSTRATES, Blueprint, substrate_scheme
-from kaudit.substrate._protocol import Substrate
+from kaudit.substrate import SUBSTRATES, Blueprint, Substrate, substrate_scheme
 
 Kind = Literal["run", "pool", "template", "build"]
 """What a kaudit database on a server is: a run's, a rollback pool's, a template, a build."""
@@ -19,7 +18,7 @@ Action = Literal["dropped", "would drop", "kept"]
 def postgres_substrate(choice: str, blueprint: Blueprint) -> Substrate:
     """A `PostgresSubstrate` at the server `choice` names (`postgresql://user@host:port/db`)."""
     try:
-        from kaudit.substrate._postgres import PostgresSubstrate
+        from kaudit.postgres._substrate import PostgresSubstrate
     except ModuleNotFoundError as exc:
         raise SubstrateError(
             f"the PostgreSQL substrate needs psycopg: pip install 'kaudit[postgres]' ({exc})"
@@ -33,8 +32,8 @@ def postgres_world_image(url: str) -> tuple[str, bytes]:
     For worlds whose seeded state is an existing PostgreSQL database rather than SQL.
     """
     try:
-        from kaudit.substrate._pg_conn import connect
-        from kaudit.substrate._pg_dump import database_image
+        from kaudit.postgres._conn import connect
+        from kaudit.postgres._dump import database_image
     except ModuleNotFoundError as exc:
         raise SubstrateError(
             f"reading a PostgreSQL world needs psycopg: pip install 'kaudit[postgres]' ({exc})"
@@ -77,9 +76,9 @@ def prune_postgres(
     try:
         import psycopg
 
-        from kaudit.substrate._pg_catalog import prune
-        from kaudit.substrate._pg_conn import connect, redacted
-        from kaudit.substrate._postgres import TRANSLATION_VERSION, PostgresSubstrate, split_reset
+        from kaudit.postgres._catalog import prune
+        from kaudit.postgres._conn import connect, redacted
+        from kaudit.postgres._substrate import TRANSLATION_VERSION, PostgresSubstrate, split_reset
     except ModuleNotFoundError as exc:
         raise SubstrateError(
             f"the PostgreSQL substrate needs psycopg: pip install 'kaudit[postgres]' ({exc})"

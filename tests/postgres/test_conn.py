@@ -8,9 +8,9 @@ from urllib.parse import quote
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
+from kaudit.postgres._conn import connect
 from kaudit.substrate import open_substrate
-from kaudit.substrate._pg_conn import connect
-from tests.substrate import pg_world
+from tests.postgres import pg_world
 
 pytestmark = pytest.mark.postgres
 

@@ -7,7 +7,7 @@ off the run's path: its worker thread clones ahead (a bounded number: `ahead` re
 ones), drops the databases of finished clone-mode runs and rolls back finished
 rollback-mode runs, cleanup first. A run that finds none ready clones its own, so the
 pool only ever saves time. Each ready database comes with its open connection and the
-fingerprint of its catalog (see `_pg_capture`), taken while it is still the template.
+fingerprint of its catalog (see `_capture`), taken while it is still the template.
 
 The rollback fast path: runs reuse cloned databases, each run one transaction. A run
 opens a transaction on a pooled database, every tool statement runs in its own
@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate._dump import Dump
-from kaudit.substrate._pg_conn import connect, drop_database
-from kaudit.substrate._pg_db import PostgresDb
+from kaudit.postgres._conn import connect, drop_database
+from kaudit.postgres._db import PostgresDb
+from kaudit.substrate import Dump
 
 if TYPE_CHECKING:
-    from kaudit.substrate._postgres import PostgresSubstrate
+    from kaudit.postgres._substrate import PostgresSubstrate
 
 _INTRANS = psycopg.pq.TransactionStatus.INTRANS
 _IDLE = psycopg.pq.TransactionStatus.IDLE

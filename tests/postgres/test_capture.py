@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from kaudit.agents import ScriptedAgent
 from kaudit.errors import SubstrateError
 from kaudit.harness import RunRequest, run_pipeline
+from kaudit.postgres._dump import dump_image, first_difference
+from kaudit.postgres._substrate import PostgresSubstrate
 from kaudit.substrate import StateDump, open_substrate
-from kaudit.substrate._pg_dump import dump_image, first_difference
-from kaudit.substrate._postgres import PostgresSubstrate
 from kaudit.suites import load_suite
-from tests.substrate import pg_world
+from tests.postgres import pg_world
 
 pytestmark = pytest.mark.postgres
 

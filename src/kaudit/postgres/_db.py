@@ -11,7 +11,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate._db import DatabaseError
+from kaudit.substrate import DatabaseError
 
 _IS = re.compile(r"\bIS(\s+NOT)?\s+$", re.IGNORECASE)
 _INTERNAL = re.compile(r"_kaudit_", re.IGNORECASE)

@@ -5,7 +5,7 @@ template database named by its digest (`kaudit_t_<digest>`), checked row for row
 against the SQLite image, and only then published under that name; a crashed build
 leaves a `_b` database the next build drops. Each run gets its own database
 (`CREATE DATABASE kaudit_r_<owner>_<hash of run id> TEMPLATE ...`), dumped before
-cleanup and dropped. The owner is this process (see `_pg_owner`), so campaigns of the
+cleanup and dropped. The owner is this process (see `_owner`), so campaigns of the
 same name run from other ledgers, processes or machines never touch each other's
 databases. A killed process leaves its run databases behind; `reclaim(campaign)` drops
 those of the campaign whose owner is gone, and `prune` every such one on the server.
@@ -26,15 +26,13 @@ import psycopg
 from psycopg import sql
 
 from kaudit.errors import SeedDriftError, SubstrateError
-from kaudit.substrate._choice import Blueprint
-from kaudit.substrate._dump import Dump, StateDump
-from kaudit.substrate._pg_capture import (
+from kaudit.postgres._capture import (
     Changes,
     capture_statements,
     catalog_fingerprint,
     read_changes,
 )
-from kaudit.substrate._pg_catalog import (
+from kaudit.postgres._catalog import (
     COMMENT_PREFIX,
     TEMPLATE_PREFIX,
     ServerDatabase,
@@ -43,16 +41,16 @@ from kaudit.substrate._pg_catalog import (
     server_databases,
     tag_comment,
 )
-from kaudit.substrate._pg_conn import connect, database_exists, drop_database, redacted
-from kaudit.substrate._pg_db import PostgresDb
-from kaudit.substrate._pg_dump import CatalogTable, catalog_tables, dump_image, first_difference
-from kaudit.substrate._pg_owner import owner_for
-from kaudit.substrate._pg_pool import DatabasePool, PooledSandbox, Prepared, pool_serial
-from kaudit.substrate._pg_state import TemplateImages
-from kaudit.substrate._pg_translate import COMPAT_FUNCTIONS, PgTable, translate
-from kaudit.substrate._postgres_entry import Kind
-from kaudit.substrate._schema import Schema, quote
-from kaudit.substrate._tool import Tool
+from kaudit.postgres._conn import connect, database_exists, drop_database, redacted
+from kaudit.postgres._db import PostgresDb
+from kaudit.postgres._dump import CatalogTable, catalog_tables, dump_image, first_difference
+from kaudit.postgres._entry import Kind
+from kaudit.postgres._owner import owner_for
+from kaudit.postgres._pool import DatabasePool, PooledSandbox, Prepared, pool_serial
+from kaudit.postgres._state import TemplateImages
+from kaudit.postgres._translate import COMPAT_FUNCTIONS, PgTable, translate
+from kaudit.substrate import Blueprint, Dump, Schema, StateDump, quote
+from kaudit.tools import Tool
 
 _READY: dict[tuple[str, str], int] = {}
 """(server URL, template name) this process has built or checked -> under which owner claim.

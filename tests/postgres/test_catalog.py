@@ -10,8 +10,9 @@ import psycopg
 import pytest
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate import Pruned, open_substrate, prune_postgres
-from kaudit.substrate._postgres import TRANSLATION_VERSION, PostgresSubstrate
+from kaudit.postgres import Pruned, prune_postgres
+from kaudit.postgres._substrate import TRANSLATION_VERSION, PostgresSubstrate
+from kaudit.substrate import open_substrate
 from tests.pg import databases, holder, token_world, wait_orphaned
 
 pytestmark = pytest.mark.postgres

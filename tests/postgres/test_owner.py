@@ -15,11 +15,11 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from kaudit.postgres._conn import connect
+from kaudit.postgres._dump import first_difference
+from kaudit.postgres._owner import OWNER_SPACE, owner_for
+from kaudit.postgres._substrate import PostgresSubstrate
 from kaudit.substrate import open_substrate
-from kaudit.substrate._pg_conn import connect
-from kaudit.substrate._pg_dump import first_difference
-from kaudit.substrate._pg_owner import OWNER_SPACE, owner_for
-from kaudit.substrate._postgres import PostgresSubstrate
 from tests.pg import databases, drop_template, token_world
 
 pytestmark = pytest.mark.postgres
@@ -28,8 +28,8 @@ OTHER_PROCESS = """
 import json, sys
 import psycopg
 from kaudit.substrate import open_substrate
-from kaudit.substrate._pg_catalog import _prune_template, server_databases
-from kaudit.substrate._postgres import TRANSLATION_VERSION
+from kaudit.postgres._catalog import _prune_template, server_databases
+from kaudit.postgres._substrate import TRANSLATION_VERSION
 from tests.pg import token_world
 url, token, campaign = sys.argv[1:4]
 substrate = open_substrate(url, token_world(token))

@@ -16,19 +16,19 @@ import pytest
 
 from kaudit.agents import ScriptedAgent
 from kaudit.harness import RunRequest, run_pipeline
+from kaudit.postgres._dump import first_difference
+from kaudit.postgres._substrate import PostgresSubstrate
 from kaudit.substrate import open_substrate
-from kaudit.substrate._pg_dump import first_difference
-from kaudit.substrate._postgres import PostgresSubstrate
 from kaudit.suites import load_suite
 from tests.pg import databases, drop_template, token_world
-from tests.substrate import pg_world
+from tests.postgres import pg_world
 
 pytestmark = pytest.mark.postgres
 
 FORKED = """
 import json, os, sys
 from kaudit.substrate import open_substrate
-from kaudit.substrate._pg_dump import first_difference
+from kaudit.postgres._dump import first_difference
 from tests.pg import databases, drop_template, token_world
 url, token = sys.argv[1:3]
 substrate = open_substrate(url + "?reset=rollback", token_world(token))
@@ -191,7 +191,7 @@ def test_clones_made_ahead_are_what_the_next_runs_get_and_release_drops_them(
 def test_unknown_dump_and_ahead_options_are_refused() -> None:
     """Fails if a typo in `dump=` silently takes the change log, or `ahead=` takes junk."""
     from kaudit.errors import SubstrateError
-    from kaudit.substrate._postgres import split_choice
+    from kaudit.postgres._substrate import split_choice
 
     assert split_choice("postgresql://u@h/db?dump=full&ahead=0&sslmode=disable") == (
         "postgresql://u@h/db?sslmode=disable",

@@ -36,7 +36,7 @@ from typing import Any
 import psycopg
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate._pg_conn import connect, redacted
+from kaudit.postgres._conn import connect, redacted
 
 OWNER_SPACE = 0x6B617564
 """First half of every owner lock's two-part advisory key ('kaud'); the owner key is the second."""

@@ -1,0 +1,68 @@
+"""Agents from what a user names: a model config YAML, a registry spec, or an agent object."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kaudit.agents._protocol import Agent
+from kaudit.agents._registry import make_agent
+from kaudit.agents._scripted import ScriptedAgent
+from kaudit.errors import KauditError
+from kaudit.spec import Task
+
+
+def build_agent(spec: str, overrides: Mapping[str, Any]) -> Agent:
+    """A chat agent from a model config YAML; every other spec through the agent registry."""
+    from kaudit.agents.chat import is_config_path, model_agent
+
+    if is_config_path(spec):
+        return model_agent(spec, **overrides)
+    return make_agent(spec, **overrides)
+
+
+def is_external(spec: str | Agent) -> bool:
+    """Whether an agent spec names an external MCP-client agent (`mcp`, `mcp:NAME`)."""
+    return isinstance(spec, str) and spec.partition(":")[0] == "mcp"
+
+
+def external_options(
+    specs: Sequence[str | Agent], command: str | None, timeout: float | None
+) -> dict[str, Any]:
+    """The options only external agents take; either given without one is an input error."""
+    given = {"agent_command": command, "agent_timeout": timeout}
+    options = {name: value for name, value in given.items() if value is not None}
+    if options and not any(is_external(spec) for spec in specs):
+        flag = "--" + next(iter(options)).replace("_", "-")
+        raise KauditError(f"{flag} needs --agent mcp (an external MCP agent)")
+    return options
+
+
+def build_agents(
+    specs: Sequence[str | Agent],
+    tasks: Iterable[Task],
+    *,
+    model_options: Mapping[str, Any] | None = None,
+    agent_command: str | None = None,
+    agent_timeout: float | None = None,
+) -> list[Agent]:
+    """Every agent of a campaign, each able to run every one of `tasks`.
+
+    Strings are built (`build_agent`) with `model_options` (base URL, temperature,
+    ...); external MCP agents also get `agent_command` / `agent_timeout`. Agent objects
+    are used as given. A scripted agent lacking a task's script is refused here, before
+    anything is written to a ledger.
+    """
+    overrides = dict(model_options or {})
+    external = external_options(specs, agent_command, agent_timeout)
+    agents = [
+        spec
+        if not isinstance(spec, str)
+        else build_agent(spec, overrides | external if is_external(spec) else overrides)
+        for spec in specs
+    ]
+    chosen = list(tasks)
+    for built in agents:
+        if isinstance(built, ScriptedAgent):
+            built.require_scripts(chosen)
+    return agents

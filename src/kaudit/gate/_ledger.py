@@ -1,0 +1,40 @@
+"""The gate as one call: a ledger, an authority and a policy in, a decision out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kaudit.gate._evidence import ledger_evidence
+from kaudit.gate._gate import GateResult, decide
+from kaudit.gate._policy import Authority, GatePolicy, load_policy
+from kaudit.ledger import Anchor, parse_anchor
+
+
+def gate_ledger(
+    ledger: str | Path,
+    authority: Authority,
+    *,
+    policy: str | Path | GatePolicy | None = None,
+    model: str | None = None,
+    campaign: str | None = None,
+    head: str | Anchor | None = None,
+    pubkey: str | Path | None = None,
+) -> GateResult:
+    """Grant or deny `authority` on the ledger's evidence, its chain verified first.
+
+    `policy` is a policy YAML file or a `GatePolicy` (the built-in default if None).
+    A broken chain, a failed anchor (`head`, signed by the `pubkey` PEM when given) or
+    a required scenario run too few times denies with the reason; it never raises.
+    Raises `LedgerError` when the file is not a ledger, or when several models share it
+    and no `model` is chosen (one decision is about one agent).
+    """
+    rules = policy if isinstance(policy, GatePolicy) else load_policy(_path(policy))
+    anchor = parse_anchor(head) if isinstance(head, str) else head
+    evidence = ledger_evidence(
+        Path(ledger), model=model, campaign=campaign, anchor=anchor, public_key=_path(pubkey)
+    )
+    return decide(rules, authority, evidence)
+
+
+def _path(value: str | Path | None) -> Path | None:
+    return None if value is None else Path(value)

@@ -1,0 +1,12 @@
+"""The PostgreSQL substrate: run databases cloned from a template, pools, owner tags, capture.
+
+Choose it with `--substrate postgresql://...` (or `open_substrate(url, blueprint)`): the
+substrate registry finds it here. Importing this package does not import psycopg; the
+driver is loaded when a PostgreSQL substrate is opened, so SQLite users need none. The
+identity boundary on PostgreSQL (roles, row-level security) lives with the other guards
+in `kaudit.boundary`.
+"""
+
+from kaudit.postgres._entry import Pruned, postgres_world_image, prune_postgres
+
+__all__ = ["Pruned", "postgres_world_image", "prune_postgres"]

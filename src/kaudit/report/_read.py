@@ -1,0 +1,255 @@
+"""A ledger read into one `Report`, the value every renderer takes.
+
+`read_report` verifies the chain and keeps what the tables need in one pass; the
+terminal text (`Report.blocks`, `Report.to_text`), the JSON document (`Report.to_json`)
+and the HTML page (`Report.write_html`) are all drawn from the same `Report`, so they
+can never disagree about a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kaudit._atomic import write_atomic
+from kaudit.errors import KauditError
+from kaudit.grade import JudgeTable, judge_tables
+from kaudit.ledger import (
+    Anchor,
+    Ledger,
+    RunSummary,
+    anchor_json,
+    read_grades,
+    read_runs,
+    reader_anchor,
+)
+from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, CellRow, build_report
+from kaudit.report._economics import ModelEconomics, economics
+from kaudit.report._faults import ExposureSummary
+from kaudit.report._grading import GraderResult, grade_transcripts
+from kaudit.report._html import HtmlOptions, html_report
+from kaudit.report._judging import judge_text_tables, rbm_lines
+from kaudit.report._referee import (
+    RefereeReport,
+    disagreement_lines,
+    referee_report,
+    referee_tables,
+)
+from kaudit.report._stopping import sequential_campaigns, stopping_rules
+from kaudit.report._tables import TextTable, to_text
+from kaudit.report._terminal import ANYTIME_MARK, terminal_tables
+
+REFEREED_SUITES = ("agentdojo:",)
+"""Suites whose runs carry their own checks' judgment (`extra["agentdojo"]`)."""
+
+Block = str | tuple[TextTable, ...]
+"""One piece of the text report: a line, or tables printed together."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """A ledger's runs and everything `kaudit report` shows of them.
+
+    Attributes:
+        ledger: The ledger file.
+        campaign: The campaign reported, None for every campaign.
+        alpha: Intervals are at 1 - alpha.
+        runs: Each counted run once (its newest attempt), in append order.
+        summary: The cells with their intervals, run counts, faults and boundary attempts.
+        stopping_rules: Each campaign's stopping rule sentence (empty: none recorded).
+        judges: LLM judges against the state (`kaudit grade`), when the ledger holds grades.
+        referee: The suite's own checks beside kaudit's, for a refereed suite.
+        verified: Whether the hash chain was checked before any number was taken.
+        records: Rows in the whole chain.
+        anchored_records: With an anchor, how many of them it pins; runs after are not
+            counted.
+    """
+
+    ledger: Path
+    campaign: str | None
+    alpha: float
+    runs: tuple[RunSummary, ...]
+    summary: CampaignReport
+    stopping_rules: dict[str, str]
+    judges: tuple[JudgeTable, ...] = ()
+    referee: RefereeReport | None = None
+    verified: bool = True
+    records: int = 0
+    anchored_records: int | None = None
+
+    @property
+    def cells(self) -> tuple[CellRow, ...]:
+        """Every (model, task version) cell: n, damage, exact interval, safe^n."""
+        return self.summary.cells
+
+    @property
+    def exposure(self) -> ExposureSummary:
+        """Faults injected and boundary attempts refused, over every run."""
+        return self.summary.exposure
+
+    @property
+    def sequential(self) -> frozenset[str]:
+        """Campaigns stopped by a sequential rule: their cells get anytime-valid intervals."""
+        return sequential_campaigns(self.runs)
+
+    def economics(self, seed: int = 0) -> list[ModelEconomics]:
+        """Damage dollars per run and per 1,000 runs, spend, and a risk-loaded price."""
+        return economics(self.runs, alpha=self.alpha, seed=seed)
+
+    def grading(self) -> list[GraderResult]:
+        """Transcript graders against the state verdicts: what reading the words misses."""
+        return grade_transcripts(self.runs)
+
+    def tables(self) -> list[TextTable]:
+        """The per-model cell and mix tables, stack health, pools, grading and economics."""
+        return terminal_tables(
+            self.runs, self.alpha, sequential_campaigns=self.sequential, report=self.summary
+        )
+
+    def blocks(self, html: Path | None = None) -> list[Block]:
+        """The text report in print order: lines and groups of tables.
+
+        `html` is the page written beside it (`write_html`), named in the last line.
+        """
+        built = self.summary
+        blocks: list[Block] = []
+        if not self.verified:
+            blocks.append("note: --no-verify: the ledger's hash chain was not checked")
+        blocks.append(f"{built.runs} runs, {built.invalid} invalid (recorded, never counted)")
+        blocks.append(tuple(self.tables()))
+        blocks += [f"campaign {n}: stopping rule {r}" for n, r in self.stopping_rules.items() if r]
+        blocks += [
+            f"{ANYTIME_MARK} sequentially stopped cell: anytime-valid interval "
+            f"({method}), not the fixed-k Clopper-Pearson one"
+            for method in sorted({c.interval for c in built.cells if c.interval != FIXED_K_METHOD})
+        ]
+        blocks += exposure_lines(built)
+        if self.referee is not None:
+            blocks.append(tuple(referee_tables(self.referee)))
+            blocks += disagreement_lines(self.referee)
+        if self.judges:
+            blocks.append(tuple(judge_text_tables(self.judges, self.runs, self.alpha)))
+        blocks += rbm_lines(self.judges)
+        if html is not None:
+            blocks.append(f"HTML report -> {html}")
+        return blocks
+
+    def to_text(self) -> str:
+        """The report as plain text, exactly what `kaudit report` prints into a pipe."""
+        return "".join(
+            block + "\n" if isinstance(block, str) else to_text(block) for block in self.blocks()
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The `kaudit report --json` document (an undefined number is a float NaN here)."""
+        return (
+            self.summary.to_json()
+            | {"stopping_rules": self.stopping_rules}
+            | ({"judges": [t.to_json() for t in self.judges]} if self.judges else {})
+            | ({} if self.verified else {"verified": False})
+            | anchor_json(self.records, self.anchored_records)
+            | ({"referee": self.referee.to_json()} if self.referee is not None else {})
+        )
+
+    def write_html(
+        self, path: str | Path, model_order: Sequence[str] | None = None, title: str | None = None
+    ) -> Path:
+        """Write one self-contained page with figures and a run viewer; returns `path`.
+
+        The page shows each run's transcript and diff, so it reads the full records;
+        they stream from the ledger into the page one at a time, never all held at once.
+        A kill or a full disk leaves the previous page intact.
+        """
+        target = Path(path)
+        options = HtmlOptions(
+            alpha=self.alpha,
+            model_order=None if model_order is None else tuple(model_order),
+            title=title or f"kaudit report: {self.ledger.name}",
+            sequential_campaigns=tuple(self.sequential),
+            judges=self.judges,
+        )
+        with Ledger(self.ledger, readonly=True) as store:
+            records = list(store.records(self.campaign, upto=self.anchored_records))
+        page = html_report(records, options)
+        try:
+            write_atomic(target, page)
+        except OSError as exc:
+            raise KauditError(f"--html {target}: cannot write: {exc.strerror}") from None
+        return target
+
+
+def exposure_lines(report: CampaignReport) -> list[str]:
+    """Faults injected (with the outcome mix of runs that hit each) and boundary attempts."""
+    lines = []
+    for kind, count in report.exposure.faults.items():
+        mix = ", ".join(f"{n} {o}" for o, n in report.exposure.fault_outcomes[kind].items())
+        lines.append(f"faults {kind}: {count} injected; runs that hit it: {mix}")
+    for cell in report.cells:
+        if cell.boundary_attempts:
+            lines.append(
+                f"boundary attempts refused: {cell.boundary_attempts} in {cell.model} / {cell.task}"
+            )
+    return lines
+
+
+def read_report(
+    ledger: str | Path,
+    *,
+    campaign: str | None = None,
+    alpha: float = 0.05,
+    verify: bool = True,
+    head: str | Anchor | None = None,
+    pubkey: str | Path | None = None,
+) -> Report:
+    """Read a ledger into a `Report`, its hash chain verified first.
+
+    A broken chain raises `LedgerError` naming the first bad record unless `verify` is
+    False. With `head` (a head hex, `kaudit ledger head --json` output, its file, or an
+    `Anchor`) the chain must still hold that anchor and records after it are not
+    counted; `pubkey` (a PEM file) must have signed it. Raises `KauditError` for a
+    missing file or a campaign the ledger does not hold.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
+    path = Path(ledger)
+    if not path.is_file():
+        raise KauditError(f"{path}: no such ledger file")
+    anchor = reader_anchor(head, pubkey, not verify)
+    with Ledger(path, readonly=True) as store:
+        # One pass verifies every row and keeps only what the tables need.
+        read = read_runs(store, campaign, verify=verify, anchor=anchor)
+        if campaign is not None and campaign not in read.campaigns:
+            raise KauditError(
+                f"{path}: no campaign {campaign!r}; it holds {', '.join(read.campaigns)}"
+            )
+        runs = read.runs
+        # judge grades: their own chain, verified with the runs (same `verify`)
+        judges = tuple(judge_tables(runs, read_grades(path, verify=verify).grades, alpha))
+        refereed = _refereed(
+            store, [campaign] if campaign else list(read.campaigns), campaign, alpha
+        )
+    return Report(
+        ledger=path,
+        campaign=campaign,
+        alpha=alpha,
+        runs=runs,
+        summary=build_report(runs, alpha, sequential_campaigns(runs)),
+        stopping_rules=stopping_rules(runs),
+        judges=judges,
+        referee=refereed,
+        verified=verify,
+        records=read.records,
+        anchored_records=read.anchored_records,
+    )
+
+
+def _refereed(
+    store: Ledger, names: list[str], campaign: str | None, alpha: float
+) -> RefereeReport | None:
+    """The suite's own checks beside kaudit's, read only for campaigns on a refereed suite."""
+    suites = [str((store.manifest(n) or {}).get("suite", {}).get("name", "")) for n in names]
+    if not any(s.startswith(REFEREED_SUITES) for s in suites):
+        return None
+    return referee_report(store.records(campaign), "agentdojo", alpha)

@@ -1,0 +1,223 @@
+"""The sources `kaudit stats`, `plan` and `analyze` pool: ledgers and verdict files.
+
+kaudit ledgers and AgentRelBench verdict files, each file read once and every chain
+verified before its numbers are used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from kaudit.errors import KauditError
+from kaudit.grade import JudgeTable
+from kaudit.ledger import Anchor, RunSummary
+from kaudit.report._faults import ExposureSummary, exposure_summary
+from kaudit.stats import CellKey, CellTally, merge_tallies
+
+
+class LedgerFormat(StrEnum):
+    """How ledger arguments are read."""
+
+    kaudit = "kaudit"
+    agentrelbench = "agentrelbench"
+
+
+class Compat(StrEnum):
+    """Whose conventions the statistics follow where two defensible readings differ."""
+
+    kaudit = "kaudit"
+    agentrelbench = "agentrelbench"
+
+
+def _split_assignment(text: str, what: str) -> tuple[str, str]:
+    name, sep, rest = text.partition("=")
+    if not sep or not name or not rest:
+        raise KauditError(f"{what} must look like NAME=PATH, got {text!r}")
+    return name, rest
+
+
+def _read_agentrelbench(spec: str) -> list[CellTally]:
+    from kaudit.ledger._agentrelbench import read_agentrelbench_verdicts, tallies_from_runs
+
+    model, path = _split_assignment(spec, "--model-file")
+    return tallies_from_runs(read_agentrelbench_verdicts(Path(path), model))
+
+
+def _read_kaudit(path: str, verify: bool = True) -> list[CellTally]:
+    from kaudit.ledger import read_tallies
+
+    if not Path(path).is_file():
+        raise KauditError(f"{path}: no such ledger file")
+    return read_tallies(Path(path)) if verify else read_tallies(Path(path), verify=False)
+
+
+@dataclass(frozen=True)
+class KauditSources:
+    """What `stats` takes from kaudit ledgers, each read in one verifying pass.
+
+    Attributes:
+        cells: Tallies of every ledger, concatenated in argument order (not yet merged).
+        sequential: (model, task, digest) cells holding a run of a sequentially stopped
+            campaign.
+        exposure: Faults and boundary attempts over every run of every ledger.
+        prefix: With sequential campaigns, the tallies with each stopped cell cut to the
+            runs its rule always gives (`kaudit.report.fixed_prefix_tallies`), else None.
+        prefix_runs: The fewest such runs over the sequential campaigns.
+        anchored: (records, anchored records) of the anchored ledger, with an anchor.
+    """
+
+    cells: list[CellTally]
+    sequential: frozenset[CellKey]
+    exposure: ExposureSummary
+    prefix: list[CellTally] | None = None
+    prefix_runs: int | None = None
+    anchored: tuple[int, int | None] = (0, None)
+
+
+def read_kaudit_sources(
+    paths: Sequence[str], verify: bool = True, anchor: Anchor | None = None
+) -> KauditSources:
+    """Tallies, sequential cells and exposure of kaudit ledgers, one pass over each file.
+
+    Each chain is verified (LedgerError on a broken one) unless `verify` is False. An
+    `anchor` pins a single ledger; records after it are not counted.
+    """
+    from kaudit.ledger import Ledger, read_runs, tallies_from_records
+    from kaudit.report._stopping import (
+        cells_of_campaigns,
+        chained_rule,
+        fixed_prefix_tallies,
+        guaranteed_runs,
+        sequential_campaigns,
+    )
+
+    if anchor is not None and len(paths) != 1:
+        raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
+    cells: list[CellTally] = []
+    prefix: list[CellTally] = []
+    floors: list[int] = []
+    sequential: set[CellKey] = set()
+    runs: list[RunSummary] = []
+    anchored: tuple[int, int | None] = (0, None)
+    for path in paths:
+        if not Path(path).is_file():
+            raise KauditError(f"{path}: no such ledger file")
+        with Ledger(path, readonly=True) as ledger:
+            read = read_runs(ledger, verify=verify, anchor=anchor)
+            own = read.runs
+            chosen = sequential_campaigns(own)
+            # each run's chained record carries the rule it was admitted under
+            cuts = {name: guaranteed_runs(chained_rule(ledger, name)) or 1 for name in chosen}
+        anchored = (read.records, read.anchored_records)
+        cells += tallies_from_records(own)
+        prefix += fixed_prefix_tallies(own, cuts)
+        floors += cuts.values()
+        sequential |= cells_of_campaigns(own, chosen)
+        runs += own
+    if not floors:
+        return KauditSources(
+            cells, frozenset(sequential), exposure_summary(runs), anchored=anchored
+        )
+    return KauditSources(
+        cells, frozenset(sequential), exposure_summary(runs), prefix, min(floors), anchored
+    )
+
+
+def distinct_sources(ledgers: Sequence[str]) -> None:
+    """Refuse a ledger given twice: its runs would be counted twice."""
+    seen: set[Path] = set()
+    for source in ledgers:
+        resolved = Path(source).resolve()
+        if resolved in seen:
+            raise KauditError(f"{source} is given twice: its runs would be counted twice")
+        seen.add(resolved)
+
+
+def load_cells(
+    ledgers: Sequence[str],
+    model_files: Sequence[str],
+    fmt: LedgerFormat,
+    verify: bool = True,
+    kaudit_cells: Sequence[CellTally] | None = None,
+) -> list[CellTally]:
+    """Read every source into one list of cells, merging cells that share a `CellKey`.
+
+    A kaudit ledger's chain is verified before its numbers are used, unless `verify`
+    is False. `kaudit_cells` are the kaudit ledgers' tallies when the caller has read
+    them already (`read_kaudit_sources`), so no file is read twice.
+    """
+    distinct_sources(ledgers)
+    cells: list[CellTally] = []
+    if fmt == LedgerFormat.agentrelbench:
+        for source in ledgers:
+            cells += _read_agentrelbench(source)
+    elif kaudit_cells is not None:
+        cells += kaudit_cells
+    else:
+        for source in ledgers:
+            cells += _read_kaudit(source, verify)
+    for spec in model_files:
+        cells += _read_agentrelbench(spec)
+    if not cells:
+        raise KauditError("no cells: give a LEDGER or --model-file MODEL=PATH")
+    return merge_tallies(cells)
+
+
+def default_compat(fmt: LedgerFormat, model_files: Sequence[str]) -> Compat:
+    """AgentRelBench sources follow AgentRelBench's conventions unless told otherwise."""
+    return (
+        Compat.agentrelbench if fmt == LedgerFormat.agentrelbench or model_files else Compat.kaudit
+    )
+
+
+def pool_sources(
+    ledgers: Sequence[str], model_files: Sequence[str], fmt: LedgerFormat, pools: Sequence[str]
+) -> tuple[dict[str, list[CellTally]], frozenset[CellKey]]:
+    """Sources as ``[POOL=]PATH`` / ``[POOL:]MODEL=PATH``; unprefixed ones feed every pool.
+
+    Each source is read once, then its cells are added to every pool it feeds. Also the
+    cells of sequentially stopped campaigns, which claims judge with anytime bounds.
+    """
+    found: dict[str, list[CellTally]] = {name: [] for name in pools}
+    stopped: set[CellKey] = set()
+    for source in ledgers:
+        pool, sep, rest = source.partition("=")
+        targets, path = ([pool], rest) if sep and pool in found else (list(found), source)
+        if fmt == LedgerFormat.kaudit:
+            read = read_kaudit_sources([path])
+            stopped |= read.sequential
+            cells = load_cells([path], [], fmt, kaudit_cells=read.cells)
+        else:
+            cells = load_cells([path], [], fmt)
+        for name in targets:
+            found[name] += cells
+    for spec in model_files:
+        pool, sep, rest = spec.partition(":")
+        targets, model_spec = ([pool], rest) if sep and pool in found else (list(found), spec)
+        cells = load_cells([], [model_spec], LedgerFormat.agentrelbench)
+        for name in targets:
+            found[name] += cells
+    return {name: merge_tallies(cells) for name, cells in found.items()}, frozenset(stopped)
+
+
+def ledger_judges(
+    ledgers: Sequence[str], alpha: float, verify: bool
+) -> tuple[list[JudgeTable], list[RunSummary]]:
+    """Judge tables of every kaudit ledger that holds grades (`kaudit grade`), and its runs."""
+    from kaudit.grade import judge_tables
+    from kaudit.ledger import Ledger, read_grades, read_runs
+
+    tables: list[JudgeTable] = []
+    runs: list[RunSummary] = []
+    for path in ledgers:
+        grades = read_grades(path, verify=verify).grades
+        if not grades:
+            continue
+        with Ledger(path, readonly=True) as store:
+            ledger_runs = read_runs(store, None, verify=verify).runs
+        tables += judge_tables(ledger_runs, grades, alpha)
+        runs += ledger_runs
+    return tables, runs

@@ -1,0 +1,112 @@
+"""The public API in `kaudit/__init__.py`: cheap to import, and each call keeps its word."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import kaudit
+from kaudit.cli.main import app
+from kaudit.errors import KauditError, SpecError
+from kaudit.suites import Suite
+
+
+def test_import_kaudit_loads_no_library_room() -> None:
+    """Fails if `kaudit/__init__.py` imports its API eagerly: numpy would then load
+    before the CLI limits OpenBLAS to one thread, and `kaudit report` would pay for the
+    harness and the agents."""
+    code = (
+        "import sys, kaudit; print(sorted(m for m in sys.modules "
+        "if m == 'numpy' or m.startswith(('kaudit.harness', 'kaudit.report', 'kaudit.agents'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_public_names_are_the_documented_few() -> None:
+    """Fails if a name is added to (or lost from) the public surface unnoticed, or if a
+    lazily imported name is not the function behind it."""
+    assert kaudit.__all__ == [
+        "AuditHooks", "AuditResult", "Report", "audit", "compare", "decide", "read",
+    ]  # fmt: skip
+    from kaudit.gate import gate_ledger
+
+    assert kaudit.decide is gate_ledger
+    importlib.import_module("kaudit.gate")  # setting kaudit.gate must not touch decide
+    assert kaudit.decide is gate_ledger
+
+
+def test_an_audit_inside_a_running_event_loop_runs(mini_suite: Suite, tmp_path: Path) -> None:
+    """A notebook runs an event loop; fails if `audit` calls `asyncio.run` on that
+    thread ("cannot be called from a running event loop") or opens the ledger on one
+    thread and uses it on another (SQLite refuses)."""
+
+    async def notebook_cell() -> kaudit.AuditResult:
+        return kaudit.audit(mini_suite, ["reference"], k=2, ledger=tmp_path / "a.sqlite")
+
+    result = asyncio.run(notebook_cell())
+    assert (result.recorded, result.interrupted, result.head.records) == (2, False, 2)
+    assert result.report().summary.runs == 2
+
+
+INTERRUPTED = """
+import sys
+import kaudit
+import tests.mini_world
+from pathlib import Path
+from kaudit.suites import load_yaml_suite
+
+class InterruptAfterFirst(kaudit.AuditHooks):
+    def record(self, record):
+        raise KeyboardInterrupt
+
+suite = load_yaml_suite(Path(sys.argv[1]), "mini")
+cut = kaudit.audit(suite, ["reference"], k=3, ledger=sys.argv[2], hooks=InterruptAfterFirst())
+print(cut.interrupted, cut.recorded, cut.counts, cut.head.records)
+done = kaudit.audit(suite, ["reference"], k=3, ledger=sys.argv[2])
+print(done.interrupted, done.recorded, done.head.records)
+"""
+
+
+def test_an_interrupted_audit_keeps_its_runs_and_says_so(tmp_path: Path) -> None:
+    """Fails if Ctrl-C escapes `audit` (a notebook loses the result) or if the result
+    claims runs the ledger does not hold; the same call then resumes to k. (In a
+    process of its own: an interrupt inside an event loop upsets CPython 3.11's parser
+    for the rest of the process.)"""
+    suite = Path(__file__).parent / "fixtures" / "mini_suite"
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED, str(suite), str(tmp_path / "a.sqlite")],
+        cwd=Path(__file__).parent.parent, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True 1 None 1", "False 2 3"]
+
+
+def test_the_text_report_is_what_the_cli_prints(mini_suite: Suite, tmp_path: Path) -> None:
+    """Fails if the CLI and `Report.to_text` draw the report differently (a line or a
+    table one of them forgets, another order)."""
+    ledger = tmp_path / "a.sqlite"
+    kaudit.audit(mini_suite, ["reference"], k=2, ledger=ledger, faults="fail_before_commit:0.5")
+    printed = CliRunner().invoke(app, ["report", str(ledger)])
+    assert printed.exit_code == 0, printed.output
+    assert printed.output == kaudit.read(ledger).to_text()
+
+
+def test_bad_audit_input_names_what_is_wrong(mini_suite: Suite, tmp_path: Path) -> None:
+    """Fails if a bad fault item or an identity the world cannot serve reaches the ledger
+    instead of being refused before the first run, naming the item or the field."""
+    ledger = tmp_path / "a.sqlite"
+    with pytest.raises(KauditError, match="nope"):
+        kaudit.audit(mini_suite, ["reference"], k=1, ledger=ledger, faults="nope")
+    from kaudit.spec import Identity
+
+    bad = Identity(role="clerk", scope={"no_such_column": "x"})
+    with pytest.raises(SpecError, match="no_such_column"):
+        kaudit.audit(mini_suite, ["reference"], k=1, ledger=ledger, identity=bad)
+    assert not ledger.exists()
