@@ -104,7 +104,8 @@ def test_a_real_campaign_records_labels_reports_and_gates(
     llama_server = llama_cpp_server
     config = model_config(tmp_path / "m.yaml", llama_server, "smollm2")
     ledger = tmp_path / "audit.sqlite"
-    args = ["run", "--suite", str(short_suite(tmp_path, max_steps=3)), "--model", str(config), "--k", "2"]
+    suite = short_suite(tmp_path, max_steps=3)
+    args = ["run", "--suite", str(suite), "--model", str(config), "--k", "2"]
     args += ["--ledger", str(ledger), "--concurrency", "1", "--seed", "7"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
