@@ -46,7 +46,8 @@ def test_a_served_run_pins_what_a_campaign_of_the_same_conditions_pins(
 ) -> None:
     """Fails if `ServeOptions` and `CampaignPlan` pin their shared conditions differently
     (a served run would then be refused by, or silently join, the wrong campaign)."""
-    serve = pytest.importorskip("kaudit.serve")
+    from kaudit import serve  # the MCP SDK is a core dependency: no skip
+
     task = next(iter(mini_suite.tasks.values()))
     conditions = run_conditions(mini_suite, [task], "duplicate_delivery", None)
     served = serve.served_config(mini_suite, task, serve.ServeOptions(conditions=conditions))
