@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import err_console, guarded, head_line
 from kaudit.cli._plural import counted
 from kaudit.ledger import Ledger, RunRecord, reader_anchor, walk_chain, write_export
@@ -58,6 +58,7 @@ def register(app: typer.Typer) -> None:
             head_now = store.head()
         if checked is not None:
             note_anchor(checked.records, checked.anchored_records)
+        note_spool(ledger)
         where = "stdout" if out is None else str(out)
         err_console.print(
             f"wrote {counted(written[0], 'run')} as {to} to {where}",

@@ -10,12 +10,14 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import err_console, guarded, head_line, print_json
+from kaudit.cli._plural import counted
 from kaudit.errors import KauditError
 from kaudit.ledger import (
     IMPORTED,
     Ledger,
+    drain_ledger,
     export_records,
     generate_keypair,
     import_files,
@@ -49,6 +51,7 @@ def register(app: typer.Typer) -> None:
     group.command("import")(guarded(import_))
     group.command("export")(guarded(export))
     group.command("migrate")(guarded(migrate))
+    group.command("drain")(guarded(drain))
 
 
 def verify(
@@ -73,6 +76,7 @@ def verify(
     checked = checked or (" and matches its anchor" if report.anchored else "")
     Console(highlight=False).print(f"{report.records} records, hash chain intact{checked}")
     note_anchor(report.records, report.anchored_records, as_json)
+    note_spool(ledger)
 
 
 def head(
@@ -176,6 +180,7 @@ def export(
         current = store.head()
     if checked is not None:
         note_anchor(checked.records, checked.anchored_records)
+    note_spool(ledger)
     err_console.print(head_line(current), highlight=False, soft_wrap=True)
 
 
@@ -187,3 +192,21 @@ def migrate(ledger: LedgerArg) -> None:
     upgraded = migrate_ledger(ledger)
     state = "upgraded to the current format" if upgraded else "already in the current format"
     Console(highlight=False).print(f"{ledger}: {state}")
+
+
+def drain(ledger: LedgerArg) -> None:
+    """Append the served runs waiting in LEDGER.spool/ (their ledger was held when they ended).
+
+    `kaudit mcp serve` and `kaudit run` do this whenever they hold the ledger; this is for
+    a spool nothing else will drain soon. An entry the ledger refuses (its campaign pins
+    other facts, a damaged file) stays in the spool and is named; exit 2 then.
+
+    Example: kaudit ledger drain audit.sqlite
+    """
+    drained = drain_ledger(ledger)
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"{counted(len(drained.appended), 'served run')} appended -> {ledger}")
+    for kept in drained.kept:
+        err_console.print(f"error: {kept}", highlight=False, soft_wrap=True, markup=False)
+    if drained.kept:
+        raise typer.Exit(2)

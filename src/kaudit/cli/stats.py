@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.cli._plural import counted
 from kaudit.cli._tables import print_tables
@@ -247,6 +247,8 @@ def stats(
     )  # fmt: skip
     exposure = None if kaudit is None else kaudit.exposure
     judged, judged_runs = ledger_judges(ledgers or [], alpha, not no_verify) if kaudit else ([], [])
+    for path in ledgers or [] if kaudit is not None else []:
+        note_spool(Path(path))
     if as_json:
         unverified = {"verified": False} if no_verify else {}
         exposed = {"exposure": exposure.to_json()} if exposure else {}

@@ -20,9 +20,17 @@ from kaudit.ledger._import import (
     record_from_imported,
 )
 from kaudit.ledger._reader_anchor import anchor_json, reader_anchor
-from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming
+from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming, suite_tasks_digest
 from kaudit.ledger._schema import LEDGER_FORMAT
 from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
+from kaudit.ledger._spool import (
+    Drained,
+    RunSpooled,
+    drain_ledger,
+    drain_spool,
+    pending_spool,
+    spool_dir,
+)
 from kaudit.ledger._stack import STACK_DOMINATED_SHARE, StackHealth, stack_health
 from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, migrate_ledger, record_hash
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs, run_summaries, run_summary
@@ -44,6 +52,7 @@ __all__ = [
     "RECORD_VERSION",
     "STACK_DOMINATED_SHARE",
     "Anchor",
+    "Drained",
     "GradeChain",
     "GradeRecord",
     "GradeStore",
@@ -53,6 +62,7 @@ __all__ = [
     "LedgerRuns",
     "RunKey",
     "RunRecord",
+    "RunSpooled",
     "RunSummary",
     "RunTiming",
     "StackHealth",
@@ -62,6 +72,8 @@ __all__ = [
     "cell_key",
     "check_anchor_signature",
     "check_signature",
+    "drain_ledger",
+    "drain_spool",
     "export_records",
     "export_rows",
     "generate_keypair",
@@ -70,6 +82,7 @@ __all__ = [
     "ledger_head",
     "migrate_ledger",
     "parse_anchor",
+    "pending_spool",
     "read_agentrelbench_verdicts",
     "read_grades",
     "read_runs",
@@ -81,7 +94,9 @@ __all__ = [
     "run_summaries",
     "run_summary",
     "sign_anchor",
+    "spool_dir",
     "stack_health",
+    "suite_tasks_digest",
     "tallies_from_records",
     "tallies_from_runs",
     "verify_grades",
