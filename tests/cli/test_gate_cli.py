@@ -86,6 +86,26 @@ def test_a_tampered_ledger_is_denied_whatever_it_holds(damaging: Path, tmp_path:
     assert out["reasons"][0]["rule"] == "verified_ledger"  # type: ignore[index]
 
 
+def test_a_forged_second_model_is_refused_not_asked_to_choose(
+    damaging: Path, tmp_path: Path
+) -> None:
+    """Fails if the gate, on a chain broken by renaming one run's model, stops at "holds
+    models ...; choose one with --model" (a usage error) instead of refusing the ledger:
+    the model choice must not run before the evidence is known to be intact."""
+    copy = tmp_path / "t.sqlite"
+    copy.write_bytes(damaging.read_bytes())
+    with sqlite3.connect(copy) as conn:
+        conn.execute(
+            "UPDATE runs SET model = '1', record = replace(record, "
+            "'\"model\":\"simulated:reference\"', '\"model\":\"1\"') WHERE seq = 2"
+        )
+    for chosen in ([], ["--model", "1"], ["--model", "nobody"]):
+        result = CliRunner().invoke(app, ["gate", str(copy), "--authority", "propose", *chosen])
+        assert result.exit_code == 2, result.output
+        assert "choose one" not in result.output and "no runs of model" not in result.output
+        assert "record 2" in " ".join(result.stderr.split()), result.stderr
+
+
 def test_a_truncated_ledger_is_granted_without_its_anchor_and_denied_with_it(
     damaging: Path, tmp_path: Path
 ) -> None:

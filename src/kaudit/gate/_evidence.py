@@ -55,7 +55,12 @@ def ledger_evidence(
         collected = _collection(ledger, names, read.runs)
     if collected.forged is not None and verified:
         verified, error = False, collected.forged
-    chosen = _of_model(path, read.runs, model)
+    # Evidence that failed its check is refused whatever it holds: asking to choose among
+    # models a forger may have named would hide the refusal behind a usage error.
+    if verified:
+        chosen = _of_model(path, read.runs, model)
+    else:
+        chosen = [run for run in read.runs if model is None or run.model == model]
     return Evidence(
         records=chosen,
         verified=verified,
