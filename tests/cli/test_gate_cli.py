@@ -97,7 +97,7 @@ def test_a_forged_second_model_is_refused_not_asked_to_choose(
     with sqlite3.connect(copy) as conn:
         conn.execute(
             "UPDATE runs SET model = '1', record = replace(record, "
-            "'\"model\":\"simulated:reference\"', '\"model\":\"1\"') WHERE seq = 2"
+            '\'"model":"simulated:reference"\', \'"model":"1"\') WHERE seq = 2'
         )
     for chosen in ([], ["--model", "1"], ["--model", "nobody"]):
         result = CliRunner().invoke(app, ["gate", str(copy), "--authority", "propose", *chosen])
