@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import csv
 import importlib
 import json
 import subprocess
@@ -35,7 +36,7 @@ def test_the_public_names_are_the_documented_few() -> None:
     lazily imported name is not the function behind it."""
     assert kaudit.__all__ == [
         "AuditHooks", "AuditResult", "Report", "StatsReport", "audit", "compare", "decide",
-        "read", "summarize",
+        "export", "read", "summarize", "validate",
     ]  # fmt: skip
     from kaudit.gate import gate_ledger
     from kaudit.report import summarize_sources
@@ -137,3 +138,41 @@ def test_stats_prints_what_summarize_renders(
     print_json(pooled.to_json())
     assert as_json.stdout == capsys.readouterr().out
     assert json.loads(as_json.stdout)["exposure"]["faults"]
+
+
+def test_a_validation_miss_is_a_result_also_inside_an_event_loop(tmp_path: Path) -> None:
+    """Fails if `validate` raises on a miss (a notebook loses every other check), calls
+    `asyncio.run` on a thread that runs a loop, or reports otherwise than the CLI."""
+    fixture = Path(__file__).parent / "fixtures" / "mini_suite" / "close_account.yaml"
+    text = fixture.read_text().replace("    expected: open\n", "    expected: opened\n")
+    (tmp_path / "t.yaml").write_text(text)
+
+    async def notebook_cell() -> kaudit.harness.SuiteValidation:
+        return kaudit.validate(str(tmp_path), variants=False, lint=False)
+
+    checked = asyncio.run(notebook_cell())
+    oracle = checked.checks[0]
+    assert (oracle.script, oracle.passed, checked.failed) == ("oracle", False, 1)
+    assert checked.passed == len(checked.checks) - 1
+    args = ["validate", "--suite", str(tmp_path), "--no-variants", "--no-lint", "--json"]
+    printed = CliRunner().invoke(app, args)
+    assert printed.exit_code == 1
+    assert json.loads(printed.stdout) == checked.to_json()
+
+
+def test_export_writes_what_both_export_commands_print(mini_suite: Suite, tmp_path: Path) -> None:
+    """Fails if the library and the commands export differently (another row shape,
+    superseded attempts, records past the anchor) or miscount what went out."""
+    ledger = tmp_path / "a.sqlite"
+    first = kaudit.audit(mini_suite, ["reference"], k=2, ledger=ledger)
+    kaudit.audit(mini_suite, ["reference"], k=3, ledger=ledger, campaign="later")
+    rows = kaudit.export(ledger)
+    assert (rows.runs, rows.head.records, rows.records) == (5, 5, 5)
+    assert rows.text == CliRunner().invoke(app, ["export", str(ledger)]).stdout
+    records = kaudit.export(ledger, shape="records", campaign="later")
+    shown = CliRunner().invoke(app, ["ledger", "export", str(ledger), "--campaign", "later"])
+    assert (records.runs, records.text) == (3, shown.stdout)
+    anchored = kaudit.export(ledger, "csv", tmp_path / "runs.csv", head=first.head)
+    assert (anchored.runs, anchored.anchored_records, anchored.text) == (2, 2, None)
+    with (tmp_path / "runs.csv").open(newline="") as written:
+        assert [row["campaign"] for row in csv.DictReader(written)] == ["default"] * 2

@@ -7,6 +7,8 @@ The public API, what a notebook or a CI job imports:
     pooled = kaudit.summarize(["audit.sqlite"])    # pass^k, safe^k, miss rates, ICC
     decision = kaudit.decide("audit.sqlite", "autonomous_write")
     watched = kaudit.compare("audit.sqlite", "events.jsonl", threshold=0.2)
+    kaudit.validate("builtin")                     # a suite against its own scripts
+    kaudit.export("audit.sqlite", "parquet", "runs.parquet")
 
 `decide` is the release gate, `compare` the deployment monitor and `summarize` the
 pool statistics; they are not named `gate`, `monitor` and `stats` because those are
@@ -24,6 +26,8 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from kaudit._audit import AuditHooks, AuditResult, audit
     from kaudit.gate import gate_ledger as decide
+    from kaudit.harness import suite_validation as validate
+    from kaudit.ledger import export_ledger as export
     from kaudit.monitor import compare_events as compare
     from kaudit.report import Report, StatsReport
     from kaudit.report import read_report as read
@@ -37,8 +41,10 @@ __all__ = [
     "audit",
     "compare",
     "decide",
+    "export",
     "read",
     "summarize",
+    "validate",
 ]
 
 _LAZY = {
@@ -51,6 +57,8 @@ _LAZY = {
     "summarize": ("kaudit.report", "summarize_sources"),
     "decide": ("kaudit.gate", "gate_ledger"),
     "compare": ("kaudit.monitor", "compare_events"),
+    "validate": ("kaudit.harness", "suite_validation"),
+    "export": ("kaudit.ledger", "export_ledger"),
 }
 
 

@@ -3,6 +3,7 @@
 from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
 from kaudit.ledger._anchor import Anchor, parse_anchor
 from kaudit.ledger._export import EXPORT_FORMATS, export_rows, run_row, write_export
+from kaudit.ledger._export_ledger import Exported, export_ledger
 from kaudit.ledger._grades import (
     GRADE_VERSION,
     GradeChain,
@@ -44,6 +45,7 @@ __all__ = [
     "RECORD_VERSION",
     "STACK_DOMINATED_SHARE",
     "Anchor",
+    "Exported",
     "GradeChain",
     "GradeRecord",
     "GradeStore",
@@ -62,6 +64,7 @@ __all__ = [
     "cell_key",
     "check_anchor_signature",
     "check_signature",
+    "export_ledger",
     "export_records",
     "export_rows",
     "generate_keypair",
