@@ -18,7 +18,7 @@ from kaudit.ledger import (
     IMPORTED,
     Ledger,
     drain_ledger,
-    export_records,
+    export_ledger,
     generate_keypair,
     import_files,
     ledger_head,
@@ -26,7 +26,6 @@ from kaudit.ledger import (
     reader_anchor,
     sign_anchor,
     verify_ledger,
-    walk_chain,
 )
 
 LedgerArg = Annotated[Path, typer.Argument(help="Ledger file.", dir_okay=False)]
@@ -171,17 +170,14 @@ def export(
 
     Example: kaudit ledger export audit.sqlite --format csv > runs.csv
     """
-    anchor = reader_anchor(head, pubkey, no_verify)
-    with Ledger(ledger, readonly=True) as store:
-        checked = None if no_verify else walk_chain(store, anchor)
-        upto = None if checked is None else checked.anchored_records
-        records = store.records(campaign, all_attempts=all_attempts, upto=upto)
-        sys.stdout.write(export_records(records, fmt.value))
-        current = store.head()
-    if checked is not None:
-        note_anchor(checked.records, checked.anchored_records)
+    done = export_ledger(
+        ledger, fmt.value, stream=sys.stdout, shape="records", campaign=campaign,
+        all_attempts=all_attempts, verify=not no_verify, head=head, pubkey=pubkey,
+    )  # fmt: skip
+    if done.verified:
+        note_anchor(done.records, done.anchored_records)
     note_spool(ledger)
-    err_console.print(head_line(current), highlight=False, soft_wrap=True)
+    err_console.print(head_line(done.head), highlight=False, soft_wrap=True)
 
 
 def migrate(ledger: LedgerArg) -> None:

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json, split_csv
-from kaudit.cli._tables import print_tables
+from kaudit.cli._tables import print_blocks
 from kaudit.errors import KauditError
 
 
@@ -63,9 +63,4 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(built.to_json())
             return
-        console = Console(highlight=False)
-        for block in built.blocks(html):
-            if isinstance(block, str):
-                console.print(block, soft_wrap=True, markup=False)
-            else:
-                print_tables(block, console)
+        print_blocks(built.blocks(html), Console(highlight=False))

@@ -3,6 +3,7 @@
 from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
 from kaudit.ledger._anchor import Anchor, parse_anchor
 from kaudit.ledger._export import EXPORT_FORMATS, export_rows, run_row, write_export
+from kaudit.ledger._export_ledger import Exported, export_ledger
 from kaudit.ledger._grades import (
     GRADE_VERSION,
     GradeChain,
@@ -53,6 +54,7 @@ __all__ = [
     "STACK_DOMINATED_SHARE",
     "Anchor",
     "Drained",
+    "Exported",
     "GradeChain",
     "GradeRecord",
     "GradeStore",
@@ -74,6 +76,7 @@ __all__ = [
     "check_signature",
     "drain_ledger",
     "drain_spool",
+    "export_ledger",
     "export_records",
     "export_rows",
     "generate_keypair",
