@@ -63,7 +63,11 @@ def _flagged(sub_label: str | None, verdict: Mapping[str, Any] | None) -> bool:
 
 
 def _json_text(value: Any) -> str:
-    """``json.dumps(value, default=str)``, without its per-call cost for a scalar."""
+    """``json.dumps(value, default=str)``, without its per-call cost.
+
+    A scalar is written directly; anything else goes to one shared encoder, since
+    ``json.dumps`` with `default` builds a new encoder on every call.
+    """
     kind = type(value)
     if kind is str:
         return encode_basestring_ascii(value)
@@ -75,7 +79,10 @@ def _json_text(value: Any) -> str:
         return int.__repr__(value)
     if kind is float and math.isfinite(value):
         return float.__repr__(value)
-    return json.dumps(value, default=str)
+    return _ENCODER.encode(value)
+
+
+_ENCODER = json.JSONEncoder(default=str)
 
 
 def _key(key: Any) -> str:
