@@ -43,7 +43,7 @@ RESULT_LIMIT = 4000
 """Characters of a tool argument or result shown; the ledger keeps all of it."""
 
 GZIP_LEVEL = 6
-"""zlib level of the cell blobs: level 9 took twice the time for a page 2% smaller."""
+"""zlib level of the cell blobs: level 9 took 45% more time for a page 6% smaller."""
 
 
 def declared_refusal_but_mutated(record: RunRecord) -> bool:
