@@ -1,17 +1,20 @@
 """HTML report scale: `kaudit report LEDGER --html FILE` on a large ledger.
 
 Builds the page of a ledger (about 10,000 runs: `kaudit run --suite builtin --agent
-reference --k 313 --ledger PATH` gives 10,016) as a child process and reports the page's
-size, the command's wall and CPU time and its peak resident memory (the child's own
-maximum RSS); targets: page <= 5 MB, built in <= 3 s, <= 250 MB.
+reference --k 313 --ledger PATH` gives 10,955 with the suite's 35 tasks) as a child
+process and reports the page's size, the command's wall and CPU time and its peak
+resident memory (the child's own maximum RSS); targets: page <= 5 MB, built in <= 3 s,
+<= 250 MB.
 
 `--baseline-src DIR` builds the same page with another kaudit's source first on
 PYTHONPATH (`git archive COMMIT src | tar -x -C DIR`, then `--baseline-src DIR/src`),
-alternating run by run, and prints each figure's ratio now / baseline. The named
-baseline is the page before the run viewer was compressed (every run's HTML inline,
-every record held at once).
+alternating run by run, and prints each figure's ratio now / baseline. `--plain` also
+times `kaudit report LEDGER` without `--html` (the same ledger read and terminal tables),
+so what the page itself adds can be read off, and the load of a shared machine judged
+against that command's figure on a quiet one (docs/performance.md).
 
-    python bench/html_scale.py --ledger PATH [--repeat 3] [--baseline-src DIR] [--json]
+    python bench/html_scale.py --ledger PATH [--repeat 3] [--baseline-src DIR] [--plain]
+        [--json]
 """
 
 from __future__ import annotations
@@ -37,12 +40,16 @@ _PEAK = (
 _CLI = "from kaudit.cli.main import main; main()"
 
 
-def build(ledger: Path, page: Path, src: str | None) -> dict[str, float]:
-    """One page build: wall and CPU seconds, peak RSS in MB, page size in MB."""
+def build(ledger: Path, page: Path | None, src: str | None) -> dict[str, float]:
+    """One page build: wall and CPU seconds, peak RSS in MB, page size in MB.
+
+    With `page` None, the report without `--html` (page size 0).
+    """
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = src
-    command = [sys.executable, "-c", _CLI, "report", str(ledger), "--html", str(page)]
+    html = [] if page is None else ["--html", str(page)]
+    command = [sys.executable, "-c", _CLI, "report", str(ledger), *html]
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", _PEAK, *command],
@@ -54,7 +61,7 @@ def build(ledger: Path, page: Path, src: str | None) -> dict[str, float]:
         "wall_s": wall,
         "cpu_s": float(cpu),
         "peak_rss_mb": int(rss_kb) / 1024,
-        "page_mb": page.stat().st_size / 1e6,
+        "page_mb": 0.0 if page is None else page.stat().st_size / 1e6,
     }
 
 
@@ -67,22 +74,27 @@ def main() -> int:
     parser.add_argument("--ledger", type=Path, required=True)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline-src", default=None)
+    parser.add_argument("--plain", action="store_true", help="also time it without --html")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     now: list[dict[str, float]] = []
     base: list[dict[str, float]] = []
+    plain: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="kaudit-html-") as tmp:
         for i in range(args.repeat):
-            sides = [("now", None), ("baseline", args.baseline_src)]
+            sides = [("now", None), ("baseline", args.baseline_src), ("plain", None)]
             if i % 2:
                 sides.reverse()  # alternate which side runs first
             for side, src in sides:
-                if side == "baseline" and src is None:
+                if (side == "baseline" and src is None) or (side == "plain" and not args.plain):
                     continue
-                (now if side == "now" else base).append(
-                    build(args.ledger, Path(tmp) / f"{side}.html", src)
+                page = None if side == "plain" else Path(tmp) / f"{side}.html"
+                {"now": now, "baseline": base, "plain": plain}[side].append(
+                    build(args.ledger, page, src)
                 )
     result: dict[str, Any] = {"now": medians(now)}
+    if plain:
+        result["plain"] = medians(plain)
     if base:
         result["baseline"] = medians(base)
         result["ratio_now_over_baseline"] = {
@@ -91,11 +103,12 @@ def main() -> int:
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
-    for side in ("now", "baseline"):
+    for side in ("now", "baseline", "plain"):
         if side in result:
             m = result[side]
+            page = "no page" if side == "plain" else f"page {m['page_mb']:.2f} MB"
             print(
-                f"{side:9} page {m['page_mb']:.2f} MB, wall {m['wall_s']:.2f} s, "
+                f"{side:9} {page}, wall {m['wall_s']:.2f} s, "
                 f"cpu {m['cpu_s']:.2f} s, peak {m['peak_rss_mb']:.0f} MB"
             )
     if base:

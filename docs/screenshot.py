@@ -12,6 +12,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import ConsoleMessage, sync_playwright
 
@@ -41,10 +42,17 @@ class PageCheck:
     flagged_shown: int
     shown_text: str
     script_alerts: int
+    probe: Any = None
 
 
-def inspect_report(html: Path, png: Path | None = None, width: int = 1280) -> PageCheck:
-    """Load `html` from disk, record errors and network requests, exercise the filter."""
+def inspect_report(
+    html: Path, png: Path | None = None, width: int = 1280, probe: str | None = None
+) -> PageCheck:
+    """Load `html` from disk, record errors and network requests, exercise the filter.
+
+    `probe` is a JavaScript function evaluated once every cell's runs are drawn; what it
+    returns is `PageCheck.probe`.
+    """
     errors: list[str] = []
     requests: list[str] = []
     dialogs: list[str] = []
@@ -81,6 +89,7 @@ def inspect_report(html: Path, png: Path | None = None, width: int = 1280) -> Pa
             "figure img",
             "els => els.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.alt)",
         )
+        probed = page.evaluate(probe) if probe is not None else None
         runs = page.locator("#viewer details.run").count()
         cells = page.locator("#viewer details.cell").count()
         if png is not None:
@@ -102,6 +111,7 @@ def inspect_report(html: Path, png: Path | None = None, width: int = 1280) -> Pa
         flagged_shown=flagged,
         shown_text=shown,
         script_alerts=len(dialogs),
+        probe=probed,
     )
 
 

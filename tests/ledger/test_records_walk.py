@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kaudit.ledger import Ledger, RunRecord
+from kaudit.ledger import Ledger, RunRecord, canonical
 from kaudit.ledger._store import _CHUNK
 
 
@@ -57,6 +57,20 @@ def test_records_appended_during_a_walk_are_not_part_of_it(tmp_path: Path) -> No
         next(walk)
         store.append(record(10_000))
         assert 10_000 not in {r.run_index for r in walk}
+
+
+def test_documents_walk_the_records_records_walks_as_their_stored_json(tmp_path: Path) -> None:
+    """Fails if the HTML viewer's walk picks other rows than the report counts (a
+    superseded INVALID attempt, a record past `upto`) or changes a value on the way."""
+    path = tmp_path / "l.sqlite"
+    filled(path, _CHUNK + 20)
+    with Ledger(path, readonly=True) as store:
+        for upto in (None, 300):
+            records = [r.model_dump(mode="json") for r in store.records(upto=upto)]
+            documents = list(store.documents(upto=upto))
+            assert [data for data, _ in documents] == records
+            assert [size for _, size in documents] == [len(canonical(r)) for r in
+                                                       store.records(upto=upto)]  # fmt: skip
 
 
 WRITER = """

@@ -12,6 +12,7 @@ from kaudit.report._palette import (
     HEATMAP_CMAP,
     SERIES,
     SEVERITY_STYLE,
+    heat,
     lightness,
     relative_luminance,
     series_style,
@@ -45,19 +46,33 @@ def test_severity_darkens_as_it_rises_and_the_heatmap_is_monotone_in_lightness()
     """Bug caught: a rainbow colour map whose grey levels go up and down with the rate."""
     levels = [lightness(colour) for colour, _ in SEVERITY_STYLE.values()]
     assert all(a - b >= 10 for a, b in itertools.pairwise(levels))
-    cmap = matplotlib.colormaps[HEATMAP_CMAP]
-    shades = [lightness(matplotlib.colors.to_hex(cmap(x))) for x in np.linspace(0, 1, 21)]
+    shades = [lightness(heat(x)) for x in np.linspace(0, 1, 21)]
     assert all(a > b for a, b in itertools.pairwise(shades))  # darker = more damage
 
 
 def test_the_heatmap_is_hotter_where_there_is_more_damage() -> None:
     """Fails if no damage is the map's most saturated, eye-catching colour (cividis_r put
-    bright yellow on 0) instead of the near-white end, or if full damage is not a red."""
-    cmap = matplotlib.colormaps[HEATMAP_CMAP]
-    none, full = (matplotlib.colors.to_rgb(cmap(x)) for x in (0.0, 1.0))
+    bright yellow on 0) instead of the near-white end, if full damage is not a red, or if
+    a square is not painted with its own rate's colour."""
+    none, full = (matplotlib.colors.to_rgb(heat(x)) for x in (0.0, 1.0))
     assert min(none) > 0.75  # near white: nothing to look at
     red, green, blue = full
     assert red > 2 * green and red > 2 * blue
+    svg = heatmap_svg(summarize(TALLIES, bootstrap=50).cells)
+    fills = re.findall(
+        r'<rect x="[^"]*" y="[^"]*" width="[^"]*" height="[^"]*" fill="(#[0-9a-f]{6})"', svg
+    )
+    assert [heat(t.damage / t.n) for t in TALLIES] == fills[:4]
+
+
+def test_the_heatmap_colours_are_matplotlibs_ylorrd() -> None:
+    """Fails if the page's colours drift from the YlOrRd map docs/reports.md names (a stop
+    mistyped, or the rate read from the wrong end)."""
+    cmap = matplotlib.colormaps[HEATMAP_CMAP]
+    for x in np.linspace(0, 1, 41):
+        ours = matplotlib.colors.to_rgb(heat(float(x)))
+        theirs = matplotlib.colors.to_rgb(cmap(float(x)))
+        assert max(abs(a - b) for a, b in zip(ours, theirs, strict=True)) < 3 / 255, x
 
 
 def test_lightness_matches_known_values() -> None:

@@ -33,10 +33,10 @@ def test_page_is_self_contained_with_every_section(mini_records: list) -> None:
                     "Economics", "Run viewer"):  # fmt: skip
         assert f">{heading}</h2>" in page
     runs = unpacked_runs(page)
-    assert runs.count('<details class="run"') == len(mini_records) == 12
+    assert len(runs) == len(mini_records) == 12
     # The labeler's sub-label is the independent truth for "declared a refusal but mutated".
     flagged = sum(r.sub_label == "refused_but_mutated" for r in mini_records)
-    assert runs.count('<details class="run" data-flag="1"') == flagged >= 6
+    assert sum(run["flag"] for run in runs) == flagged >= 6
 
 
 def test_figures_are_svg_documents_inlined_as_data_uris(mini_records: list) -> None:
@@ -93,20 +93,34 @@ def test_published_dev_pool_reproduces_the_published_miss_rate(tmp_path: Path) -
     assert "Damage-producing cells: 13." in page
     assert "misses a damage-producing cell 0.798 of the time (pair-weighted" in page
     assert 'id="fig-gradient"' in page
-    assert unpacked_runs(page).count('<details class="run"') == 640
+    runs = unpacked_runs(page)
+    assert len(runs) == 640
     assert "640 runs kept no words of the agent" in page
     flagged = sum(r.sub_label == "refused_but_mutated" for r in records)
-    assert unpacked_runs(page).count('<details class="run" data-flag="1"') == flagged > 0
+    assert sum(run["flag"] for run in runs) == flagged > 0
 
 
 def test_a_real_runs_allowed_change_is_shown_beside_its_damage(mini_records: list) -> None:
     """Bug caught: the labeler's allowed changes never reaching the ledger, so the viewer's
     diff table could only ever show damage (the oracle closes ACC_002, which is allowed)."""
     page = html_report(mini_records, HtmlOptions(bootstrap=50))
-    allowed = (
-        '<tr class="allowed"><td>account</td><td>id=ACC_002</td><td>status</td>'
-        "<td>&quot;open&quot;</td><td>&quot;closed&quot;</td><td>allowed</td>"
-    )
-    damage = '<tr class="damage"><td>account</td><td>id=ACC_004</td><td>(removed row)</td>'
-    runs = unpacked_runs(page)
-    assert allowed in runs and damage in runs
+    rows = [tuple(row) for run in unpacked_runs(page) for row in run["diff"]]
+    allowed = ("account", "id=ACC_002", "status", '"open"', '"closed"', "allowed", "", "")
+    assert allowed in rows
+    assert any(row[:3] == ("account", "id=ACC_004", "(removed row)") and row[5] == "damage"
+               for row in rows)  # fmt: skip
+
+
+def test_the_page_of_a_read_ledger_is_the_page_of_its_records(tmp_path: Path) -> None:
+    """Fails if `Report.write_html` (the verified read's counts, the viewer fed from each
+    record's stored JSON) and `html_report` over the same records give different pages:
+    a run shown or counted twice, a value changed on its way through the JSON."""
+    from kaudit import read
+
+    path = reference_ledger(tmp_path / "a.sqlite", ("reference", "scripted:delete_held"), 3,
+                            str(FIXTURES / "mini_suite"))  # fmt: skip
+    report = read(path)
+    written = report.write_html(tmp_path / "r.html").read_text()
+    with Ledger(path) as ledger:
+        built = html_report(ledger.records(), HtmlOptions(title="kaudit report: a.sqlite"))
+    assert written == built

@@ -19,12 +19,12 @@ from tests.report.conftest import reference_ledger
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 
-# Each matplotlib axes group's first patch is its plot area; legends are their own groups.
+# Each axes group's first rectangle is its plot area; legends are their own groups.
 BOXES = """() => {
   const box = r => ({x0: r.left, y0: r.top, x1: r.right, y1: r.bottom});
-  const plots = [...document.querySelectorAll('g[id^="axes_"]')].map(
-    g => box(g.querySelector('g[id^="patch_"]').getBoundingClientRect()));
-  const legends = [...document.querySelectorAll('g[id^="legend_"]')].map(
+  const plots = [...document.querySelectorAll('g.axes')].map(
+    g => box(g.querySelector('rect.plot').getBoundingClientRect()));
+  const legends = [...document.querySelectorAll('g.legend')].map(
     g => box(g.getBoundingClientRect()));
   return {plots, legends};
 }"""

@@ -435,6 +435,26 @@ class Ledger:
         consumer of `kaudit export | less` cannot lock a campaign out of the ledger), and
         sees the records that existed when it began, whatever is appended meanwhile.
         """
+        for seq, body in self._bodies(campaign, all_attempts, upto):
+            yield self._record(seq, body)
+
+    def documents(
+        self, campaign: str | None = None, *, upto: int | None = None
+    ) -> Iterator[tuple[dict[str, Any], int]]:
+        """The records `records()` walks, as their stored JSON and its length in characters.
+
+        Parsed but not validated as `RunRecord`s: for a reader that has just validated
+        the same rows in a verified pass (`read_runs`) and only displays them, where a
+        `RunRecord` per row would double the cost of a 10,000-run HTML page. A row that
+        is not a JSON object raises LedgerError naming it.
+        """
+        for seq, body in self._bodies(campaign, False, upto):
+            yield record_data(self.path, seq, body), len(body)
+
+    def _bodies(
+        self, campaign: str | None, all_attempts: bool, upto: int | None
+    ) -> Iterator[tuple[int, str]]:
+        """(seq, stored body) of the chosen records, a chunk of them per statement."""
         terms = [("campaign = ?", campaign), ("seq <= ?", upto)]
         kept = [(term, value) for term, value in terms if value is not None]
         where = (" WHERE " + " AND ".join(term for term, _ in kept)) if kept else ""
@@ -447,11 +467,9 @@ class Ledger:
         for start in range(0, len(seqs), _CHUNK):
             chunk = seqs[start : start + _CHUNK]
             marks = ", ".join("?" * len(chunk))
-            rows = self._conn.execute(
+            yield from self._conn.execute(
                 f"SELECT seq, record FROM runs WHERE seq IN ({marks}) ORDER BY seq", chunk
             ).fetchall()
-            for seq, body in rows:
-                yield self._record(seq, body)
 
     def rows(self) -> Iterator[tuple[Any, ...]]:
         """Every stored row in chain order: seq, indexed columns, record, prev and own hash."""

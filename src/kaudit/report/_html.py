@@ -1,8 +1,9 @@
 """`kaudit report --html`: one self-contained page of figures, tables and the run viewer.
 
 The page loads nothing from the network: figures are SVG documents inlined as data URIs,
-the style sheet and the few lines of filter script are inline. Every number on it comes
-from :mod:`kaudit.stats` (through :func:`summarize`, :func:`economics` and the graders).
+the style sheet and the script of the run viewer are inline. Every number on it comes
+from :mod:`kaudit.stats` (through :func:`pool_summary` and :func:`cell_stats`, which give
+the numbers of :func:`summarize`, :func:`economics` and the graders).
 """
 
 from __future__ import annotations
@@ -18,15 +19,23 @@ from kaudit.grade import JudgeTable
 from kaudit.ledger import RunRecord, RunSummary, run_summary, tallies_from_records
 from kaudit.report._cells import CampaignReport, build_report
 from kaudit.report._economics import ModelEconomics, economics
+from kaudit.report._figures import decay_svg, forest_svg, gradient_svg, heatmap_svg, severity_svg
 from kaudit.report._grading import GraderResult, grade_transcripts
 from kaudit.report._judging import judge_html
 from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._stopping import cells_of_campaigns
 from kaudit.report._terminal import stack_table
-from kaudit.report._viewer import RunViewer
-from kaudit.stats import PoolEstimate, StatsSummary, summarize
+from kaudit.report._viewer import SCRIPT, RunViewer
+from kaudit.stats import (
+    CellStats,
+    PoolEstimate,
+    PoolSummary,
+    capability_gradient,
+    cell_stats,
+    pool_summary,
+)
 
-__all__ = ["HtmlOptions", "html_report"]
+__all__ = ["HtmlOptions", "html_page", "html_report"]
 
 K_VALUES = (1, 2, 4, 8)
 
@@ -50,25 +59,6 @@ table.diff td{text-align:left;font-family:monospace}tr.damage td{background:#fde
 pre{white-space:pre-wrap;max-height:16em;overflow:auto;background:#f7f7f7;margin:2px 0}
 .say{white-space:pre-wrap;background:#eef3fb;padding:2px 4px}.call{margin:2px 0 2px 1em}
 .transcript{padding-left:1.5em}.turn{color:#666;font-size:11px}
-"""
-
-_SCRIPT = """
-(function(){var f=document.getElementById('only-flagged'),o=document.getElementById('outcome'),
-s=document.getElementById('shown'),cells=[].slice.call(document.querySelectorAll('#viewer .cell'));
-function load(c){var b=c.querySelector('script.runs');if(!b)return Promise.resolve();b.remove();
-var t=atob(b.textContent),u=new Uint8Array(t.length);
-for(var i=0;i<t.length;i++)u[i]=t.charCodeAt(i);
-return new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream('gzip'))).text()
-.then(function(h){c.insertAdjacentHTML('beforeend',h);});}
-function loadAll(){return Promise.all(cells.map(load)).then(apply);}
-function apply(){var n=0,all=!f.checked&&!o.value;cells.forEach(function(c){var any=false,
-rs=c.querySelectorAll('.run');if(all&&!rs.length){n+=+c.dataset.runs;c.hidden=false;return;}
-rs.forEach(function(r){var ok=(!f.checked||r.dataset.flag==='1')&&(!o.value||
-r.dataset.outcome===o.value);r.hidden=!ok;if(ok){any=true;n++;}});c.hidden=!any;});
-s.textContent=n+(n===1?' run':' runs')+' shown';}
-cells.forEach(function(c){c.addEventListener('toggle',function(){if(c.open)load(c).then(apply);});});
-f.addEventListener('change',loadAll);o.addEventListener('change',loadAll);
-window.kauditLoadAll=loadAll;apply();})();
 """
 
 
@@ -153,14 +143,14 @@ def _mix_text(pairs: Sequence[tuple[str, int]]) -> str:
     return ", ".join(f"{name} {count}" for name, count in pairs)
 
 
-def _cells_table(summary: StatsSummary, mix: Sequence[CellMix]) -> str:
+def _cells_table(cells: Sequence[CellStats], alpha: float, mix: Sequence[CellMix]) -> str:
     mixes = {(m.model, m.task): m for m in mix}
-    level = f"{1 - summary.alpha:.0%}"
+    level = f"{1 - alpha:.0%}"
     headers = ["model", "task", "n", "damage", "p̂", f"{level} interval", "stochastic", "miss k=1"]
     headers += [f"safe^{k}" for k in K_VALUES] + [f"pass^{k}" for k in K_VALUES]
     headers += ["sub-labels", "severities"]
     rows = []
-    for c in summary.cells:
+    for c in cells:
         t = c.tally
         m = mixes[(t.model, t.task)]
         rows.append(
@@ -174,7 +164,7 @@ def _cells_table(summary: StatsSummary, mix: Sequence[CellMix]) -> str:
     return _table(headers, rows, ids=2)
 
 
-def _pool_table(summary: StatsSummary) -> str:
+def _pool_table(summary: PoolSummary, alpha: float) -> str:
     groups: tuple[tuple[str, tuple[PoolEstimate, ...]], ...] = (
         ("safe^k", summary.safe_k),
         ("safe^k (upper labels)", summary.safe_k_upper),
@@ -193,10 +183,10 @@ def _pool_table(summary: StatsSummary) -> str:
         ["audit miss rate, event-weighted", "1", _num(miss.event),
          _interval(*summary.miss_event_ci), str(miss.pairs)],
     ]  # fmt: skip
-    level = f"{1 - summary.alpha:.0%}"
+    level = f"{1 - alpha:.0%}"
     remarks = "".join(
         f"<p class='muted'>{escape(r)}</p>"
-        for r in (f"Intervals: {summary.pool_interval}.", summary.pool_note, *summary.caveats)
+        for r in (f"Intervals: {summary.interval}.", summary.note, *summary.caveats)
         if r
     )
     table = _table(["estimator", "k", "mean", f"{level} CI", "cells"], rows, ids=1)
@@ -287,47 +277,63 @@ def _stack_section(report: CampaignReport) -> str:
 
 def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None) -> str:
     """The whole report as one HTML document; raises KauditError when nothing is counted."""
-    # matplotlib costs ~0.4 s to import: only a command that draws the page pays for it.
-    from kaudit.report._figures import (
-        decay_svg,
-        forest_svg,
-        gradient_svg,
-        heatmap_svg,
-        severity_svg,
-    )
-
     opts = options or HtmlOptions()
-    # One pass: each record is rendered into the viewer and kept only as its summary, so
-    # a large ledger's transcripts are never all in memory at once.
+    # One pass: each record goes into the viewer and is kept only as its summary, so a
+    # large ledger's transcripts are never all in memory at once.
     viewer = RunViewer()
     runs: list[RunSummary] = []
     for record in records:
         viewer.add(record)
         runs.append(run_summary(record))
+    return html_page(runs, build_report(runs, opts.alpha, opts.sequential_campaigns), viewer, opts)
+
+
+def html_page(
+    runs: Sequence[RunSummary], cells: CampaignReport, viewer: RunViewer, opts: HtmlOptions
+) -> str:
+    """The page of runs already read, counted and put into `viewer`.
+
+    `cells` is `build_report` of `runs` with `opts.alpha` and `opts.sequential_campaigns`.
+    `Report.write_html` passes what `read_report` verified and built, so the page never
+    reads or counts a run twice. Raises KauditError when nothing is counted.
+    """
     tallies = [t for t in tallies_from_records(runs) if t.n > 0]
     if not tallies:
         raise KauditError("the ledger has no counted run to report on")
     models = sorted({t.model for t in tallies})
     sequential = cells_of_campaigns(runs, opts.sequential_campaigns)
-    summary = summarize(
-        tallies, alpha=opts.alpha, eps=opts.eps, k_values=K_VALUES, bootstrap=opts.bootstrap,
-        seed=opts.seed, model_order=_gradient_order(models, opts.model_order),
+    # The numbers of `summarize` for the same arguments, without its beta-binomial fits:
+    # the page shows none, and they import scipy's optimizer (0.3 s).
+    pool = pool_summary(
+        tallies, alpha=opts.alpha, k_values=K_VALUES, bootstrap=opts.bootstrap, seed=opts.seed,
         sequential=sequential,
     )  # fmt: skip
+    stats = [
+        cell_stats(t, alpha=opts.alpha, eps=opts.eps, k_values=K_VALUES,
+                   anytime=t.key in sequential)
+        for t in tallies
+    ]  # fmt: skip
+    order = _gradient_order(models, opts.model_order)
+    gradient = (
+        None
+        if order is None
+        else capability_gradient(
+            tallies, order, alpha=opts.alpha, resamples=opts.bootstrap, seed=opts.seed
+        )
+    )
     mix = cell_mix(runs)
-    cells = build_report(runs, opts.alpha, opts.sequential_campaigns)
     dollars = {(c.model, c.task): c.dollars for c in cells.cells}
     figures = [
-        _figure("forest", forest_svg(summary.cells, opts.eps, opts.alpha),
+        _figure("forest", forest_svg(stats, opts.eps, opts.alpha),
                 "Forest plot: damage rate per cell with exact intervals; grey band = "
                 "demonstrably stochastic."),
-        _figure("heatmap", heatmap_svg(summary.cells), "Damage rate by model and task."),
-        _figure("decay", decay_svg(summary.cells, opts.detect),
+        _figure("heatmap", heatmap_svg(stats), "Damage rate by model and task."),
+        _figure("decay", decay_svg(stats, opts.detect),
                 "Audit decay: chance that k runs all look clean, per damage-producing cell."),
         _figure("severity", severity_svg(mix, dollars), "Severity and dollar breakdown."),
     ]  # fmt: skip
-    if summary.gradient is not None:
-        figures.append(_figure("gradient", gradient_svg(summary.gradient), "Capability gradient."))
+    if gradient is not None:
+        figures.append(_figure("gradient", gradient_svg(gradient), "Capability gradient."))
     else:
         figures.append(
             "<p class='note' id='no-gradient'>Capability gradient: not drawn, it compares "
@@ -337,7 +343,7 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
         runs, alpha=opts.alpha, detect=opts.detect, loading=opts.loading,
         bootstrap=opts.bootstrap, seed=opts.seed,
     )  # fmt: skip
-    miss = summary.miss
+    miss = pool.miss
     key = (
         f"<p>{cells.runs} runs ({cells.invalid} invalid, recorded and never counted) in "
         f"{len(tallies)} cells of {len(models)} model(s). Damage-producing cells: {miss.pairs}. "
@@ -347,8 +353,8 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
     body = (
         f"<h1>{escape(opts.title)}</h1>{key}"
         f"<h2>Figures</h2><div class='figs'>{''.join(figures)}</div>"
-        f"<h2>Cells</h2>{_cells_table(summary, mix)}{_stack_section(cells)}"
-        f"<h2>safe^k, pass^k and audit miss rates</h2>{_pool_table(summary)}"
+        f"<h2>Cells</h2>{_cells_table(stats, opts.alpha, mix)}{_stack_section(cells)}"
+        f"<h2>safe^k, pass^k and audit miss rates</h2>{_pool_table(pool, opts.alpha)}"
         f"<h2>Transcript vs state</h2>{_grading_section(grade_transcripts(runs))}"
         f"{judge_html(opts.judges, runs, opts.alpha)}"
         f"<h2>Economics</h2>"
@@ -358,5 +364,5 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(opts.title)}</title><style>{_STYLE}</style></head>"
-        f"<body>{body}<script>{_SCRIPT}</script></body></html>\n"
+        f"<body>{body}<script>{SCRIPT}</script></body></html>\n"
     )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from kaudit.ledger import RunRecord, RunSummary, cell_key
 from kaudit.stats import CellKey, versioned_names
 
-__all__ = ["SEVERITIES", "SUB_LABELS", "CellMix", "cell_mix", "sub_label_of"]
+__all__ = ["SEVERITIES", "SUB_LABELS", "CellMix", "cell_mix", "shown_sub_label", "sub_label_of"]
 
 SUB_LABELS = (
     "pass",
@@ -57,9 +57,14 @@ class CellMix:
 
 def sub_label_of(record: RunRecord | RunSummary) -> str:
     """The run's sub-label for display: ``pass`` for PASS, ``invalid`` for no verdict."""
-    if record.status != "labeled":
+    return shown_sub_label(record.status, record.sub_label, record.outcome)
+
+
+def shown_sub_label(status: str, sub_label: str | None, outcome: str | None) -> str:
+    """`sub_label_of` from the three fields, for a reader holding a record's JSON."""
+    if status != "labeled":
         return "invalid"
-    return record.sub_label or ("pass" if record.outcome == "PASS" else "unlabeled")
+    return sub_label or ("pass" if outcome == "PASS" else "unlabeled")
 
 
 def _ordered(counter: Counter[str], order: tuple[str, ...]) -> tuple[tuple[str, int], ...]:

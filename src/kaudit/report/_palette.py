@@ -8,9 +8,11 @@ from __future__ import annotations
 
 __all__ = [
     "HEATMAP_CMAP",
+    "HEATMAP_STOPS",
     "SERIES",
     "SEVERITY_STYLE",
     "Style",
+    "heat",
     "lightness",
     "relative_luminance",
     "series_style",
@@ -40,6 +42,26 @@ HEATMAP_CMAP = "YlOrRd"
 """Sequential and monotone in lightness: pale yellow is no damage, deep red the most (more
 damage = hotter and darker, as readers of a heat map expect; a grayscale copy keeps the
 order)."""
+
+HEATMAP_STOPS = (
+    "#ffffcc", "#ffeda0", "#fed976", "#feb24c", "#fd8d3c", "#fc4e2a", "#e31a1c", "#bd0026",
+    "#800026",
+)  # fmt: skip
+"""ColorBrewer's nine-class YlOrRd, the colours matplotlib's map of that name runs through."""
+
+
+def heat(rate: float) -> str:
+    """The heat map's colour of a damage rate in [0, 1]: linear between `HEATMAP_STOPS`."""
+    position = min(max(rate, 0.0), 1.0) * (len(HEATMAP_STOPS) - 1)
+    low = min(int(position), len(HEATMAP_STOPS) - 2)
+    share = position - low
+    a, b = (HEATMAP_STOPS[low].lstrip("#"), HEATMAP_STOPS[low + 1].lstrip("#"))
+    channels = (
+        round(int(a[i : i + 2], 16) * (1 - share) + int(b[i : i + 2], 16) * share)
+        for i in (0, 2, 4)
+    )
+    return "#" + "".join(f"{c:02x}" for c in channels)
+
 
 _EXTRA_MARKERS = ("X", "*", "h", "<", ">", "p")
 

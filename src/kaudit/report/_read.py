@@ -29,7 +29,7 @@ from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, CellRow, build_
 from kaudit.report._economics import ModelEconomics, economics
 from kaudit.report._faults import ExposureSummary
 from kaudit.report._grading import GraderResult, grade_transcripts
-from kaudit.report._html import HtmlOptions, html_report
+from kaudit.report._html import HtmlOptions, html_page
 from kaudit.report._judging import judge_text_tables, rbm_lines
 from kaudit.report._referee import (
     RefereeReport,
@@ -40,6 +40,7 @@ from kaudit.report._referee import (
 from kaudit.report._stopping import sequential_campaigns, stopping_rules
 from kaudit.report._tables import Block, TextTable, blocks_text
 from kaudit.report._terminal import ANYTIME_MARK, terminal_tables
+from kaudit.report._viewer import RunViewer
 
 REFEREED_SUITES = ("agentdojo:",)
 """Suites whose runs carry their own checks' judgment (`extra["agentdojo"]`)."""
@@ -151,9 +152,9 @@ class Report:
     ) -> Path:
         """Write one self-contained page with figures and a run viewer; returns `path`.
 
-        The page shows each run's transcript and diff, so it reads the full records;
-        they stream from the ledger into the page one at a time, never all held at once.
-        A kill or a full disk leaves the previous page intact.
+        The numbers are this report's; the run viewer shows each run's transcript and
+        diff, so it reads each record's JSON once more, one at a time, never all held at
+        once. A kill or a full disk leaves the previous page intact.
         """
         target = Path(path)
         options = HtmlOptions(
@@ -163,9 +164,13 @@ class Report:
             sequential_campaigns=tuple(self.sequential),
             judges=self.judges,
         )
+        # `read_report` kept only each run's summary; the counts, tables and figures come
+        # from what it verified, the viewer from the records' JSON.
+        viewer = RunViewer()
         with Ledger(self.ledger, readonly=True) as store:
-            records = list(store.records(self.campaign, upto=self.anchored_records))
-        page = html_report(records, options)
+            for data, size in store.documents(self.campaign, upto=self.anchored_records):
+                viewer.add_data(data, size)
+        page = html_page(self.runs, self.summary, viewer, options)
         try:
             write_atomic(target, page)
         except OSError as exc:

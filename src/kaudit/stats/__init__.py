@@ -46,6 +46,7 @@ from ._summary import (
     PoolEstimate,
     PoolSummary,
     StatsSummary,
+    cell_stats,
     pool_summary,
     summarize,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "bootstrap_mean",
     "bootstrap_ratio",
     "capability_gradient",
+    "cell_stats",
     "check_tail",
     "choose_ratio",
     "clopper_pearson",

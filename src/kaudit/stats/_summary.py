@@ -40,6 +40,7 @@ __all__ = [
     "PoolEstimate",
     "PoolSummary",
     "StatsSummary",
+    "cell_stats",
     "pool_summary",
     "summarize",
 ]
@@ -292,9 +293,22 @@ def _pool(
     return PoolEstimate(k, mean, low, high, cells)
 
 
-def _cell(
-    t: CellTally, alpha: float, eps: float, interval: Interval, ks: Sequence[int], anytime: bool
+def cell_stats(
+    t: CellTally,
+    *,
+    alpha: float = 0.05,
+    eps: float = 0.05,
+    interval: Interval = "clopper-pearson",
+    k_values: Sequence[int] = (1, 2, 4, 8),
+    anytime: bool = False,
 ) -> CellStats:
+    """One cell's numbers exactly as ``summarize`` reports them (it calls this).
+
+    ``anytime`` (a sequentially stopped cell) gives the anytime-valid confidence sequence
+    instead of the fixed-n interval. For a reader that needs the cells and the pools
+    (`pool_summary`) but not the beta-binomial fits, which import scipy's optimizer.
+    """
+    ks = tuple(sorted(set(k_values)))
     method = CS_METHOD if anytime else interval
     if anytime:
         low, high = beta_binomial_cs(t.damage, t.n, alpha)
@@ -478,7 +492,11 @@ def summarize(
     )  # fmt: skip
     cells = tuple(t for t in tallies if t.n > 0)
     ks = tuple(sorted(set(k_values)))
-    stats = tuple(_cell(t, alpha, eps, interval, ks, t.key in sequential) for t in cells)
+    stats = tuple(
+        cell_stats(t, alpha=alpha, eps=eps, interval=interval, k_values=ks,
+                   anytime=t.key in sequential)
+        for t in cells
+    )  # fmt: skip
     x = [t.damage for t in cells]
     n = [t.n for t in cells]
     return StatsSummary(
