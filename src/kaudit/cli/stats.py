@@ -246,27 +246,31 @@ def stats(
         fixed_prefix_runs=None if kaudit is None else kaudit.prefix_runs,
     )  # fmt: skip
     exposure = None if kaudit is None else kaudit.exposure
-    judged, judged_runs = ledger_judges(ledgers or [], alpha, not no_verify) if kaudit else ([], [])
+    judged = ledger_judges(ledgers or [], alpha, not no_verify, anchor) if kaudit else None
+    tables = [] if judged is None else judged.tables
     if as_json:
         unverified = {"verified": False} if no_verify else {}
         exposed = {"exposure": exposure.to_json()} if exposure else {}
-        anchored = {} if kaudit is None else anchor_json(*kaudit.anchored)
-        graded = {"judges": [t.to_json() for t in judged]} if judged else {}
+        grade_anchor = (0, None) if judged is None else judged.grade_anchor
+        anchored = {} if kaudit is None else anchor_json(*kaudit.anchored, *grade_anchor)
+        graded = {"judges": [t.to_json() for t in tables]} if tables else {}
         print_json(summary.to_json() | exposed | graded | unverified | anchored)
         return
     console = Console(highlight=False, soft_wrap=True)
     if kaudit is not None:
-        note_anchor(*kaudit.anchored)
+        note_anchor(*kaudit.anchored, grades=(0, None) if judged is None else judged.grade_anchor)
     if no_verify:
         console.print("note: --no-verify: the ledgers' hash chains were not checked")
     print_tables(render_summary(summary), console)
     caption = anytime_caption(summary)
     for line in ([caption] if caption else []) + (exposure_lines(exposure) if exposure else []):
         console.print(line, markup=False)
-    if judged:
-        from kaudit.report import judge_text_tables
+    if judged is not None and tables:
+        from kaudit.report import judge_text_tables, rbm_lines
 
-        print_tables(judge_text_tables(judged, judged_runs, alpha), console)
+        print_tables(judge_text_tables(tables, judged.runs, alpha), console)
+        for line in rbm_lines(tables):
+            console.print(line, markup=False)
 
 
 def plan(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from kaudit.errors import KauditError
 from kaudit.grade._case import case_of
 from kaudit.grade._judge import Judge, JudgeAnswer
-from kaudit.ledger import GradeRecord, GradeStore, Ledger, RunRecord
+from kaudit.ledger import GradeRecord, GradeStore, Ledger, RunRecord, verify_grades
 
 __all__ = ["GradingResult", "TaskPrompts", "grade_ledger", "prompts_for"]
 
@@ -90,10 +90,12 @@ async def grade_ledger(
 ) -> GradingResult:
     """Grade every labeled run (newest attempt) of `ledger` that `judge` has not graded.
 
-    The run chain is verified first: a grade of a rewritten run would be meaningless.
-    Each grade is appended as soon as it is answered, so an interruption loses none.
+    Both chains are verified first: a grade of a rewritten run would be meaningless,
+    and a grade appended to a broken grades chain would hide the break. Each grade is
+    appended as soon as it is answered, so an interruption loses none.
     """
     ledger.verify()
+    verify_grades(ledger.path)
     hashes = store.run_hashes()
     done = store.graded(judge.key)
     result = GradingResult(judge.key)

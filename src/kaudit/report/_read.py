@@ -65,6 +65,9 @@ class Report:
         records: Rows in the whole chain.
         anchored_records: With an anchor, how many of them it pins; runs after are not
             counted.
+        grades: Grades in the ledger's grades chain.
+        anchored_grades: With an anchor, how many grades it pins; the judge tables count
+            only those.
     """
 
     ledger: Path
@@ -78,6 +81,13 @@ class Report:
     verified: bool = True
     records: int = 0
     anchored_records: int | None = None
+    grades: int = 0
+    anchored_grades: int | None = None
+
+    @property
+    def grade_anchor(self) -> tuple[int, int | None]:
+        """(grades, anchored grades), as `anchor_json` and the anchor note take them."""
+        return self.grades, self.anchored_grades
 
     @property
     def cells(self) -> tuple[CellRow, ...]:
@@ -149,7 +159,7 @@ class Report:
             | {"stopping_rules": self.stopping_rules}
             | ({"judges": [t.to_json() for t in self.judges]} if self.judges else {})
             | ({} if self.verified else {"verified": False})
-            | anchor_json(self.records, self.anchored_records)
+            | anchor_json(self.records, self.anchored_records, *self.grade_anchor)
             | ({"referee": self.referee.to_json()} if self.referee is not None else {})
         )
 
@@ -208,8 +218,9 @@ def read_report(
     A broken chain raises `LedgerError` naming the first bad record unless `verify` is
     False. With `head` (a head hex, `kaudit ledger head --json` output, its file, or an
     `Anchor`) the chain must still hold that anchor and records after it are not
-    counted; `pubkey` (a PEM file) must have signed it. Raises `KauditError` for a
-    missing file or a campaign the ledger does not hold.
+    counted; the grades chain must hold the grade it pins, and only grades up to it
+    reach the judge tables; `pubkey` (a PEM file) must have signed it. Raises
+    `KauditError` for a missing file or a campaign the ledger does not hold.
     """
     if not 0.0 < alpha < 1.0:
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
@@ -225,8 +236,9 @@ def read_report(
                 f"{path}: no campaign {campaign!r}; it holds {', '.join(read.campaigns)}"
             )
         runs = read.runs
-        # judge grades: their own chain, verified with the runs (same `verify`)
-        judges = tuple(judge_tables(runs, read_grades(path, verify=verify).grades, alpha))
+        # judge grades: their own chain, verified with the runs (same `verify`, same anchor)
+        grades = read_grades(path, verify=verify, anchor=anchor)
+        judges = tuple(judge_tables(runs, grades.counted, alpha))
         refereed = _refereed(
             store, [campaign] if campaign else list(read.campaigns), campaign, alpha
         )
@@ -242,6 +254,8 @@ def read_report(
         verified=verify,
         records=read.records,
         anchored_records=read.anchored_records,
+        grades=grades.count,
+        anchored_grades=grades.anchored,
     )
 
 
