@@ -92,6 +92,7 @@ def register(app: typer.Typer) -> None:
             f"judge {result.judge_key}: {result.graded} graded, {result.failed} failed "
             f"(recorded, never counted), {result.skipped} already graded; tokens "
             f"{result.input_tokens:,} in / {result.output_tokens:,} out, {result.retries} "
-            f"retries, judge cost ${result.cost_usd:,.4f}"
+            f"retries, judge cost ${result.cost_usd:,.4f}, judge time "
+            f"{result.model_ms / 1000:,.1f} s"
         )
         console.print(head_line(anchor))  # the anchor to keep: it pins the grades too

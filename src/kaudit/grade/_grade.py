@@ -35,6 +35,8 @@ class GradingResult:
     output_tokens: int = 0
     cost_usd: float = 0.0
     retries: int = 0
+    model_ms: float = 0.0
+    """Time spent in the judge's API over every call of this invocation (summed)."""
 
 
 def prompts_for(task: str, prompts: TaskPrompts) -> tuple[str, str]:
@@ -125,6 +127,7 @@ async def grade_ledger(
         result.output_tokens += grade.output_tokens
         result.cost_usd += grade.cost_usd
         result.retries += grade.retries
+        result.model_ms += grade.model_ms
         if on_grade is not None:
             on_grade(grade)
 
