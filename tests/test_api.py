@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import csv
 import importlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -33,13 +35,17 @@ def test_the_public_names_are_the_documented_few() -> None:
     """Fails if a name is added to (or lost from) the public surface unnoticed, or if a
     lazily imported name is not the function behind it."""
     assert kaudit.__all__ == [
-        "AuditHooks", "AuditResult", "Report", "audit", "compare", "decide", "read",
+        "AuditHooks", "AuditResult", "Report", "StatsReport", "audit", "compare", "decide",
+        "export", "read", "summarize", "validate",
     ]  # fmt: skip
     from kaudit.gate import gate_ledger
+    from kaudit.report import summarize_sources
 
     assert kaudit.decide is gate_ledger
-    importlib.import_module("kaudit.gate")  # setting kaudit.gate must not touch decide
-    assert kaudit.decide is gate_ledger
+    assert kaudit.summarize is summarize_sources
+    for room in ("kaudit.gate", "kaudit.stats"):  # a subpackage must not shadow a call
+        importlib.import_module(room)
+    assert (kaudit.decide, kaudit.summarize) == (gate_ledger, summarize_sources)
 
 
 def test_an_audit_inside_a_running_event_loop_runs(mini_suite: Suite, tmp_path: Path) -> None:
@@ -110,3 +116,63 @@ def test_bad_audit_input_names_what_is_wrong(mini_suite: Suite, tmp_path: Path) 
     with pytest.raises(SpecError, match="no_such_column"):
         kaudit.audit(mini_suite, ["reference"], k=1, ledger=ledger, identity=bad)
     assert not ledger.exists()
+
+
+def test_stats_prints_what_summarize_renders(
+    mini_suite: Suite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fails if `kaudit stats` and `kaudit.summarize` part ways: a line the CLI adds
+    itself (the fault exposure, the anytime caption), an option it passes differently
+    (k, the bootstrap seed), or JSON the library builds otherwise."""
+    ledger = tmp_path / "a.sqlite"
+    kaudit.audit(mini_suite, ["reference"], k=3, ledger=ledger, faults="fail_before_commit:0.5")
+    args = ["stats", str(ledger), "--bootstrap", "50", "--k", "1,2", "--seed", "7"]
+    printed = CliRunner().invoke(app, args)
+    assert printed.exit_code == 0, printed.output
+    pooled = kaudit.summarize([ledger], bootstrap=50, k=[1, 2], seed=7)
+    assert printed.stdout == pooled.to_text()
+    assert "fault fail_before_commit:" in printed.stdout
+    as_json = CliRunner().invoke(app, [*args, "--json"])
+    from kaudit.cli._common import print_json
+
+    print_json(pooled.to_json())
+    assert as_json.stdout == capsys.readouterr().out
+    assert json.loads(as_json.stdout)["exposure"]["faults"]
+
+
+def test_a_validation_miss_is_a_result_also_inside_an_event_loop(tmp_path: Path) -> None:
+    """Fails if `validate` raises on a miss (a notebook loses every other check), calls
+    `asyncio.run` on a thread that runs a loop, or reports otherwise than the CLI."""
+    fixture = Path(__file__).parent / "fixtures" / "mini_suite" / "close_account.yaml"
+    text = fixture.read_text().replace("    expected: open\n", "    expected: opened\n")
+    (tmp_path / "t.yaml").write_text(text)
+
+    async def notebook_cell() -> kaudit.harness.SuiteValidation:
+        return kaudit.validate(str(tmp_path), variants=False, lint=False)
+
+    checked = asyncio.run(notebook_cell())
+    oracle = checked.checks[0]
+    assert (oracle.script, oracle.passed, checked.failed) == ("oracle", False, 1)
+    assert checked.passed == len(checked.checks) - 1
+    args = ["validate", "--suite", str(tmp_path), "--no-variants", "--no-lint", "--json"]
+    printed = CliRunner().invoke(app, args)
+    assert printed.exit_code == 1
+    assert json.loads(printed.stdout) == checked.to_json()
+
+
+def test_export_writes_what_both_export_commands_print(mini_suite: Suite, tmp_path: Path) -> None:
+    """Fails if the library and the commands export differently (another row shape,
+    superseded attempts, records past the anchor) or miscount what went out."""
+    ledger = tmp_path / "a.sqlite"
+    first = kaudit.audit(mini_suite, ["reference"], k=2, ledger=ledger)
+    kaudit.audit(mini_suite, ["reference"], k=3, ledger=ledger, campaign="later")
+    rows = kaudit.export(ledger)
+    assert (rows.runs, rows.head.records, rows.records) == (5, 5, 5)
+    assert rows.text == CliRunner().invoke(app, ["export", str(ledger)]).stdout
+    records = kaudit.export(ledger, shape="records", campaign="later")
+    shown = CliRunner().invoke(app, ["ledger", "export", str(ledger), "--campaign", "later"])
+    assert (records.runs, records.text) == (3, shown.stdout)
+    anchored = kaudit.export(ledger, "csv", tmp_path / "runs.csv", head=first.head)
+    assert (anchored.runs, anchored.anchored_records, anchored.text) == (2, 2, None)
+    with (tmp_path / "runs.csv").open(newline="") as written:
+        assert [row["campaign"] for row in csv.DictReader(written)] == ["default"] * 2

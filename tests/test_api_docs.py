@@ -7,6 +7,7 @@ the README shows the page's first block and the lines it prints.
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import subprocess
@@ -32,8 +33,9 @@ def test_the_documented_notebook_audit_runs_and_prints_what_the_readme_shows(
 ) -> None:
     """Fails if an example stops running (a renamed call or argument, `kaudit.gate`
     shadowed by its subpackage), if the README's block drifts from docs/api.md's or grows
-    past 15 lines, if its output drifts from the lines shown, or if the resumed audit of
-    the hooks block records a run again (it must find every run in the ledger)."""
+    past 15 lines, if its output drifts from the lines shown, if the resumed audit of
+    the hooks block records a run again (it must find every run in the ledger), or if
+    the validate and export blocks stop proving the task or writing every run."""
     readme = (ROOT / "README.md").read_text()
     page = (ROOT / "docs" / "api.md").read_text()
     (code,) = fenced(readme, "python", "Use it from Python")
@@ -54,3 +56,12 @@ def test_the_documented_notebook_audit_runs_and_prints_what_the_readme_shows(
     assert "0 new runs; head 140 records" in printed
     assert printed[printed.index("0 new runs; head 140 records") + 1] == "True"
     assert (tmp_path / "report.html").stat().st_size > 0
+    assert "35 cells, k=1 miss rate" in " ".join(printed)
+    assert "4 passed, 0 failed" in printed
+    assert "140 runs exported; ledger head 140 records" in printed
+    limit = csv.field_size_limit(1 << 24)  # a row carries its whole transcript
+    try:
+        with (tmp_path / "runs.csv").open(newline="") as rows:
+            assert sum(1 for _ in csv.DictReader(rows)) == 140
+    finally:
+        csv.field_size_limit(limit)

@@ -4,12 +4,16 @@ The public API, what a notebook or a CI job imports:
 
     result = kaudit.audit("builtin", ["reference"], k=4, ledger="audit.sqlite")
     report = kaudit.read("audit.sqlite")           # or result.report()
+    pooled = kaudit.summarize(["audit.sqlite"])    # pass^k, safe^k, miss rates, ICC
     decision = kaudit.decide("audit.sqlite", "autonomous_write")
     watched = kaudit.compare("audit.sqlite", "events.jsonl", threshold=0.2)
+    kaudit.validate("builtin")                     # a suite against its own scripts
+    kaudit.export("audit.sqlite", "parquet", "runs.parquet")
 
-`decide` is the release gate and `compare` the deployment monitor; they are not named
-`gate` and `monitor` because those are the subpackages holding them. Each name is
-imported on first use, so `import kaudit` stays cheap for the CLI.
+`decide` is the release gate, `compare` the deployment monitor and `summarize` the
+pool statistics; they are not named `gate`, `monitor` and `stats` because those are
+the subpackages holding them. Each name is imported on first use, so `import kaudit`
+stays cheap for the CLI.
 """
 
 from __future__ import annotations
@@ -22,20 +26,39 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from kaudit._audit import AuditHooks, AuditResult, audit
     from kaudit.gate import gate_ledger as decide
+    from kaudit.harness import suite_validation as validate
+    from kaudit.ledger import export_ledger as export
     from kaudit.monitor import compare_events as compare
-    from kaudit.report import Report
+    from kaudit.report import Report, StatsReport
     from kaudit.report import read_report as read
+    from kaudit.report import summarize_sources as summarize
 
-__all__ = ["AuditHooks", "AuditResult", "Report", "audit", "compare", "decide", "read"]
+__all__ = [
+    "AuditHooks",
+    "AuditResult",
+    "Report",
+    "StatsReport",
+    "audit",
+    "compare",
+    "decide",
+    "export",
+    "read",
+    "summarize",
+    "validate",
+]
 
 _LAZY = {
     "AuditHooks": ("kaudit._audit", "AuditHooks"),
     "AuditResult": ("kaudit._audit", "AuditResult"),
     "audit": ("kaudit._audit", "audit"),
     "Report": ("kaudit.report", "Report"),
+    "StatsReport": ("kaudit.report", "StatsReport"),
     "read": ("kaudit.report", "read_report"),
+    "summarize": ("kaudit.report", "summarize_sources"),
     "decide": ("kaudit.gate", "gate_ledger"),
     "compare": ("kaudit.monitor", "compare_events"),
+    "validate": ("kaudit.harness", "suite_validation"),
+    "export": ("kaudit.ledger", "export_ledger"),
 }
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from kaudit._threads import outside_running_loop
 from kaudit.agents import Agent, build_agents
 from kaudit.errors import KauditError
 from kaudit.harness import (
@@ -162,8 +162,9 @@ def audit(
     watch.agents(built)
     _preflight(built, preflight, watch)
     chosen_executor = build_executor(executor, concurrency, built, ray_address)
-    return _in_own_thread_if_loop_runs(
-        lambda: _execute(plan, loaded, built, chosen, Path(ledger), chosen_executor, watch)
+    return outside_running_loop(
+        lambda: _execute(plan, loaded, built, chosen, Path(ledger), chosen_executor, watch),
+        name="kaudit-audit",
     )
 
 
@@ -232,30 +233,3 @@ def _execute(
         head=head,
         max_attempts=plan.max_attempts,
     )
-
-
-def _in_own_thread_if_loop_runs(work: Callable[[], AuditResult]) -> AuditResult:
-    """`work()` here, or on a thread of its own when this thread runs an event loop.
-
-    A notebook runs one, and `asyncio.run` refuses to start a second on its thread.
-    The ledger is opened on the thread that uses it (SQLite connections stay on one).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return work()
-    outcome: list[AuditResult] = []
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            outcome.append(work())
-        except BaseException as exc:  # handed to the caller's thread, raised there
-            failure.append(exc)
-
-    thread = threading.Thread(target=target, name="kaudit-audit")
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]
-    return outcome[0]

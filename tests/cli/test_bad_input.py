@@ -101,6 +101,11 @@ CASES: list[tuple[str, list[str], str]] = [
     ("stats-same-ledger-twice", ["stats", "{ledger}", "{ledger}"], "is given twice"),
     ("report-unknown-campaign", ["report", "{ledger}", "--campaign", "nope"], "no campaign"),
     (
+        "ledger-export-unknown-campaign",
+        ["ledger", "export", "{ledger}", "--campaign", "nope"],
+        "no campaign 'nope'",
+    ),
+    (
         "run-until-alpha",
         ["run", "--until", "damage", "--until-alpha", "2", "--ledger", "{tmp}/u.sqlite"],
         "--until-alpha must be in (0, 1)",

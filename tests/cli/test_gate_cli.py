@@ -26,7 +26,7 @@ def damaging(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def gate(ledger: Path, *args: str) -> tuple[int, dict[str, object]]:
     result = CliRunner().invoke(app, ["gate", str(ledger), *args, "--json"])
-    return result.exit_code, json.loads(result.output)
+    return result.exit_code, json.loads(result.stdout)
 
 
 def test_autonomous_write_is_denied_with_cells_and_bounds(damaging: Path) -> None:
@@ -74,14 +74,36 @@ def test_a_required_fault_scenario_never_run_denies(tmp_path: Path) -> None:
 
 
 def test_a_tampered_ledger_is_denied_whatever_it_holds(damaging: Path, tmp_path: Path) -> None:
-    """Fails if the gate reads records without verifying the hash chain first."""
+    """Fails if the gate reads records without verifying the hash chain first, or exits 3
+    (an ordinary denial) on evidence that failed its check instead of 2 (refused)."""
     copy = tmp_path / "t.sqlite"
     copy.write_bytes(damaging.read_bytes())
     with sqlite3.connect(copy) as conn:
         conn.execute("UPDATE runs SET record = replace(record, 'FAIL_DAMAGE', 'PASS')")
     code, out = gate(copy, "--authority", "propose")
-    assert code == 3 and out["reasons"][0]["ledger"] == "ledger"  # type: ignore[index]
+    assert code == 2 and out["decision"] == "deny"
+    assert out["reasons"][0]["ledger"] == "ledger"  # type: ignore[index]
     assert out["reasons"][0]["rule"] == "verified_ledger"  # type: ignore[index]
+
+
+def test_a_forged_second_model_is_refused_not_asked_to_choose(
+    damaging: Path, tmp_path: Path
+) -> None:
+    """Fails if the gate, on a chain broken by renaming one run's model, stops at "holds
+    models ...; choose one with --model" (a usage error) instead of refusing the ledger:
+    the model choice must not run before the evidence is known to be intact."""
+    copy = tmp_path / "t.sqlite"
+    copy.write_bytes(damaging.read_bytes())
+    with sqlite3.connect(copy) as conn:
+        conn.execute(
+            "UPDATE runs SET model = '1', record = replace(record, "
+            '\'"model":"simulated:reference"\', \'"model":"1"\') WHERE seq = 2'
+        )
+    for chosen in ([], ["--model", "1"], ["--model", "nobody"]):
+        result = CliRunner().invoke(app, ["gate", str(copy), "--authority", "propose", *chosen])
+        assert result.exit_code == 2, result.output
+        assert "choose one" not in result.output and "no runs of model" not in result.output
+        assert "record 2" in " ".join(result.stderr.split()), result.stderr
 
 
 def test_a_truncated_ledger_is_granted_without_its_anchor_and_denied_with_it(
@@ -100,7 +122,7 @@ def test_a_truncated_ledger_is_granted_without_its_anchor_and_denied_with_it(
     code, out = gate(copy, "--authority", "propose")
     assert (code, out["decision"]) == (0, "grant")
     code, out = gate(copy, "--authority", "propose", "--head", str(anchor))
-    assert (code, out["decision"]) == (3, "deny")
+    assert (code, out["decision"]) == (2, "deny")
     assert out["reasons"][0]["rule"] == "verified_ledger"  # type: ignore[index]
     code, out = gate(damaging, "--authority", "propose", "--head", str(anchor))
     assert (code, out["decision"]) == (0, "grant")

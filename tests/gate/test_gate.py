@@ -149,12 +149,15 @@ def test_boundary_attempts_and_probes() -> None:
 
 
 def test_an_unverified_ledger_or_an_absent_level_denies() -> None:
-    """Fails if a broken hash chain or a level the policy omits could be granted."""
+    """Fails if a broken hash chain or a level the policy omits could be granted, or if a
+    denial on intact evidence is reported as refused (which `kaudit gate` exits 2 on)."""
     records = [run(i) for i in range(3)]
     broken = decide(policy(min_k=0), "autonomous_write", Evidence(records, False, "chain broken"))
     assert broken.decision == "deny" and broken.reasons[0].to_json()["ledger"] == "ledger"
+    assert broken.refused == "chain broken"
     absent = decide(policy(min_k=0), "propose", Evidence(records, True))
     assert absent.decision == "deny" and absent.reasons[0].rule == "authority_in_policy"
+    assert absent.refused is None
 
 
 def test_the_default_policy_loads_and_orders_its_levels_by_strictness() -> None:

@@ -177,7 +177,9 @@ def test_report_stats_and_gate_refuse_what_verify_refuses(
             assert gate.exit_code in (0, 3), gate.output
             assert refused not in json.loads(gate.stdout)["reasons"]
             same_numbers_as_the_full_records(path, gate.stdout)
-        elif gate.exit_code == 3:
+        elif gate.stdout:  # refused (exit 2), the denial's first reason naming the problem
+            assert gate.exit_code == 2, gate.output
+            assert problem in " ".join(gate.stderr.split()), gate.output
             assert refused in json.loads(gate.stdout)["reasons"]
         else:  # the rows cannot even be read unverified: a record that is not a run record
             assert gate.exit_code == 2 and "record" in gate.output, gate.output

@@ -1,7 +1,8 @@
-"""The `--head` and `--pubkey` options every reader takes, and the note it prints.
+"""The `--head` and `--pubkey` options every reader takes, and the notes it prints.
 
-The anchor itself is read by `kaudit.ledger.reader_anchor`; here are the typer options
-and the line on stderr saying how many records the anchor pins.
+The anchor itself is read by `kaudit.ledger.reader_anchor`; here are the typer options,
+the line on stderr saying how many records the anchor pins, and the line saying how many
+served runs wait in the ledger's spool (finished, so not lost, but not yet counted).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Annotated
 import typer
 
 from kaudit.cli._common import err_console
+from kaudit.cli._plural import counted
+from kaudit.ledger import pending_spool, spool_dir
 
 HeadOpt = Annotated[
     str | None,
@@ -58,3 +61,21 @@ def note_anchor(
     for line in lines:
         if line is not None and not as_json:
             err_console.print(line, highlight=False, soft_wrap=True, markup=False)
+
+
+def note_spool(ledger: Path) -> None:
+    """Say on stderr how many served runs wait in the spool and are not in the figures.
+
+    Printed with `--json` too: the document is the chain's, and a waiting run is not in
+    it, but whoever reads the figures should know one is on its way.
+    """
+    waiting = pending_spool(ledger)
+    if waiting:
+        err_console.print(
+            f"note: {counted(waiting, 'served run')} {'waits' if waiting == 1 else 'wait'} in "
+            f"{spool_dir(ledger)}/, not counted yet; `kaudit ledger drain {ledger}` "
+            "appends them",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
@@ -29,14 +28,7 @@ def print_budgets(
     plans, checked = ledger_budgets(ledger, p, detect, tasks, concurrency, anchor)
     note_anchor(checked.records, checked.anchored_records, as_json)
     if as_json:
-        print_json(
-            [
-                {"costs": asdict(b.costs), "p": b.p, "detect": b.detect, "tasks": b.tasks,
-                 "runs_per_task": b.runs_per_task, "runs": b.runs, "dollars": b.dollars,
-                 "tokens": b.tokens, "seconds": b.seconds, "concurrency": b.concurrency}
-                for b in plans
-            ]
-        )  # fmt: skip
+        print_json([b.to_json() for b in plans])
         return
     console = Console(highlight=False)
     for plan in plans:

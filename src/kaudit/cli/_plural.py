@@ -1,9 +1,5 @@
-"""Counts with the noun in the right number ("1 run", "2 runs"), thousands separated."""
+"""`counted` for the command modules; it lives beside the library that also words counts."""
 
-from __future__ import annotations
+from kaudit._plural import counted
 
-
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """`n` and `noun`, plural unless `n` is exactly one; `plural` for irregular nouns."""
-    word = noun if n == 1 else (plural or f"{noun}s")
-    return f"{n:,} {word}"
+__all__ = ["counted"]

@@ -53,3 +53,12 @@ def print_tables(tables: Sequence[TextTable], console: Console) -> None:
             title, body = to_text([table], width=console.width).split("\n", 1)
             console.print(title, markup=False, highlight=False)
             console.print(body, end="", markup=False, highlight=False, soft_wrap=True)
+
+
+def print_blocks(blocks: Sequence[str | Sequence[TextTable]], console: Console) -> None:
+    """A report's blocks in order: each line as it is, each group of tables as above."""
+    for block in blocks:
+        if isinstance(block, str):
+            console.print(block, soft_wrap=True, markup=False)
+        else:
+            print_tables(block, console)

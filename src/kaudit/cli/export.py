@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
+from kaudit import export as export_ledger
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import err_console, guarded, head_line
 from kaudit.cli._plural import counted
-from kaudit.ledger import Ledger, RunRecord, reader_anchor, walk_chain, write_export
 
 
 def register(app: typer.Typer) -> None:
@@ -42,26 +41,17 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit export audit.sqlite --to parquet --out runs.parquet
         """
-        written = [0]
-
-        def counting(records: Iterable[RunRecord]) -> Iterator[RunRecord]:
-            for record in records:
-                written[0] += 1
-                yield record
-
-        anchor = reader_anchor(head, pubkey, no_verify)
-        with Ledger(ledger, readonly=True) as store:
-            store.require_campaign(campaign)
-            checked = None if no_verify else walk_chain(store, anchor)
-            upto = None if checked is None else checked.anchored_records
-            write_export(counting(store.records(campaign, upto=upto)), to, out, sys.stdout)
-            head_now = store.head()
-        if checked is not None:
-            note_anchor(checked.records, checked.anchored_records)
+        done = export_ledger(
+            ledger, to, out, stream=sys.stdout, campaign=campaign, verify=not no_verify,
+            head=head, pubkey=pubkey,
+        )  # fmt: skip
+        if done.verified:
+            note_anchor(done.records, done.anchored_records)
+        note_spool(ledger)
         where = "stdout" if out is None else str(out)
         err_console.print(
-            f"wrote {counted(written[0], 'run')} as {to} to {where}",
+            f"wrote {counted(done.runs, 'run')} as {to} to {where}",
             highlight=False,
             soft_wrap=True,
         )
-        err_console.print(head_line(head_now), highlight=False, soft_wrap=True)
+        err_console.print(head_line(done.head), highlight=False, soft_wrap=True)

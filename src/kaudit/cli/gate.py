@@ -10,13 +10,14 @@ import typer
 from rich.console import Console
 
 from kaudit import decide
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
-from kaudit.cli._common import guarded, print_json
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
+from kaudit.cli._common import guarded, print_error, print_json
 from kaudit.cli._gate_text import render
 from kaudit.gate import GatePolicy
 from kaudit.ledger import anchor_json
 
 DENY_EXIT = 3
+REFUSED_EXIT = 2
 
 
 class AuthorityLevel(StrEnum):
@@ -48,6 +49,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Verify the ledger, then grant (exit 0) or deny (exit 3) an authority level.
 
+        A ledger that fails its check (a broken chain, a failed --head or --pubkey) is
+        denied with the check's message as the first reason, and the exit code is 2,
+        as for every reader that refuses a ledger.
+
         The policy names per level the runs per cell, damage bounds, fault scenarios and
         boundary probes needed; a suite task never run, or a required scenario run fewer
         times than its minimum, is untested and denies. Sequentially stopped cells get the
@@ -66,6 +71,7 @@ def register(app: typer.Typer) -> None:
             pubkey=pubkey,
         )
         note_anchor(result.chain_records, result.anchored_records, as_json)
+        note_spool(ledger)
         if as_json:
             print_json(
                 result.to_json() | anchor_json(result.chain_records, result.anchored_records)
@@ -74,6 +80,9 @@ def register(app: typer.Typer) -> None:
             console = Console(highlight=False, soft_wrap=True)
             for line in render(result):
                 console.print(line, markup=False)
+        if result.refused is not None:
+            print_error(f"{ledger}: {result.refused}")
+            raise typer.Exit(REFUSED_EXIT)
         if result.decision == "deny":
             raise typer.Exit(DENY_EXIT)
 

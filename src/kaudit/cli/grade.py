@@ -10,15 +10,9 @@ import typer
 from rich.console import Console
 
 from kaudit.cli._common import guarded, head_line
-from kaudit.grade import RUBRIC, Judge, TaskPrompts, grade_ledger, judge_config, load_rubric
+from kaudit.grade import RUBRIC, Judge, grade_ledger, judge_config, load_rubric
 from kaudit.ledger import GradeRecord, GradeStore, Ledger
-from kaudit.suites import load_suite
-
-
-def suite_prompts(suite: str) -> TaskPrompts:
-    """(system prompt, prompt) of every task in the suite, read without seeding a world."""
-    loaded = load_suite(suite, check=False)
-    return {task.id: (task.system_prompt, task.prompt) for task in loaded.tasks.values()}
+from kaudit.suites import task_prompts
 
 
 def register(app: typer.Typer) -> None:
@@ -68,7 +62,7 @@ def register(app: typer.Typer) -> None:
         )
         chosen = load_rubric(rubric) if rubric is not None else RUBRIC
         grader = Judge(config, chosen)
-        prompts = suite_prompts(suite)
+        prompts = task_prompts(suite)
         console = Console(stderr=True, highlight=False, soft_wrap=True)
 
         def shown(record: GradeRecord) -> None:

@@ -10,13 +10,15 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import err_console, guarded, head_line, print_json
+from kaudit.cli._plural import counted
 from kaudit.errors import KauditError
 from kaudit.ledger import (
     IMPORTED,
     Ledger,
-    export_records,
+    drain_ledger,
+    export_ledger,
     generate_keypair,
     import_files,
     ledger_head,
@@ -24,7 +26,6 @@ from kaudit.ledger import (
     reader_anchor,
     sign_anchor,
     verify_ledger,
-    walk_chain,
 )
 
 LedgerArg = Annotated[Path, typer.Argument(help="Ledger file.", dir_okay=False)]
@@ -49,6 +50,7 @@ def register(app: typer.Typer) -> None:
     group.command("import")(guarded(import_))
     group.command("export")(guarded(export))
     group.command("migrate")(guarded(migrate))
+    group.command("drain")(guarded(drain))
 
 
 def verify(
@@ -75,6 +77,7 @@ def verify(
     grades = f"; {report.grades} grades, grade chain intact" if report.grades else ""
     Console(highlight=False).print(f"{report.records} records, hash chain intact{checked}{grades}")
     note_anchor(report.records, report.anchored_records, grades=report.grade_anchor)
+    note_spool(ledger)
 
 
 def head(
@@ -169,16 +172,14 @@ def export(
 
     Example: kaudit ledger export audit.sqlite --format csv > runs.csv
     """
-    anchor = reader_anchor(head, pubkey, no_verify)
-    with Ledger(ledger, readonly=True) as store:
-        checked = None if no_verify else walk_chain(store, anchor)
-        upto = None if checked is None else checked.anchored_records
-        records = store.records(campaign, all_attempts=all_attempts, upto=upto)
-        sys.stdout.write(export_records(records, fmt.value))
-        current = store.head()
-    if checked is not None:
-        note_anchor(checked.records, checked.anchored_records)
-    err_console.print(head_line(current), highlight=False, soft_wrap=True)
+    done = export_ledger(
+        ledger, fmt.value, stream=sys.stdout, shape="records", campaign=campaign,
+        all_attempts=all_attempts, verify=not no_verify, head=head, pubkey=pubkey,
+    )  # fmt: skip
+    if done.verified:
+        note_anchor(done.records, done.anchored_records)
+    note_spool(ledger)
+    err_console.print(head_line(done.head), highlight=False, soft_wrap=True)
 
 
 def migrate(ledger: LedgerArg) -> None:
@@ -189,3 +190,21 @@ def migrate(ledger: LedgerArg) -> None:
     upgraded = migrate_ledger(ledger)
     state = "upgraded to the current format" if upgraded else "already in the current format"
     Console(highlight=False).print(f"{ledger}: {state}")
+
+
+def drain(ledger: LedgerArg) -> None:
+    """Append the served runs waiting in LEDGER.spool/ (their ledger was held when they ended).
+
+    `kaudit mcp serve` and `kaudit run` do this whenever they hold the ledger; this is for
+    a spool nothing else will drain soon. An entry the ledger refuses (its campaign pins
+    other facts, a damaged file) stays in the spool and is named; exit 2 then.
+
+    Example: kaudit ledger drain audit.sqlite
+    """
+    drained = drain_ledger(ledger)
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"{counted(len(drained.appended), 'served run')} appended -> {ledger}")
+    for kept in drained.kept:
+        err_console.print(f"error: {kept}", highlight=False, soft_wrap=True, markup=False)
+    if drained.kept:
+        raise typer.Exit(2)

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from kaudit import compare
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json
 from kaudit.errors import KauditError
 from kaudit.ledger import anchor_json
@@ -135,6 +135,7 @@ def monitor(
         on_cell=_StatusChanges() if follow else None,
     )
     note_anchor(report.audit_records, report.anchored_records, as_json)
+    note_spool(audit)
     if as_json:
         print_json(report.to_json() | anchor_json(report.audit_records, report.anchored_records))
     else:

@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json, split_csv
-from kaudit.cli._tables import print_tables
+from kaudit.cli._tables import print_blocks
 from kaudit.errors import KauditError
 
 
@@ -59,12 +59,8 @@ def register(app: typer.Typer) -> None:
         if html is not None:
             built.write_html(html, split_csv(model_order))
         note_anchor(built.records, built.anchored_records, as_json, built.grade_anchor)
+        note_spool(ledger)
         if as_json:
             print_json(built.to_json())
             return
-        console = Console(highlight=False)
-        for block in built.blocks(html):
-            if isinstance(block, str):
-                console.print(block, soft_wrap=True, markup=False)
-            else:
-                print_tables(block, console)
+        print_blocks(built.blocks(html), Console(highlight=False))

@@ -25,6 +25,7 @@ from kaudit import AuditHooks, AuditResult, audit
 from kaudit.cli._common import guarded, head_line, split_csv
 from kaudit.cli._options import FaultsOpt, IdentityOpt, SubstrateOpt, SuiteOpt
 from kaudit.cli._plural import counted
+from kaudit.ledger import spool_dir
 from kaudit.report import Compat
 from kaudit.substrate import DEFAULT_SUBSTRATE
 
@@ -167,6 +168,12 @@ def summary(result: CampaignResult, ledger: Path) -> list[str]:
             f"{result.output_tokens:,}; model cost ${result.cost_usd:,.4f}; damage "
             f"${result.damage_dollars:,.2f}"
         )
+    if result.served_appended:
+        lines.append(
+            f"{counted(result.served_appended, 'served run')} from {spool_dir(ledger)} "
+            "appended (they finished while this campaign held the ledger)"
+        )
+    lines += [f"warning: {kept}" for kept in result.served_kept]
     return lines
 
 

@@ -10,37 +10,20 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor
+from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json, split_csv
-from kaudit.cli._plural import counted
-from kaudit.cli._tables import print_tables
+from kaudit.cli._tables import print_blocks
 from kaudit.errors import KauditError
-from kaudit.ledger import anchor_json, reader_anchor
-from kaudit.report import (
-    Compat,
-    ExposureSummary,
-    LedgerFormat,
-    TextTable,
-    default_compat,
-    distinct_sources,
-    ledger_judges,
-    load_cells,
-    pool_sources,
-    read_kaudit_sources,
-)
+from kaudit.ledger import reader_anchor
+from kaudit.report import Compat, LedgerFormat, load_cells, pool_sources
 from kaudit.stats import (
-    CellStats,
     ClaimResult,
-    PoolEstimate,
-    StatsSummary,
     analyze,
     freeze_prereg,
     load_frozen_prereg,
-    merge_tallies,
     plan_cells,
     prereg_lock_path,
     runs_to_detect,
-    summarize,
 )
 
 FormatOpt = Annotated[LedgerFormat, typer.Option("--format", help="Ledger format.")]
@@ -71,90 +54,6 @@ def _k_values(text: str) -> list[int]:
 
 def _num(value: float | None, digits: int = 3) -> str:
     return "—" if value is None or value != value else f"{value:.{digits}f}"
-
-
-def render_summary(summary: StatsSummary) -> list[TextTable]:
-    """The summary as plain tables: cells, pool estimates, overdispersion."""
-    level = round((1 - summary.alpha) * 100)
-    headers = ("model", "task", "n", "damage", "upper", "success", "p̂", f"{level}% CI",
-               "stoch.", "miss k=1")  # fmt: skip
-    rows = tuple(
-        (c.tally.model, c.tally.task, str(c.tally.n), str(c.tally.damage),
-         str(c.tally.damage_upper), str(c.tally.success), _num(c.phat),
-         f"[{_num(c.ci_low, 4)}, {_num(c.ci_high, 4)}]{_mark(c)}",
-         "yes" if c.stochastic else "", _num(c.miss_k1))
-        for c in summary.cells
-    )  # fmt: skip
-    cells = TextTable(counted(len(summary.cells), "cell"), headers, rows, left=2)
-    remarks = "".join(f"; {r}" for r in (summary.pool_note, *summary.caveats) if r)
-    groups: tuple[tuple[str, tuple[PoolEstimate, ...]], ...] = (
-        ("safe^k", summary.safe_k),
-        ("safe^k (upper labels)", summary.safe_k_upper),
-        ("pass^k", summary.pass_k),
-        ("pass@k", summary.pass_at_k),
-    )
-    if summary.fixed_prefix is not None:
-        first = f" (first {summary.fixed_prefix_runs} runs of stopped cells)"
-        groups += (
-            ("safe^k" + first, summary.fixed_prefix.safe_k),
-            ("pass^k" + first, summary.fixed_prefix.pass_k),
-        )
-    pool_rows = tuple(
-        (name, str(e.k), _num(e.mean), f"[{_num(e.ci_low)}, {_num(e.ci_high)}]", str(e.cells))
-        for name, estimates in groups
-        for e in estimates
-    )
-    pool = TextTable(
-        f"pool estimates (CI: {summary.pool_interval}){remarks}",
-        ("estimator", "k", "mean", f"{level}% CI", "cells"),
-        pool_rows,
-    )
-    return [cells, pool, _render_dispersion(summary)]
-
-
-def anytime_caption(summary: StatsSummary) -> str | None:
-    """The note under the cells table when a cell shows an anytime-valid interval."""
-    anytime = sorted({c.interval for c in summary.cells if _mark(c)})
-    if not anytime:
-        return None
-    return f"† sequentially stopped cell: anytime-valid interval ({anytime[0]}), not a fixed-n one"
-
-
-def _mark(cell: CellStats) -> str:
-    return "†" if cell.interval not in ("clopper-pearson", "wilson") else ""
-
-
-def _render_dispersion(summary: StatsSummary) -> TextTable:
-    m, mle, miss = summary.moments, summary.mle, summary.miss
-    fails = summary.always_fail
-    ci = mle.icc_ci
-    rows = (
-        ("damage-producing pairs", str(miss.pairs)),
-        ("k=1 miss rate, pair-weighted", _num(miss.pair)),
-        ("k=1 miss rate, event-weighted", _num(miss.event)),
-        ("share of damage in stochastic cells", _num(summary.stochastic_share)),
-        ("ICC, moments with mean n̄ (AgentRelBench) (raw)", f"{_num(m.icc)} ({_num(m.icc_raw)})"),
-        ("ICC, one-way ANOVA, unequal n (Fleiss)", _num(summary.anova_icc)),
-        ("homogeneity chi-square p", _num(m.overdispersion_p, 4)),
-        ("moments LR p (published)", _num(m.lr_p, 4)),
-        ("ICC, maximum likelihood", _num(mle.icc)),
-        ("ICC profile interval", "—" if ci is None else f"[{_num(ci[0])}, {_num(ci[1])}]"),
-        ("LR test p (rho = 0)", _num(mle.lr_p, 4)),
-        ("always-fail cells (upper limit)", f"{fails.observed} ({_num(fails.upper)})"),
-    )
-    return TextTable("audit miss rate and overdispersion", ("measure", "value"), rows)
-
-
-def exposure_lines(exposure: ExposureSummary) -> list[str]:
-    """Faults injected (with the outcomes of the runs that hit each) and boundary attempts."""
-    lines = []
-    for kind, count in exposure.faults.items():
-        outcomes = exposure.fault_outcomes.get(kind, {})
-        mix = ", ".join(f"{n:,} {outcome}" for outcome, n in outcomes.items())
-        lines.append(f"fault {kind}: {count:,} injected; runs that hit it: {mix}")
-    if exposure.boundary_attempts:
-        lines.append(f"{counted(exposure.boundary_attempts, 'boundary attempt')} refused")
-    return lines
 
 
 def render_claims(results: Sequence[ClaimResult]) -> Table:
@@ -221,56 +120,22 @@ def stats(
 
     Example: kaudit stats --format agentrelbench --model-file llama-3.1-8b=verdicts.jsonl --json
     """
-    _check_level(alpha, "--alpha")
-    distinct_sources(ledgers or [])
-    anchor = reader_anchor(head, pubkey, no_verify)
-    if anchor is not None and fmt != LedgerFormat.kaudit:
-        raise KauditError("--head anchors a kaudit ledger, not --format agentrelbench files")
-    kaudit = (
-        read_kaudit_sources(ledgers or [], not no_verify, anchor)
-        if fmt == LedgerFormat.kaudit
-        else None
-    )
-    cells = load_cells(
-        ledgers or [], model_file or [], fmt, kaudit_cells=None if kaudit is None else kaudit.cells
-    )
-    ks = _k_values(k)
-    chosen = compat or default_compat(fmt, model_file or [])
-    summary = summarize(
-        cells, alpha=alpha, eps=eps, k_values=ks, bootstrap=bootstrap, seed=seed,
-        interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
-        sequential=frozenset() if kaudit is None else kaudit.sequential,
-        compat="agentrelbench" if chosen == Compat.agentrelbench else "kaudit",
-        fixed_prefix=None if kaudit is None or kaudit.prefix is None
-        else merge_tallies(kaudit.prefix),
-        fixed_prefix_runs=None if kaudit is None else kaudit.prefix_runs,
-    )  # fmt: skip
-    exposure = None if kaudit is None else kaudit.exposure
-    judged = ledger_judges(ledgers or [], alpha, not no_verify, anchor) if kaudit else None
-    tables = [] if judged is None else judged.tables
-    if as_json:
-        unverified = {"verified": False} if no_verify else {}
-        exposed = {"exposure": exposure.to_json()} if exposure else {}
-        grade_anchor = (0, None) if judged is None else judged.grade_anchor
-        anchored = {} if kaudit is None else anchor_json(*kaudit.anchored, *grade_anchor)
-        graded = {"judges": [t.to_json() for t in tables]} if tables else {}
-        print_json(summary.to_json() | exposed | graded | unverified | anchored)
-        return
-    console = Console(highlight=False, soft_wrap=True)
-    if kaudit is not None:
-        note_anchor(*kaudit.anchored, grades=(0, None) if judged is None else judged.grade_anchor)
-    if no_verify:
-        console.print("note: --no-verify: the ledgers' hash chains were not checked")
-    print_tables(render_summary(summary), console)
-    caption = anytime_caption(summary)
-    for line in ([caption] if caption else []) + (exposure_lines(exposure) if exposure else []):
-        console.print(line, markup=False)
-    if judged is not None and tables:
-        from kaudit.report import judge_text_tables, rbm_lines
+    from kaudit import summarize
 
-        print_tables(judge_text_tables(tables, judged.runs, alpha), console)
-        for line in rbm_lines(tables):
-            console.print(line, markup=False)
+    built = summarize(
+        ledgers or [], model_files=model_file or [], fmt=fmt, alpha=alpha, eps=eps,
+        k=_k_values(k), bootstrap=bootstrap, seed=seed,
+        interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
+        compat=compat, verify=not no_verify, head=head, pubkey=pubkey,
+    )  # fmt: skip
+    note_anchor(built.records, built.anchored_records, as_json, built.grade_anchor)
+    if fmt == LedgerFormat.kaudit:
+        for path in ledgers or []:
+            note_spool(Path(path))
+    if as_json:
+        print_json(built.to_json())
+        return
+    print_blocks(built.blocks(), Console(highlight=False, soft_wrap=True))
 
 
 def plan(

@@ -13,24 +13,7 @@ from kaudit.cli._plural import counted
 from kaudit.cli._tables import print_tables
 from kaudit.report import TextTable
 from kaudit.spec import Task
-from kaudit.suites import load_suite
-
-
-def task_summary(task: Task) -> dict[str, Any]:
-    """The `tasks list --json` entry of one task."""
-    return {
-        "id": task.id,
-        "vertical": task.vertical,
-        "irreversibility": task.irreversibility,
-        "priced": task.priced,
-        "lever": task.lever,
-        "tools": list(task.tools),
-        "counterexamples": [
-            {"name": s.name, "expected_outcome": s.expected.outcome} for s in task.counterexamples
-        ],
-        "faults": [rule.model_dump(mode="json", exclude_none=True) for rule in task.faults],
-        "identity": task.identity.role if task.identity else None,
-    }
+from kaudit.suites import load_suite, task_summaries
 
 
 def register(app: typer.Typer) -> None:
@@ -61,8 +44,8 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit tasks list --suite builtin --json
         """
-        loaded = load_suite(suite).with_variants() if variants else load_suite(suite)
-        rows = [task_summary(task) for task in loaded.tasks.values()]
+        loaded = load_suite(suite)
+        rows = task_summaries(loaded, variants=variants)
         if as_json:
             print_json(rows)
             return

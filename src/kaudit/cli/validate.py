@@ -2,45 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
+import kaudit
 from kaudit.cli._common import guarded, print_json, split_csv
-from kaudit.harness import VALIDATE_CAMPAIGN, ScriptCheck, lint_suite, validate_suite
+from kaudit.harness import SuiteValidation
 from kaudit.substrate import DEFAULT_SUBSTRATE
-from kaudit.suites import VARIANT_SUFFIX, LintFinding, load_suite
 
 
-def _as_json(
-    checks: list[ScriptCheck], findings: list[LintFinding], passed: int, failed: int
-) -> dict[str, Any]:
-    return {
-        "passed": passed,
-        "failed": failed,
-        "checks": [
-            {
-                "task": c.task,
-                "script": c.script,
-                "expected": c.expected.model_dump(exclude_none=True),
-                "outcome": c.outcome,
-                "sub_label": c.sub_label,
-                "mismatches": list(c.mismatches),
-                "evidence": list(c.evidence),
-            }
-            for c in checks
-        ],
-        "lint": [{"task": f.task, "rule": f.rule, "message": f.message} for f in findings],
-    }
-
-
-def _render(
-    checks: list[ScriptCheck], findings: list[LintFinding], passed: int, failed: int
-) -> None:
+def _render(result: SuiteValidation) -> None:
     console = Console(highlight=False, soft_wrap=True)
-    for check in checks:
+    for check in result.checks:
         mark = "[green]ok[/green]  " if check.passed else "[red]FAIL[/red]"
         label = f"{check.outcome}" + (f"({check.sub_label})" if check.sub_label else "")
         console.print(f"{mark} {check.task} :: {check.script} -> {label}")
@@ -48,9 +23,9 @@ def _render(
             console.print(f"       {problem}")
         for line in check.evidence:
             console.print(f"         {line}", markup=False)
-    for finding in findings:
+    for finding in result.findings:
         console.print(f"[red]LINT[/red] {finding.task} :: {finding.rule}: {finding.message}")
-    console.print(f"{passed} passed, {failed} failed")
+    console.print(f"{result.passed} passed, {result.failed} failed")
 
 
 def register(app: typer.Typer) -> None:
@@ -83,23 +58,12 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit validate --suite builtin
         """
-        loaded = load_suite(suite, substrate)
-        if variants:
-            loaded = loaded.with_variants()
-        wanted = split_csv(tasks)
-        if wanted is not None and variants:
-            wanted += [
-                v for v in loaded.tasks if v.split(VARIANT_SUFFIX)[0] in wanted and v not in wanted
-            ]
-        chosen = loaded.select(wanted)
-        loaded.reclaim(VALIDATE_CAMPAIGN, chosen)  # also proves the substrate is reachable
-        checks = asyncio.run(validate_suite(loaded, chosen))
-        findings = lint_suite(loaded, chosen) if lint else []
-        passed = sum(check.passed for check in checks)
-        failed = len(checks) - passed + len(findings)
+        result = kaudit.validate(
+            suite, tasks=split_csv(tasks), lint=lint, variants=variants, substrate=substrate
+        )
         if as_json:
-            print_json(_as_json(checks, findings, passed, failed))
+            print_json(result.to_json())
         else:
-            _render(checks, findings, passed, failed)
-        if failed:
+            _render(result)
+        if result.failed:
             raise typer.Exit(1)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kaudit.errors import LedgerError
 from kaudit.gate._gate import Evidence
-from kaudit.ledger import Anchor, Ledger, RunSummary, read_runs
+from kaudit.ledger import Anchor, Ledger, RunSummary, read_runs, suite_tasks_digest
 from kaudit.ledger._sign import load_public_key
 from kaudit.ledger._verify import check_anchor_signature
 from kaudit.report import cells_of_campaigns, sequential_campaigns
@@ -50,9 +50,17 @@ def ledger_evidence(
         except LedgerError as exc:
             verified, error = False, str(exc)
             read = read_runs(ledger, campaign, verify=False)
-        names = [campaign] if campaign is not None else ledger.campaigns()
-        collected = _collection(ledger, names)
-    chosen = _of_model(path, read.runs, model)
+        # Campaigns named by chained runs too: deleting a campaign row must not hide one.
+        names = [campaign] if campaign is not None else _campaigns(ledger, read.runs)
+        collected = _collection(ledger, names, read.runs)
+    if collected.forged is not None and verified:
+        verified, error = False, collected.forged
+    # Evidence that failed its check is refused whatever it holds: asking to choose among
+    # models a forger may have named would hide the refusal behind a usage error.
+    if verified:
+        chosen = _of_model(path, read.runs, model)
+    else:
+        chosen = [run for run in read.runs if model is None or run.model == model]
     return Evidence(
         records=chosen,
         verified=verified,
@@ -69,16 +77,38 @@ def ledger_evidence(
 class _Collected:
     suite_tasks: frozenset[str] | None
     suite_size: int | None
+    forged: str | None = None
+    """Why a manifest's task list cannot be trusted: it is not the one its runs chained."""
 
 
-def _collection(ledger: Ledger, names: Sequence[str]) -> _Collected:
-    """The suite tasks the campaigns drew from: their ids, or only their count, or nothing."""
+def _collection(ledger: Ledger, names: Sequence[str], runs: Sequence[RunSummary]) -> _Collected:
+    """The suite tasks the campaigns drew from: their ids, or only their count, or nothing.
+
+    The ids come from each campaign's manifest, which is outside the hash chain; each
+    run record chains their digest (`suite_tasks_digest`), so a manifest whose list
+    does not hash to what its campaign's runs recorded was edited, and the evidence
+    fails its check. Campaigns recorded before the digest existed are read as before.
+    """
+    chained: dict[str, set[str]] = {}
+    for run in runs:
+        if run.suite_tasks_digest is not None:
+            chained.setdefault(run.campaign, set()).add(run.suite_tasks_digest)
     tasks: set[str] = set()
     size = 0
     named = counted = False
     for name in names:
         manifest = ledger.manifest(name) or {}
         listed = manifest.get("suite_tasks")
+        recorded = chained.get(name)
+        if recorded and (
+            not isinstance(listed, list) or suite_tasks_digest(map(str, listed)) not in recorded
+        ):
+            return _Collected(
+                None,
+                None,
+                f"campaign {name!r}: its manifest's suite task list is not the one its runs "
+                "recorded (their chained suite_tasks_digest); the manifest was edited",
+            )
         if isinstance(listed, list):
             tasks |= {str(task) for task in listed}
             named = True
@@ -89,6 +119,10 @@ def _collection(ledger: Ledger, names: Sequence[str]) -> _Collected:
     if named:
         return _Collected(frozenset(tasks), None)
     return _Collected(None, size if counted else None)
+
+
+def _campaigns(ledger: Ledger, runs: Sequence[RunSummary]) -> list[str]:
+    return sorted(set(ledger.campaigns()) | {run.campaign for run in runs})
 
 
 def _of_model(path: Path, runs: tuple[RunSummary, ...], model: str | None) -> list[RunSummary]:

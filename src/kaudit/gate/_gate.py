@@ -152,6 +152,19 @@ class GateResult:
     chain_records: int = 0
     anchored_records: int | None = None
 
+    @property
+    def refused(self) -> str | None:
+        """Why the evidence failed its check (the first bad record named), or None.
+
+        A decision on a broken chain or anchor is a denial, but it is also a refusal to
+        read: `kaudit gate` exits 2 on it, as every other reader does, so a pipeline that
+        tells "the evidence was forged" from "the evidence is insufficient" can.
+        """
+        for reason in self.reasons:
+            if reason.rule == "verified_ledger":
+                return str(reason.observed)
+        return None
+
     def to_json(self) -> dict[str, Any]:
         """The `kaudit gate --json` document."""
         return {

@@ -46,9 +46,11 @@ from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
 from kaudit.harness._validate import (
     VALIDATE_CAMPAIGN,
     ScriptCheck,
+    SuiteValidation,
     check_script,
     lint_suite,
     mismatches,
+    suite_validation,
     validate_suite,
 )
 
@@ -78,6 +80,7 @@ __all__ = [
     "RunWork",
     "ScriptCheck",
     "StoppingRule",
+    "SuiteValidation",
     "Transcript",
     "build_executor",
     "build_gateway",
@@ -101,5 +104,6 @@ __all__ = [
     "run_pipeline",
     "run_seed",
     "seed",
+    "suite_validation",
     "validate_suite",
 ]

@@ -21,7 +21,7 @@ from kaudit.harness._manifest import build_manifest, finish_manifest
 from kaudit.harness._run import RunRequest, RunResult, invalid_result, run_pipeline
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
-from kaudit.ledger import IMPORTED, Ledger, RunKey, RunRecord
+from kaudit.ledger import IMPORTED, Ledger, RunKey, RunRecord, drain_spool, suite_tasks_digest
 from kaudit.spec import FaultRule, Identity, Task
 from kaudit.suites import Suite
 
@@ -91,6 +91,8 @@ class CampaignResult:
     damage_dollars: float = 0.0
     faults: int = 0
     boundary_attempts: int = 0
+    served_appended: int = 0
+    served_kept: tuple[str, ...] = ()
 
     def add(self, record: RunRecord) -> None:
         """Count one recorded run."""
@@ -189,6 +191,7 @@ class RunWork:
     identity: Identity | None = None
     stopping_rule: dict[str, Any] | None = None
     digests: dict[str, str] = field(init=False, default_factory=dict)
+    suite_tasks: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
         # Each record names the task version it ran; computed once, not per run.
@@ -196,6 +199,7 @@ class RunWork:
             task_id: run_digest(task, self.faults, self.identity)
             for task_id, task in self.tasks.items()
         }
+        self.suite_tasks = suite_tasks_digest(self.suite.tasks)
 
     def request(self, job: RunJob, restarted: int) -> RunRequest:
         """The run request for an admitted job: everything its record takes from the campaign.
@@ -217,6 +221,7 @@ class RunWork:
             task_digest=self.digests[job.task],
             world_digest=self.suite.substrate(task).template_digest,
             stopping_rule=self.stopping_rule,
+            suite_tasks_digest=self.suite_tasks,
         )
 
     async def __call__(self, job: RunJob, restarted: int) -> RunResult:
@@ -304,12 +309,18 @@ async def run_campaign(
     `on_plan` sees the counts before the first run, `on_result` each record as it lands,
     `on_stop` each run the stopping rule left out. Agents' connections are closed at the end.
     The ledger's writer lock is held throughout: a second process on the same ledger
-    fails at once instead of racing for the same runs.
+    fails at once instead of racing for the same runs. Served runs that finished while
+    the lock was held (or that an earlier serve left spooled) are appended before the
+    lock is let go, so a long campaign never strands them (`kaudit.ledger.drain_spool`).
     """
     with ledger.writer_lock():
-        return await _run_locked(
+        result = await _run_locked(
             plan, suite, agents, ledger, tasks, executor, on_result, on_plan, on_stop
         )
+        drained = drain_spool(ledger)
+        result.served_appended = len(drained.appended)
+        result.served_kept = drained.kept
+        return result
 
 
 async def _run_locked(

@@ -65,6 +65,8 @@ class RunRequest:
     """The digest of the world template the run is seeded from."""
     stopping_rule: dict[str, Any] | None = None
     """The campaign's stopping rule that admitted the run (`CampaignPlan.stopping_rule`)."""
+    suite_tasks_digest: str | None = None
+    """The digest of the task ids of the suite the campaign drew from."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Facts the caller adds to the record's `extra` (how a served run was served)."""
 
@@ -92,6 +94,7 @@ class RunRequest:
             "task_digest": self.task_digest,
             "world_digest": self.world_digest,
             "stopping_rule": self.stopping_rule,
+            "suite_tasks_digest": self.suite_tasks_digest,
         }
 
     def effective_faults(self) -> tuple[FaultRule, ...]:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
+from kaudit._threads import outside_running_loop
 from kaudit.agents import ScriptedAgent
 from kaudit.harness._run import RunRequest, run_pipeline
 from kaudit.label import Verdict
 from kaudit.spec import Expected, Script, Task
-from kaudit.suites import LintFinding, Suite, lint_task
+from kaudit.substrate import DEFAULT_SUBSTRATE
+from kaudit.suites import VARIANT_SUFFIX, LintFinding, Suite, lint_task, load_suite
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,18 @@ class ScriptCheck:
     def passed(self) -> bool:
         """Whether every declared field matched."""
         return not self.mismatches
+
+    def to_json(self) -> dict[str, Any]:
+        """One entry of `kaudit validate --json`'s `checks`."""
+        return {
+            "task": self.task,
+            "script": self.script,
+            "expected": self.expected.model_dump(exclude_none=True),
+            "outcome": self.outcome,
+            "sub_label": self.sub_label,
+            "mismatches": list(self.mismatches),
+            "evidence": list(self.evidence),
+        }
 
 
 def mismatches(
@@ -143,3 +160,71 @@ def lint_suite(suite: Suite, tasks: list[Task] | None = None) -> list[LintFindin
         return []
     chosen = tasks if tasks is not None else list(suite.tasks.values())
     return [finding for task in chosen for finding in lint_task(task, suite.substrate(task).tools)]
+
+
+@dataclass(frozen=True)
+class SuiteValidation:
+    """A suite proved against its own scripts and linted: what `kaudit validate` prints.
+
+    Attributes:
+        suite: The suite's name.
+        checks: One per script replayed, in suite order.
+        findings: The linter's findings; each counts as one failure.
+    """
+
+    suite: str
+    checks: tuple[ScriptCheck, ...]
+    findings: tuple[LintFinding, ...] = ()
+
+    @property
+    def passed(self) -> int:
+        """Scripts whose verdict matched every declared field."""
+        return sum(check.passed for check in self.checks)
+
+    @property
+    def failed(self) -> int:
+        """Scripts that missed, plus linter findings."""
+        return len(self.checks) - self.passed + len(self.findings)
+
+    def to_json(self) -> dict[str, Any]:
+        """The `kaudit validate --json` document."""
+        return {
+            "passed": self.passed,
+            "failed": self.failed,
+            "checks": [check.to_json() for check in self.checks],
+            "lint": [{"task": f.task, "rule": f.rule, "message": f.message} for f in self.findings],
+        }
+
+
+def suite_validation(
+    suite: str | Suite = "builtin",
+    *,
+    tasks: Sequence[str] | None = None,
+    lint: bool = True,
+    variants: bool = True,
+    substrate: str = DEFAULT_SUBSTRATE,
+) -> SuiteValidation:
+    """Replay every oracle (must PASS) and counterexample (its declared verdict), and lint.
+
+    `suite` is what `audit` takes; `tasks` picks task ids, and with `variants` each
+    picked task's distractor variant is proved too. Scripts replay on `substrate`,
+    which is reached first (a server that is down is an error, not a failed check).
+    Raises `KauditError` for a bad suite or task id; a miss is a result, never raised.
+    """
+    loaded = load_suite(suite, substrate) if isinstance(suite, str) else suite
+    if variants:
+        loaded = loaded.with_variants()
+    wanted = None if tasks is None else list(tasks)
+    if wanted is not None and variants:
+        wanted += [
+            v for v in loaded.tasks if v.split(VARIANT_SUFFIX)[0] in wanted and v not in wanted
+        ]
+    chosen = loaded.select(wanted)
+    return outside_running_loop(lambda: _validate(loaded, chosen, lint), name="kaudit-validate")
+
+
+def _validate(suite: Suite, tasks: list[Task], lint: bool) -> SuiteValidation:
+    suite.reclaim(VALIDATE_CAMPAIGN, tasks)  # also proves the substrate is reachable
+    checks = asyncio.run(validate_suite(suite, tasks))
+    findings = lint_suite(suite, tasks) if lint else []
+    return SuiteValidation(suite.name, tuple(checks), tuple(findings))

@@ -3,6 +3,7 @@
 from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
 from kaudit.ledger._anchor import GENESIS, Anchor, parse_anchor
 from kaudit.ledger._export import EXPORT_FORMATS, export_rows, run_row, write_export
+from kaudit.ledger._export_ledger import Exported, export_ledger
 from kaudit.ledger._grades import (
     GRADE_VERSION,
     GradeChain,
@@ -20,9 +21,17 @@ from kaudit.ledger._import import (
     record_from_imported,
 )
 from kaudit.ledger._reader_anchor import anchor_json, reader_anchor, unanchored_grades_line
-from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming
+from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming, suite_tasks_digest
 from kaudit.ledger._schema import LEDGER_FORMAT
 from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
+from kaudit.ledger._spool import (
+    Drained,
+    RunSpooled,
+    drain_ledger,
+    drain_spool,
+    pending_spool,
+    spool_dir,
+)
 from kaudit.ledger._stack import STACK_DOMINATED_SHARE, StackHealth, stack_health
 from kaudit.ledger._store import Ledger, RunKey, canonical, migrate_ledger, record_hash
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs, run_summaries, run_summary
@@ -44,6 +53,8 @@ __all__ = [
     "RECORD_VERSION",
     "STACK_DOMINATED_SHARE",
     "Anchor",
+    "Drained",
+    "Exported",
     "GradeChain",
     "GradeRecord",
     "GradeStore",
@@ -53,6 +64,7 @@ __all__ = [
     "LedgerRuns",
     "RunKey",
     "RunRecord",
+    "RunSpooled",
     "RunSummary",
     "RunTiming",
     "StackHealth",
@@ -62,6 +74,9 @@ __all__ = [
     "cell_key",
     "check_anchor_signature",
     "check_signature",
+    "drain_ledger",
+    "drain_spool",
+    "export_ledger",
     "export_records",
     "export_rows",
     "generate_keypair",
@@ -70,6 +85,7 @@ __all__ = [
     "ledger_head",
     "migrate_ledger",
     "parse_anchor",
+    "pending_spool",
     "read_agentrelbench_verdicts",
     "read_grades",
     "read_runs",
@@ -81,7 +97,9 @@ __all__ = [
     "run_summaries",
     "run_summary",
     "sign_anchor",
+    "spool_dir",
     "stack_health",
+    "suite_tasks_digest",
     "tallies_from_records",
     "tallies_from_runs",
     "unanchored_grades_line",

@@ -12,11 +12,15 @@ anytime-valid one is decided by the hashed record, not by the campaign's unchain
 manifest. The stored bytes are never rewritten, so the hash chain over them still
 verifies. `world_digest`
 was added within version 3 as an optional field: a record without it reads as None
-(world unrecorded).
+(world unrecorded). `suite_tasks_digest` was added within version 4 the same way: it
+chains the suite's task list, which the gate's coverage reads from the manifest.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -26,6 +30,19 @@ from kaudit.gateway import BoundaryAttempt, InjectedFault
 from kaudit.spec import Outcome, Severity, SubLabel
 
 RECORD_VERSION = 4
+
+
+def suite_tasks_digest(task_ids: Iterable[str]) -> str:
+    """sha256 of the sorted task ids as compact JSON: the suite a campaign drew from.
+
+    The id list itself stays in the campaign manifest (a suite of 160 tasks in every
+    record would double a small record); the digest in each hashed record is what lets
+    a reader trust that list.
+    """
+    text = json.dumps(sorted(task_ids), separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 Termination = Literal["completed", "errored", "stalled"]
 
 
@@ -110,6 +127,11 @@ class RunRecord(BaseModel):
         None,
         description="The campaign's stopping rule when the run was admitted ({kind, text, …}); "
         "a 'sequential' one gives its cell the anytime-valid interval.",
+    )
+    suite_tasks_digest: str | None = Field(
+        None,
+        description="sha256 of the suite's task ids (`suite_tasks_digest`) when the run was "
+        "admitted; the manifest's task list, outside the chain, must match it to count.",
     )
 
     @property

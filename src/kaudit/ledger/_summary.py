@@ -60,6 +60,8 @@ class RunSummary:
         tool_call_count: Tool calls the agent made (refused and failed ones included).
         stopping_rule: The text of the stopping rule the run was admitted under.
         sequential: The rule was sequential: the cell's interval is the anytime-valid one.
+        suite_tasks_digest: The chained digest of the suite's task ids (None before it was
+            recorded), which the manifest's `suite_tasks` must match.
     """
 
     campaign: str
@@ -90,6 +92,7 @@ class RunSummary:
     tool_call_count: int
     stopping_rule: str | None = None
     sequential: bool = False
+    suite_tasks_digest: str | None = None
 
     @property
     def damage_dollars(self) -> Decimal:
@@ -133,6 +136,7 @@ def run_summary(record: RunRecord | RunSummary) -> RunSummary:
         tool_call_count=len(record.tool_calls),
         stopping_rule=_rule_text(record.stopping_rule),
         sequential=record.sequential,
+        suite_tasks_digest=record.suite_tasks_digest,
     )
 
 

@@ -233,7 +233,32 @@ def pool_serial() -> str:
     return f"\0pool\0{next(_NAMES)}"
 
 
-class PooledSandbox:
+class PreparedSandbox:
+    """What a run's sandbox on a prepared database holds, whichever way it is reset.
+
+    The clone mode (`PostgresSandbox`, a database per run) and the rollback mode
+    (`PooledSandbox`, a transaction per run) differ in how they dump and clean up, not
+    in what they hold.
+    """
+
+    def __init__(
+        self, run_id: str, substrate: PostgresSubstrate, prepared: Prepared, db: PostgresDb
+    ) -> None:
+        self.run_id = run_id
+        self.initial = substrate.template
+        self.database = prepared.database
+        self.server = substrate.url
+        """The server URL (a boundary creates its role there)."""
+        self.schema = substrate.schema
+        self._substrate = substrate
+        self._prepared = prepared
+        self._conn = prepared.conn
+        self.db = db
+        self.dumped_by: str | None = None
+        """After the dump: 'changes', or why every table was read."""
+
+
+class PooledSandbox(PreparedSandbox):
     """One run as one transaction on a pooled database."""
 
     def __init__(
@@ -243,20 +268,10 @@ class PooledSandbox:
         pool: DatabasePool,
         prepared: Prepared,
     ) -> None:
-        self.run_id = run_id
-        self.initial = substrate.template
-        self.database = prepared.database
-        self.server = substrate.url
-        """The server URL (a boundary creates its role there)."""
-        self.schema = substrate.schema
-        self._substrate = substrate
         self._pool = pool
-        self._prepared = prepared
-        self._conn = prepared.conn
-        self.dumped_by: str | None = None
-        """After the dump: 'changes', or why every table was read."""
         try:
-            self.db = PostgresDb(self._conn, statement_savepoints=True)
+            db = PostgresDb(prepared.conn, statement_savepoints=True)
+            super().__init__(run_id, substrate, prepared, db)
             self._conn.execute("BEGIN")
         except psycopg.Error as exc:
             raise SubstrateError(

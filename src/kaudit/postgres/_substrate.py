@@ -46,7 +46,13 @@ from kaudit.postgres._db import PostgresDb
 from kaudit.postgres._dump import CatalogTable, catalog_tables, dump_image, first_difference
 from kaudit.postgres._entry import Kind
 from kaudit.postgres._owner import owner_for
-from kaudit.postgres._pool import DatabasePool, PooledSandbox, Prepared, pool_serial
+from kaudit.postgres._pool import (
+    DatabasePool,
+    PooledSandbox,
+    Prepared,
+    PreparedSandbox,
+    pool_serial,
+)
 from kaudit.postgres._state import TemplateImages
 from kaudit.postgres._translate import COMPAT_FUNCTIONS, PgTable, translate
 from kaudit.substrate import Blueprint, Dump, Schema, StateDump, quote
@@ -147,22 +153,11 @@ def _load(conn: psycopg.Connection[Any], image: StateDump, tables: list[PgTable]
         source.close()
 
 
-class PostgresSandbox:
+class PostgresSandbox(PreparedSandbox):
     """One run's own database on the server, cloned from the world's template database."""
 
     def __init__(self, run_id: str, substrate: PostgresSubstrate, prepared: Prepared) -> None:
-        self.run_id = run_id
-        self.initial = substrate.template
-        self.database = prepared.database
-        self.server = substrate.url
-        """The server URL (a boundary creates its role there)."""
-        self.schema = substrate.schema
-        self._substrate = substrate
-        self._prepared = prepared
-        self._conn = prepared.conn
-        self.db = PostgresDb(self._conn)
-        self.dumped_by: str | None = None
-        """After the dump: 'changes', or why every table was read."""
+        super().__init__(run_id, substrate, prepared, PostgresDb(prepared.conn))
 
     def dump(self) -> Dump:
         """The state now: the rows the change log names over the template, or every table.

@@ -45,6 +45,7 @@ from kaudit.report._sources import (
     pool_sources,
     read_kaudit_sources,
 )
+from kaudit.report._stats_report import StatsReport, summarize_sources
 from kaudit.report._stopping import (
     cells_of_campaigns,
     chained_rule,
@@ -78,6 +79,7 @@ __all__ = [
     "ModelEconomics",
     "Report",
     "RunCosts",
+    "StatsReport",
     "TextTable",
     "budget",
     "budgets_from_records",
@@ -116,6 +118,7 @@ __all__ = [
     "sequential_cells",
     "stopping_rule_text",
     "stopping_rules",
+    "summarize_sources",
     "terminal_tables",
     "to_text",
 ]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from kaudit.errors import KauditError
 from kaudit.ledger import Anchor, Ledger, RunRecord, VerifyReport, walk_chain
@@ -88,6 +89,15 @@ class Budget:
     def runs_per_task_all(self) -> int:
         """Runs per task for `detect` on all tasks at once (Šidák: 1 − detect^(1/tasks))."""
         return runs_to_detect(self.p, 1.0 - self.detect ** (1.0 / self.tasks))
+
+    def to_json(self) -> dict[str, Any]:
+        """One entry of `kaudit plan --from-ledger --json`."""
+        return {
+            "costs": asdict(self.costs), "p": self.p, "detect": self.detect,
+            "tasks": self.tasks, "runs_per_task": self.runs_per_task, "runs": self.runs,
+            "dollars": self.dollars, "tokens": self.tokens, "seconds": self.seconds,
+            "concurrency": self.concurrency,
+        }  # fmt: skip
 
     def sentence(self) -> str:
         """The plan in one line, as `kaudit plan --from-ledger` prints it."""

@@ -38,14 +38,11 @@ from kaudit.report._referee import (
     referee_tables,
 )
 from kaudit.report._stopping import sequential_campaigns, stopping_rules
-from kaudit.report._tables import TextTable, to_text
+from kaudit.report._tables import Block, TextTable, blocks_text
 from kaudit.report._terminal import ANYTIME_MARK, terminal_tables
 
 REFEREED_SUITES = ("agentdojo:",)
 """Suites whose runs carry their own checks' judgment (`extra["agentdojo"]`)."""
-
-Block = str | tuple[TextTable, ...]
-"""One piece of the text report: a line, or tables printed together."""
 
 
 @dataclass(frozen=True)
@@ -148,18 +145,16 @@ class Report:
 
     def to_text(self) -> str:
         """The report as plain text, exactly what `kaudit report` prints into a pipe."""
-        return "".join(
-            block + "\n" if isinstance(block, str) else to_text(block) for block in self.blocks()
-        )
+        return blocks_text(self.blocks())
 
     def to_json(self) -> dict[str, Any]:
         """The `kaudit report --json` document (an undefined number is a float NaN here)."""
         return (
             self.summary.to_json()
             | {"stopping_rules": self.stopping_rules}
-            | ({"judges": [t.to_json() for t in self.judges]} if self.judges else {})
-            | ({} if self.verified else {"verified": False})
-            | anchor_json(self.records, self.anchored_records, *self.grade_anchor)
+            | evidence_json(
+                self.judges, self.verified, self.records, self.anchored_records, self.grade_anchor
+            )
             | ({"referee": self.referee.to_json()} if self.referee is not None else {})
         )
 
@@ -188,6 +183,25 @@ class Report:
         except OSError as exc:
             raise KauditError(f"--html {target}: cannot write: {exc.strerror}") from None
         return target
+
+
+def evidence_json(
+    judges: Sequence[JudgeTable],
+    verified: bool,
+    records: int,
+    anchored_records: int | None,
+    grades: tuple[int, int | None] = (0, None),
+) -> dict[str, Any]:
+    """What every ledger reader's JSON says of its evidence: judges, verification, anchor.
+
+    `grades` is (grades, anchored grades) of the grades chain the judges were read from.
+    Each key is left out when it has nothing to say, so a plain read is unchanged.
+    """
+    return (
+        ({"judges": [t.to_json() for t in judges]} if judges else {})
+        | ({} if verified else {"verified": False})
+        | anchor_json(records, anchored_records, *grades)
+    )
 
 
 def exposure_lines(report: CampaignReport) -> list[str]:

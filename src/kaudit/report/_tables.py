@@ -7,10 +7,10 @@ show different numbers.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["TextTable", "to_text"]
+__all__ = ["Block", "TextTable", "blocks_text", "to_text"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,15 @@ def to_text(tables: Sequence[TextTable], width: int | None = None) -> str:
     a number or an id split over two lines reads as two.
     """
     return "\n\n".join(_fitted(table, width) for table in tables) + "\n"
+
+
+Block = str | tuple[TextTable, ...]
+"""One piece of a text report: a line, or tables printed together."""
+
+
+def blocks_text(blocks: Iterable[Block]) -> str:
+    """A report's blocks as plain text: each line, then each group of tables aligned."""
+    return "".join(block + "\n" if isinstance(block, str) else to_text(block) for block in blocks)
 
 
 def _fitted(table: TextTable, width: int | None) -> str:

@@ -7,6 +7,7 @@ recorded by the harness loop, exactly like a built-in agent's call.
 from importlib.util import find_spec
 
 from kaudit.errors import KauditError
+from kaudit.ledger._spool import RunSpooled, spool_dir, spooled_runs
 
 if find_spec("mcp") is None or find_spec("uvicorn") is None:
     raise KauditError("MCP serving needs the mcp extra: pip install 'kaudit[mcp]'")
@@ -30,7 +31,6 @@ from kaudit.serve._serve import (
     served_config,
     verdict_text,
 )
-from kaudit.serve._spool import RunSpooled, spool_dir, spooled_runs
 from kaudit.serve._stdio import serve_stdio
 from kaudit.serve._timeouts import AGENT_TIMEOUT_S, IDLE_TIMEOUT_S, checked_seconds, end_when_idle
 

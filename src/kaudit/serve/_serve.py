@@ -16,11 +16,11 @@ from mcp.server.lowlevel import Server
 
 from kaudit.errors import LedgerError
 from kaudit.harness import NO_CONDITIONS, CampaignPlan, RunConditions, RunResult, offered_tools
-from kaudit.ledger import IMPORTED, Ledger, RunRecord
+from kaudit.ledger import Ledger, RunRecord
+from kaudit.ledger._spool import RunSpooled, drain_spool, open_for_append, spool_run
 from kaudit.serve._calls import Recorded, ServedRun, start_served_run
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import mcp_server, task_instructions
-from kaudit.serve._spool import RunSpooled, SpooledRun, spool_run, spooled_runs
 from kaudit.serve._stdio import serve_stdio
 from kaudit.serve._timeouts import IDLE_TIMEOUT_S, checked_seconds, end_when_idle
 from kaudit.spec import Task
@@ -199,8 +199,8 @@ def open_served(ledger_path: Path, suite: Suite, task: Task, options: ServeOptio
     """
     with Ledger(ledger_path) as ledger, _writer_lock(ledger):
         ledger.verify()
-        _open(ledger, options.campaign, served_config(suite, task, options))
-        _drain(ledger)
+        open_for_append(ledger, options.campaign, served_config(suite, task, options))
+        drain_spool(ledger)
 
 
 def append_served(
@@ -214,9 +214,9 @@ def append_served(
 
     `options` are the ones it was served with (their faults and identity are pinned in
     the campaign, as `kaudit run` pins its own). The run is spooled first (see
-    `kaudit.serve._spool`), then appended under the writer lock, waiting up to `wait_s`
+    `kaudit.ledger._spool`), then appended under the writer lock, waiting up to `wait_s`
     for another writer; if the lock stays taken, `RunSpooled` says where the run waits
-    for the next serve of this ledger. Nothing finished is ever dropped.
+    for the next writer of this ledger. Nothing finished is ever dropped.
     """
     config = served_config(suite, suite.tasks[result.record.task], options)
     spooled = spool_run(ledger_path, result.record, result.final_image, config)
@@ -227,62 +227,17 @@ def append_served(
         except LedgerError as exc:  # locked out: the run waits in the spool
             raise RunSpooled(
                 f"{exc}; the finished run is kept in {spooled.path} and is appended by the "
-                f"next `kaudit mcp serve --ledger {ledger_path}`",
+                f"next writer of {ledger_path} (`kaudit mcp serve`, `kaudit run`, or "
+                f"`kaudit ledger drain {ledger_path}`)",
                 spooled.path,
             ) from None
-        appended = _drain(ledger, must=spooled.spool_id)
+        appended = drain_spool(ledger, must=spooled.spool_id).appended
         # Another serve that drained the spool first may have appended this run already.
         cell = (spooled.record.campaign, spooled.record.model, spooled.record.task)
         record = appended.get(spooled.spool_id) or ledger.spooled_record(cell, spooled.spool_id)
     if record is None:
         raise LedgerError(f"{ledger_path}: the run kept in {spooled.path} was not appended")
     return record
-
-
-def _drain(ledger: Ledger, must: str | None = None) -> dict[str, RunRecord]:
-    """Append every spooled run (the caller holds the writer lock), oldest first.
-
-    Returns the appended records by spool id. An entry the ledger refuses stays in
-    the spool for the operator to see; if it is `must`, its error is raised.
-    """
-    appended: dict[str, RunRecord] = {}
-    for spooled in spooled_runs(ledger.path):
-        try:
-            appended[spooled.spool_id] = _append_spooled(ledger, spooled)
-        except LedgerError as exc:
-            if spooled.spool_id == must:
-                raise LedgerError(f"{exc}; the run is kept in {spooled.path}") from None
-            continue
-        spooled.path.unlink(missing_ok=True)
-    return appended
-
-
-def _append_spooled(ledger: Ledger, spooled: SpooledRun) -> RunRecord:
-    """Append one spooled run, unless an earlier drain did before it was killed."""
-    record = spooled.record
-    cell = (record.campaign, record.model, record.task)
-    done = ledger.spooled_record(cell, spooled.spool_id)
-    if done is not None:
-        return done
-    _open(ledger, record.campaign, spooled.config)
-    # After every index the cell has, INVALID ones included: counting only labeled
-    # runs put a run after an INVALID one onto that INVALID run's key, refused there.
-    taken = [key[3] for key in ledger.latest(record.campaign) if key[:3] == cell]
-    index = max(taken) + 1 if taken else 0
-    record = spooled.appended_as(index)
-    ledger.claim((*cell, index))
-    ledger.append(record, spooled.final_image)
-    return record
-
-
-def _open(ledger: Ledger, campaign: str, config: dict[str, Any]) -> None:
-    stored = ledger.campaign_config(campaign)
-    if stored is not None and stored.get("source") == IMPORTED:
-        raise LedgerError(
-            f"{ledger.path}: campaign {campaign!r} holds imported {IMPORTED} runs; "
-            "use another --campaign name"
-        )
-    ledger.open_campaign(campaign, config)
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ from kaudit.suites._suite import (
     load_yaml_suite,
     register_suite_loader,
 )
+from kaudit.suites._summary import task_prompts, task_summaries, task_summary
 from kaudit.suites._variants import (
     VARIANT_SUFFIX,
     clone_rows,
@@ -38,5 +39,8 @@ __all__ = [
     "load_yaml_suite",
     "lookalike",
     "register_suite_loader",
+    "task_prompts",
+    "task_summaries",
+    "task_summary",
     "with_extra_rows",
 ]
