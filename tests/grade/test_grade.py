@@ -193,3 +193,73 @@ def test_report_shows_the_judge_against_the_state(
     html = tmp_path / "r.html"
     assert runner.invoke(app, ["report", str(ledger_path), "--html", str(html)]).exit_code == 0
     assert "LLM judges vs state" in html.read_text()
+
+
+def _judge_rows(text: str) -> list[str]:
+    """The grader column of each judge row of the tables (not the lines under them)."""
+    rows = [line for line in text.splitlines() if line.startswith("judge ") and "  " in line]
+    return [row.split("  ")[0] for row in rows]
+
+
+def test_several_judges_stand_side_by_side_in_report_and_stats(
+    ledger_path: Path, judge_server: ChatTestServer, tmp_path: Path
+) -> None:
+    """The reader judge at two max_tokens (same model, rubric and temperature) and a judge
+    whose every answer fails. Fails if report or stats drop a judge, give two judges one
+    name (their rows could not be told apart), leave out the keyword baselines, or stats
+    does not single out the refused_but_mutated runs called safe as the report does."""
+    reader = judge_yaml(tmp_path / "j.yaml", judge_server, "reader")
+    assert grade(ledger_path, reader).exit_code == 0
+    assert grade(ledger_path, reader, "--max-tokens", "64").exit_code == 0
+    assert grade(ledger_path, judge_yaml(tmp_path / "p.yaml", judge_server, "prose")).exit_code == 0
+    wide = {"COLUMNS": "300"}
+    report = runner.invoke(app, ["report", str(ledger_path)], env=wide).stdout
+    stats = runner.invoke(app, ["stats", str(ledger_path), "--bootstrap", "20"], env=wide).stdout
+    for text in (report, stats):
+        overall = [row for row in _judge_rows(text) if " · " not in row]
+        assert len(overall) == 3 and len(set(overall)) == 3, overall
+        assert (
+            sum(row.startswith("judge openai:reader (kaudit-judge-1, t=0.0, #") for row in overall)
+            == 2
+        )
+        assert "refusal token (keyword baseline)" in text and "keyword (keyword baseline)" in text
+        assert text.count("3 of 3 refused_but_mutated runs called safe") == 2
+    data = json.loads(runner.invoke(app, ["report", str(ledger_path), "--json"]).stdout)
+    assert len({j["judge_key"] for j in data["judges"]}) == 3
+
+
+def test_an_anthropic_judge_grades_through_the_messages_api(
+    ledger_path: Path, judge_server: ChatTestServer, tmp_path: Path
+) -> None:
+    """Fails if a judge on the Anthropic API (`provider: anthropic`) is not asked through
+    /v1/messages with the rubric as its system prompt, or its answer and tokens are lost."""
+    judge = judge_yaml(
+        tmp_path / "a.yaml", judge_server, "reader", provider="anthropic",
+        base_url=judge_server.anthropic_url, max_tokens=64,
+    )  # fmt: skip
+    result = grade(ledger_path, judge)
+    assert result.exit_code == 0, result.output
+    grades = read_grades(ledger_path).grades
+    assert {g.judge for g in grades} == {"anthropic:reader"}
+    assert all(g.status == "graded" and g.input_tokens > 0 for g in grades)
+    body = next(iter(judge_server.stats.bodies.values()))[0]
+    assert body["system"] == RUBRIC.text and "response_format" not in body
+
+
+def test_grading_refuses_a_broken_grades_chain_and_ends_with_an_anchor_of_both(
+    ledger_path: Path, judge_server: ChatTestServer, tmp_path: Path
+) -> None:
+    """Fails if `kaudit grade` appends to a grades chain that no longer verifies (the new
+    grades would bury the break), or if its last line is not an anchor naming both heads."""
+    judge = judge_yaml(tmp_path / "j.yaml", judge_server, "reader")
+    first = grade(ledger_path, judge)
+    chain = read_grades(ledger_path)
+    assert first.output.strip().splitlines()[-1].endswith(f"; 6 grades, grades head {chain.head}")
+    conn = sqlite3.connect(ledger_path)
+    conn.execute("UPDATE grades SET grade = 'forged' WHERE seq = 2")
+    conn.commit()
+    conn.close()
+    again = grade(ledger_path, judge, "--temperature", "0.5")
+    assert again.exit_code == 2
+    assert "grade 2: column grade" in again.output
+    assert read_grades(ledger_path, verify=False).count == 6

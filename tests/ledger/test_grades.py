@@ -120,3 +120,70 @@ def test_grades_never_change_a_count(graded: Path, tmp_path: Path) -> None:
     without = json.loads(runner.invoke(app, ["report", str(plain), "--json"]).output)
     assert with_grades["cells"] == without["cells"]
     assert "judges" in with_grades and "judges" not in without
+
+
+def test_the_head_pins_the_grades_chain_and_its_signature_covers_it(
+    graded: Path, tmp_path: Path
+) -> None:
+    """Fails if `ledger head` leaves the grades chain out of the anchor, or if the
+    signature does not cover it (a forger could then strip or change the grade pin)."""
+    from kaudit.ledger import generate_keypair, ledger_head, parse_anchor, sign_anchor
+
+    anchor = ledger_head(graded)
+    chain = read_grades(graded)
+    assert (anchor.grades, anchor.grades_head) == (3, chain.head)
+    printed = CliRunner().invoke(app, ["ledger", "head", str(graded)]).output.strip()
+    assert printed.endswith(f"; 3 grades, grades head {chain.head}")
+    key, pub = tmp_path / "k.pem", tmp_path / "k.pem.pub"
+    generate_keypair(key, pub)
+    signed = sign_anchor(anchor, key)
+    assert parse_anchor(json.dumps(signed.to_json())) == signed
+    verify_ledger(graded, signed, pub)
+    stripped = {k: v for k, v in signed.to_json().items() if not k.startswith("grades")}
+    with pytest.raises(LedgerError, match="signature does not match"):
+        verify_ledger(graded, parse_anchor(json.dumps(stripped)), pub)
+
+
+def test_an_anchor_of_the_runs_alone_counts_no_grade_and_says_so(graded: Path) -> None:
+    """An anchor taken before grading (or a head file from before grades were anchored)
+    still verifies the runs, but pins no grade. Fails if the report then counts the
+    grades (nothing outside the file vouches for them) or does not say why."""
+    from kaudit.ledger import ledger_head
+
+    runs_only = ledger_head(graded).to_json()
+    runs_only = {"records": runs_only["records"], "head": runs_only["head"]}
+    head = json.dumps(runs_only)
+    runner = CliRunner()
+    verified = runner.invoke(app, ["ledger", "verify", str(graded), "--head", head, "--json"])
+    assert verified.exit_code == 0, verified.output
+    assert json.loads(verified.stdout)["unanchored_grades"] == {"grades": 3, "first": 1, "last": 3}
+    report = runner.invoke(app, ["report", str(graded), "--head", head])
+    assert report.exit_code == 0, report.output
+    assert "LLM judges" not in report.stdout
+    assert "it pins none of the 3 grade(s)" in report.stderr
+    assert "grades 1-3 are unanchored and not counted" in report.stderr
+    pinned = json.dumps(ledger_head(graded).to_json())
+    full = runner.invoke(app, ["report", str(graded), "--head", pinned])
+    assert "LLM judges" in full.stdout and "grade(s)" not in full.stderr
+
+
+def test_grades_after_the_anchor_are_reported_and_not_counted(graded: Path) -> None:
+    """A second judge grades after the anchor was taken. Fails if report or stats count
+    its grades under the old anchor, or do not name them (count and range)."""
+    from kaudit.ledger import ledger_head
+
+    head = json.dumps(ledger_head(graded).to_json())
+    with Ledger(graded) as ledger, GradeStore(ledger) as store:
+        for grade in read_grades(graded).grades:
+            store.append(grade.model_copy(update={"judge_key": "j2", "grade": "damage"}))
+    runner = CliRunner()
+    for args in (["report", str(graded)], ["stats", str(graded), "--bootstrap", "20"]):
+        seen = runner.invoke(app, [*args, "--head", head, "--json"])
+        assert seen.exit_code == 0, seen.output
+        data = json.loads(seen.stdout)
+        assert {j["judge_key"] for j in data["judges"]} == {"j"}, args
+        unanchored = data["anchor"]["grades"]["unanchored"]
+        assert unanchored == {"grades": 3, "first": 4, "last": 6}, args
+        text = runner.invoke(app, [*args, "--head", head])
+        line = "anchor: grades 1-3 of 6 are anchored; 3 grade(s) after it (grades 4-6)"
+        assert line in text.stderr, args

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from pathlib import Path
@@ -183,7 +184,9 @@ def edited(edits: list[tuple[tuple[Any, ...], Any]]) -> dict[str, Any]:
             if value is KeyError and present:
                 del target[key]
             elif value is not KeyError and (present or isinstance(target, dict)):
-                target[key] = value
+                # a copy: VALUES hands out the same list and dict objects to every example,
+                # and a later edit inside a shared one could make the record contain itself
+                target[key] = copy.deepcopy(value)
     return data
 
 

@@ -397,3 +397,221 @@ def test_a_bare_head_hex_pins_the_records_up_to_it(fixture: Fixture, tmp_path: P
                                                            pinned["records"])  # fmt: skip
     with Ledger(copy, readonly=True) as store, Ledger(fixture.ledger, readonly=True) as clean:
         assert read_runs(store, anchor=anchor).runs == read_runs(clean).runs
+
+
+# -- the grades chain: a graded copy of the ledger, anchored with both chain heads -----------
+
+GRADE_READERS = ("verify", "report", "stats")
+"""The readers that print (or check) judge grades; every other reader ignores the table."""
+JUDGES = ("judge-a", "judge-b")
+
+
+def _append_grades(ledger: Path, judge: str) -> None:
+    """One grade per counted labeled run by `judge`, chained as `kaudit grade` writes them."""
+    from kaudit.ledger import GradeRecord, GradeStore
+
+    with Ledger(ledger) as store, GradeStore(store) as grades:
+        hashes = grades.run_hashes()
+        for record in store.records():
+            if record.status != "labeled":
+                continue
+            key = (record.campaign, record.model, record.task, record.run_index, record.attempt)
+            said = "damage" if judge == "judge-b" and record.counts_as_damage else "safe"
+            grades.append(
+                GradeRecord(
+                    campaign=record.campaign, model=record.model, task=record.task,
+                    run_index=record.run_index, attempt=record.attempt, run_hash=hashes[key],
+                    judge=f"openai:{judge}", judge_key=judge, rubric="r", rubric_digest="d",
+                    prompt_digest="p", status="graded", grade=said, reason="read",
+                )
+            )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def graded(fixture: Fixture, tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    """The tamper ledger graded by two judges, with a signed anchor of both chains."""
+    folder = tmp_path_factory.mktemp("graded")
+    ledger = folder / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, ledger)
+    for judge in JUDGES:
+        _append_grades(ledger, judge)
+    with Ledger(ledger, readonly=True) as store:
+        head = sign_anchor(store.head(), fixture.folder / "sign.pem")
+    assert head.grades == GRADES
+    anchor = folder / "audit.head.json"
+    anchor.write_text(json.dumps(head.to_json()))
+    return Fixture(ledger, anchor, fixture.pubkey, fixture.donor, fixture.events, folder)
+
+
+GRADES = 8
+"""Grades in the graded ledger: two judges, four counted labeled runs."""
+
+
+def _grade_body(path: Path, seq: int, **changes: object) -> str:
+    from kaudit.ledger import GradeRecord
+    from kaudit.ledger._grades import canonical_grade
+
+    conn = sqlite3.connect(path)
+    body = conn.execute("SELECT record FROM grades WHERE seq = ?", (seq,)).fetchone()[0]
+    conn.close()
+    return canonical_grade(GradeRecord.model_validate(json.loads(body) | changes))
+
+
+def _edit_grade(path: Path, fixture: Fixture, chain: bool) -> None:
+    """Judge B's grade of the damaging run 2 (grade 7) turned from damage to safe."""
+    from kaudit.ledger._grades import grade_hash
+
+    _sql_params(path, "UPDATE grades SET record = ?, grade = 'safe' WHERE seq = 7",
+                _grade_body(path, 7, grade="safe"))  # fmt: skip
+    if chain:
+        rechain(path, "grades", grade_hash)
+
+
+def _sql_params(path: Path, statement: str, *params: object) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute(statement, params)
+    conn.commit()
+    conn.close()
+
+
+def _regraded(path: Path, fixture: Fixture) -> None:
+    """A second grade of run 2 by judge B, chained properly after the unique key was
+    dropped (the forger rebuilds the table): it would replace the first in a count."""
+    from kaudit.ledger._grades import grade_hash
+
+    conn = sqlite3.connect(path)
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'grades'").fetchone()[0]
+    loose = sql.replace("CREATE TABLE grades", "CREATE TABLE loose").split(",\n    UNIQUE")[0]
+    conn.executescript(
+        f"{loose}\n);\nINSERT INTO loose SELECT * FROM grades;\nDROP TABLE grades;\n"
+        "ALTER TABLE loose RENAME TO grades;"
+    )
+    body = _grade_body(path, 7, grade="safe")
+    (prev,) = conn.execute("SELECT record_hash FROM grades WHERE seq = ?", (GRADES,)).fetchone()
+    row = conn.execute("SELECT * FROM grades WHERE seq = 7").fetchone()
+    conn.execute(
+        "INSERT INTO grades VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'safe', ?, ?, ?)",
+        (GRADES + 1, *row[1:8], body, prev, grade_hash(prev, body)),
+    )
+    conn.commit()
+    conn.close()
+
+
+def _grades_renumbered_rechained(path: Path, fixture: Fixture) -> None:
+    from kaudit.ledger._grades import grade_hash
+
+    _sql("DELETE FROM grades WHERE seq = 3", "UPDATE grades SET seq = seq - 1 WHERE seq > 3")(
+        path, fixture
+    )
+    rechain(path, "grades", grade_hash)
+
+
+def _third_judge(path: Path, fixture: Fixture) -> None:
+    _append_grades(path, "judge-c")
+
+
+GRADE_TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str, str, str]] = {
+    # name: (tampering, bare outcome, its message, anchored outcome, its message); each
+    # message names the first bad grade, or the anchored one that is gone or changed
+    "grade_edit": (
+        lambda p, f: _edit_grade(p, f, chain=False),
+        REFUSED, "grade chain broken at grade 7", REFUSED, "grade chain broken at grade 7",
+    ),
+    "grade_edit_rechained": (
+        lambda p, f: _edit_grade(p, f, chain=True),
+        ACCEPTED, "", REFUSED, f"grade {GRADES} has head .* the grade chain was rewritten",
+    ),
+    "grade_column": (
+        _sql("UPDATE grades SET grade = 'damage' WHERE seq = 1"),
+        REFUSED, "grade 1: column grade", REFUSED, "grade 1: column grade",
+    ),
+    "grade_delete": (
+        _sql("DELETE FROM grades WHERE seq = 3"),
+        REFUSED, "grade chain broken at grade 4", REFUSED, "grade chain broken at grade 4",
+    ),
+    "grade_delete_renumbered_rechained": (
+        _grades_renumbered_rechained,
+        ACCEPTED, "", REFUSED, f"truncated: the anchor's grade {GRADES} is missing",
+    ),
+    "grade_truncate": (
+        _sql(f"DELETE FROM grades WHERE seq > {GRADES - 2}"),
+        ACCEPTED, "", REFUSED, f"truncated: the anchor's grade {GRADES} is missing",
+    ),
+    "grades_dropped": (
+        _sql("DROP TABLE grades"),
+        ACCEPTED, "", REFUSED, f"anchor's grade {GRADES} is missing \\(the ledger has 0 grades",
+    ),
+    "grade_renumbered": (
+        _sql("UPDATE grades SET seq = seq + 100"),
+        REFUSED, "grade 101 is row 1 of the grade chain", REFUSED, "grade 101 is row 1",
+    ),
+    "grade_regraded": (
+        _regraded,
+        REFUSED, f"grade {GRADES + 1}: run .* already graded by judge judge-b \\(grade 7\\)",
+        REFUSED, f"grade {GRADES + 1}: run .* already graded by judge judge-b",
+    ),
+    "grade_third_judge": (_third_judge, ACCEPTED, "", UNANCHORED, ""),
+}  # fmt: skip
+
+
+def _grade_readers(ledger: Path, fixture: Fixture) -> dict[str, list[str]]:
+    readers = _readers(ledger, fixture)
+    return {name: readers[name] for name in (*GRADE_READERS, "gate", "ledger_export")}
+
+
+@pytest.fixture(scope="module")
+def graded_baseline(graded: Fixture) -> dict[tuple[str, bool], Seen]:
+    seen = {}
+    for name, args in _grade_readers(graded.ledger, graded).items():
+        seen[name, False] = _invoke(args)
+        seen[name, True] = _invoke(_anchored(args, graded))
+    return seen
+
+
+def _check_grades(reader: str, outcome: str, message: str, seen: Seen, base: Seen) -> None:
+    import re
+
+    where = f"{reader}: {seen.stdout[:300]} {seen.stderr[:300]}"
+    if reader not in GRADE_READERS:
+        assert (seen.code, seen.document()) == (base.code, base.document()), where
+        return
+    if outcome == REFUSED:
+        assert seen.code == 2 and "error:" in seen.stderr, where
+        assert re.search(message, seen.stderr.replace("\n", "")), (message, where)
+        return
+    if outcome == ACCEPTED:
+        assert seen.code == 0, where
+        if reader != "verify":
+            assert seen.document() != base.document(), where  # the judge figures moved
+        return
+    assert outcome == UNANCHORED
+    data = json.loads(seen.stdout)
+    if reader == "verify":
+        note = data["unanchored_grades"]
+    else:
+        assert seen.document() == base.document(), where
+        note = data["anchor"]["grades"]["unanchored"]
+    assert note == {"grades": 4, "first": GRADES + 1, "last": GRADES + 4}, where
+
+
+@pytest.mark.parametrize("anchored", [False, True], ids=["bare", "signed-anchor"])
+@pytest.mark.parametrize("tamper", list(GRADE_TAMPERS))
+def test_each_grade_tampering_meets_its_documented_outcome(
+    tamper: str,
+    anchored: bool,
+    graded: Fixture,
+    graded_baseline: dict[tuple[str, bool], Seen],
+    tmp_path: Path,
+) -> None:
+    """Fails if the anchor does not pin the grades chain (a truncated, re-chained or emptied
+    grades chain passes `--head`), if a grade reader counts grades appended after the
+    anchor, or misses an edited, deleted, renumbered or second grade without naming the
+    first bad grade; and if a reader that prints no judge figure is moved by grades."""
+    apply, bare, bare_message, pinned, pinned_message = GRADE_TAMPERS[tamper]
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(graded.ledger, copy)
+    apply(copy, graded)
+    outcome, message = (pinned, pinned_message) if anchored else (bare, bare_message)
+    for reader, args in _grade_readers(copy, graded).items():
+        seen = _invoke(_anchored(args, graded) if anchored else args)
+        _check_grades(reader, outcome, message, seen, graded_baseline[reader, anchored])

@@ -44,14 +44,23 @@ def unanchored_line(records: int, anchored_records: int | None) -> str | None:
     return line
 
 
-def note_anchor(records: int, anchored_records: int | None, as_json: bool = False) -> None:
+def note_anchor(
+    records: int,
+    anchored_records: int | None,
+    as_json: bool = False,
+    grades: tuple[int, int | None] = (0, None),
+) -> None:
     """Print `unanchored_line` on stderr (stdout stays the command's output).
 
-    Nothing with `as_json`: the JSON document carries it instead (`anchor_json`).
+    `grades` is (grades, anchored grades) for a reader of the grades chain, which gets
+    a second line. Nothing with `as_json`: the JSON document carries it (`anchor_json`).
     """
-    line = unanchored_line(records, anchored_records)
-    if line is not None and not as_json:
-        err_console.print(line, highlight=False, soft_wrap=True, markup=False)
+    from kaudit.ledger import unanchored_grades_line
+
+    lines = (unanchored_line(records, anchored_records), unanchored_grades_line(*grades))
+    for line in lines:
+        if line is not None and not as_json:
+            err_console.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
 def note_spool(ledger: Path) -> None:

@@ -89,8 +89,14 @@ def _finite(value: Any) -> Any:
 
 
 def head_line(anchor: Anchor) -> str:
-    """The one line `run`, `export`, `import` and `ledger head` end with, to keep elsewhere."""
-    return f"ledger head: {anchor.records} records, head {anchor.head}"
+    """The one line `run`, `export`, `import`, `grade` and `ledger head` end with, to keep.
+
+    It names the grades chain's head too once the ledger holds grades.
+    """
+    line = f"ledger head: {anchor.records} records, head {anchor.head}"
+    if anchor.grades:
+        line += f"; {anchor.grades} grades, grades head {anchor.grades_head}"
+    return line
 
 
 def split_csv(value: str | None) -> list[str] | None:

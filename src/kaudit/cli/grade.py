@@ -11,7 +11,7 @@ from rich.console import Console
 
 from kaudit.cli._common import guarded, head_line
 from kaudit.grade import RUBRIC, Judge, grade_ledger, judge_config, load_rubric
-from kaudit.ledger import GradeRecord, GradeStore, Ledger, read_grades
+from kaudit.ledger import GradeRecord, GradeStore, Ledger
 from kaudit.suites import task_prompts
 
 
@@ -82,12 +82,11 @@ def register(app: typer.Typer) -> None:
                 )
             )
             anchor = store.head()
-        chain = read_grades(ledger)
         console.print(
             f"judge {result.judge_key}: {result.graded} graded, {result.failed} failed "
             f"(recorded, never counted), {result.skipped} already graded; tokens "
             f"{result.input_tokens:,} in / {result.output_tokens:,} out, {result.retries} "
-            f"retries, judge cost ${result.cost_usd:,.4f}"
+            f"retries, judge cost ${result.cost_usd:,.4f}, judge time "
+            f"{result.model_ms / 1000:,.1f} s"
         )
-        console.print(f"grades chain: {chain.count} grades, head {chain.head}")
-        console.print(head_line(anchor))
+        console.print(head_line(anchor))  # the anchor to keep: it pins the grades too

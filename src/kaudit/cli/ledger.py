@@ -61,8 +61,9 @@ def verify(
 ) -> None:
     """Check every record's hash, link and indexed columns, and the anchor if given.
 
-    Exits 2 naming the first bad record, or the anchor's missing record when the ledger
-    was truncated or rewritten. Opens the file read-only.
+    Judge grades (`kaudit grade`) are checked the same way, in their own chain, which the
+    anchor pins too. Exits 2 naming the first bad record or grade, or the anchor's missing
+    one when a chain was truncated or rewritten. Opens the file read-only.
 
     Example: kaudit ledger verify audit.sqlite --head audit.head.json
     """
@@ -73,8 +74,9 @@ def verify(
         return
     checked = " and matches its signed anchor" if report.signed else ""
     checked = checked or (" and matches its anchor" if report.anchored else "")
-    Console(highlight=False).print(f"{report.records} records, hash chain intact{checked}")
-    note_anchor(report.records, report.anchored_records, as_json)
+    grades = f"; {report.grades} grades, grade chain intact" if report.grades else ""
+    Console(highlight=False).print(f"{report.records} records, hash chain intact{checked}{grades}")
+    note_anchor(report.records, report.anchored_records, grades=report.grade_anchor)
     note_spool(ledger)
 
 

@@ -58,7 +58,7 @@ def register(app: typer.Typer) -> None:
         )
         if html is not None:
             built.write_html(html, split_csv(model_order))
-        note_anchor(built.records, built.anchored_records, as_json)
+        note_anchor(built.records, built.anchored_records, as_json, built.grade_anchor)
         note_spool(ledger)
         if as_json:
             print_json(built.to_json())

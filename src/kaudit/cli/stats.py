@@ -128,7 +128,7 @@ def stats(
         interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
         compat=compat, verify=not no_verify, head=head, pubkey=pubkey,
     )  # fmt: skip
-    note_anchor(built.records, built.anchored_records, as_json)
+    note_anchor(built.records, built.anchored_records, as_json, built.grade_anchor)
     if fmt == LedgerFormat.kaudit:
         for path in ledgers or []:
             note_spool(Path(path))

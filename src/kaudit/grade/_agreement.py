@@ -7,6 +7,7 @@ that is the damage a judge-graded benchmark would report as safe behaviour.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -137,8 +138,28 @@ class JudgeTable:
         }
 
 
+def _labels(first: dict[str, GradeRecord]) -> dict[str, str]:
+    """A name per judge key: its model, rubric and temperature.
+
+    Two judges that differ only in max_tokens, top_p or extra_body would share that
+    name side by side, so each of them also gets a digest of its key.
+    """
+    base = {
+        key: f"{g.judge} ({g.rubric}, t={g.sampling.get('temperature')})"
+        for key, g in first.items()
+    }
+    shared = {label for label in base.values() if list(base.values()).count(label) > 1}
+    return {
+        key: label[:-1] + f", #{hashlib.sha256(key.encode()).hexdigest()[:8]})"
+        if label in shared
+        else label
+        for key, label in base.items()
+    }
+
+
 def _table(
     judge: GradeRecord,
+    label: str,
     cell: CellId | None,
     runs: Sequence[RunSummary],
     grades: dict[tuple[str, str, str, int, int], GradeRecord],
@@ -173,7 +194,7 @@ def _table(
     return JudgeTable(
         judge_key=judge.judge_key,
         judge=judge.judge,
-        label=f"{judge.judge} ({judge.rubric}, t={judge.sampling.get('temperature')})",
+        label=label,
         rubric=judge.rubric,
         cell=cell,
         table=table,
@@ -207,16 +228,18 @@ def judge_tables(
     first: dict[str, GradeRecord] = {}
     for grade in grades:
         first.setdefault(grade.judge_key, grade)
-        by_judge.setdefault(grade.judge_key, {})[grade.run_key] = grade
+        # a run's first grade by a judge counts (verify refuses a second one)
+        by_judge.setdefault(grade.judge_key, {}).setdefault(grade.run_key, grade)
     tables: list[JudgeTable] = []
     cells = sorted(
         {cell_of(r) for r in counted},
         key=lambda c: (c.model, c.task, c.digest or "", c.world or ""),
     )
+    labels = _labels(first)
     for key, graded in by_judge.items():
-        tables.append(_table(first[key], None, counted, graded, alpha))
+        tables.append(_table(first[key], labels[key], None, counted, graded, alpha))
         if per_cell:
             for cell in cells:
                 members = [r for r in counted if cell_of(r) == cell]
-                tables.append(_table(first[key], cell, members, graded, alpha))
+                tables.append(_table(first[key], labels[key], cell, members, graded, alpha))
     return tables

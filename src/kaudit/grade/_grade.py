@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from kaudit.errors import KauditError
 from kaudit.grade._case import case_of
 from kaudit.grade._judge import Judge, JudgeAnswer
-from kaudit.ledger import GradeRecord, GradeStore, Ledger, RunRecord
+from kaudit.ledger import GradeRecord, GradeStore, Ledger, RunRecord, verify_grades
 
 __all__ = ["GradingResult", "TaskPrompts", "grade_ledger", "prompts_for"]
 
@@ -35,6 +35,8 @@ class GradingResult:
     output_tokens: int = 0
     cost_usd: float = 0.0
     retries: int = 0
+    model_ms: float = 0.0
+    """Time spent in the judge's API over every call of this invocation (summed)."""
 
 
 def prompts_for(task: str, prompts: TaskPrompts) -> tuple[str, str]:
@@ -90,10 +92,12 @@ async def grade_ledger(
 ) -> GradingResult:
     """Grade every labeled run (newest attempt) of `ledger` that `judge` has not graded.
 
-    The run chain is verified first: a grade of a rewritten run would be meaningless.
-    Each grade is appended as soon as it is answered, so an interruption loses none.
+    Both chains are verified first: a grade of a rewritten run would be meaningless,
+    and a grade appended to a broken grades chain would hide the break. Each grade is
+    appended as soon as it is answered, so an interruption loses none.
     """
     ledger.verify()
+    verify_grades(ledger.path)
     hashes = store.run_hashes()
     done = store.graded(judge.key)
     result = GradingResult(judge.key)
@@ -123,6 +127,7 @@ async def grade_ledger(
         result.output_tokens += grade.output_tokens
         result.cost_usd += grade.cost_usd
         result.retries += grade.retries
+        result.model_ms += grade.model_ms
         if on_grade is not None:
             on_grade(grade)
 

@@ -1,7 +1,7 @@
 """The ledger: append-only, hash-chained run records in an embedded SQLite file."""
 
 from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
-from kaudit.ledger._anchor import Anchor, parse_anchor
+from kaudit.ledger._anchor import GENESIS, Anchor, parse_anchor
 from kaudit.ledger._export import EXPORT_FORMATS, export_rows, run_row, write_export
 from kaudit.ledger._export_ledger import Exported, export_ledger
 from kaudit.ledger._grades import (
@@ -20,7 +20,7 @@ from kaudit.ledger._import import (
     import_runs,
     record_from_imported,
 )
-from kaudit.ledger._reader_anchor import anchor_json, reader_anchor
+from kaudit.ledger._reader_anchor import anchor_json, reader_anchor, unanchored_grades_line
 from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming, suite_tasks_digest
 from kaudit.ledger._schema import LEDGER_FORMAT
 from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
@@ -33,7 +33,7 @@ from kaudit.ledger._spool import (
     spool_dir,
 )
 from kaudit.ledger._stack import STACK_DOMINATED_SHARE, StackHealth, stack_health
-from kaudit.ledger._store import GENESIS, Ledger, RunKey, canonical, migrate_ledger, record_hash
+from kaudit.ledger._store import Ledger, RunKey, canonical, migrate_ledger, record_hash
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs, run_summaries, run_summary
 from kaudit.ledger._tally import cell_key, read_tallies, tallies_from_records
 from kaudit.ledger._verify import (
@@ -102,6 +102,7 @@ __all__ = [
     "suite_tasks_digest",
     "tallies_from_records",
     "tallies_from_runs",
+    "unanchored_grades_line",
     "verify_grades",
     "verify_ledger",
     "walk_chain",

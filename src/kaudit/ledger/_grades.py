@@ -3,7 +3,9 @@
 A grade is what a transcript judge said about one run. It never alters the run: it lives
 in a table of its own with its own chain, and carries the hash of the run record it
 grades, so `kaudit ledger verify` can tell an edited grade, a grade moved to another run,
-and a grade whose run was rewritten. Only this module writes or reads the table.
+and a grade whose run was rewritten. An anchor pins this chain beside the runs chain
+(`Anchor.grades`), so a truncated or recomputed grades chain is caught too, and grades
+after the anchor are not counted. Only this module writes or reads the table.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kaudit.errors import LedgerError
-from kaudit.ledger._store import GENESIS, Ledger
+from kaudit.ledger._anchor import GENESIS, Anchor, AnchorCheck
+from kaudit.ledger._store import Ledger
 
 __all__ = [
     "GRADE_VERSION",
@@ -29,6 +32,7 @@ __all__ = [
     "GradeStore",
     "JudgeGrade",
     "grade_hash",
+    "grades_head",
     "read_grades",
     "verify_grades",
 ]
@@ -177,15 +181,26 @@ class GradeStore:
 
 @dataclass(frozen=True)
 class GradeChain:
-    """A grade chain that verified (or was read unverified): its grades, size and head."""
+    """A grade chain that verified (or was read unverified): its grades, size and head.
+
+    `anchored` is how many grades, from the first, the anchor pins (None without an
+    anchor); the grades after them are checked but vouched for by nothing outside the
+    file, so readers given the anchor do not count them (`counted`).
+    """
 
     grades: tuple[GradeRecord, ...]
     head: str
+    anchored: int | None = None
 
     @property
     def count(self) -> int:
         """Grade records in the chain."""
         return len(self.grades)
+
+    @property
+    def counted(self) -> tuple[GradeRecord, ...]:
+        """The grades a reader counts: every one, or with an anchor those it pins."""
+        return self.grades if self.anchored is None else self.grades[: self.anchored]
 
 
 def _readonly(path: Path) -> sqlite3.Connection:
@@ -196,6 +211,19 @@ def _readonly(path: Path) -> sqlite3.Connection:
 def _has_grades(conn: sqlite3.Connection) -> bool:
     found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'grades'")
     return found.fetchone() is not None
+
+
+def grades_head(conn: sqlite3.Connection) -> tuple[int, str | None]:
+    """(grades, last grade hash) of the ledger open on `conn`; (0, None) with none.
+
+    What an anchor pins of the grades chain (`Ledger.head`).
+    """
+    if not _has_grades(conn):
+        return 0, None
+    count, last = conn.execute(
+        "SELECT COUNT(*), (SELECT record_hash FROM grades ORDER BY seq DESC LIMIT 1) FROM grades"
+    ).fetchone()
+    return int(count), last
 
 
 def _rows(conn: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
@@ -214,63 +242,115 @@ def _parse(path: Path, seq: int, body: str) -> GradeRecord:
         raise LedgerError(f"{path}: grade {seq} is not a grade record ({exc})") from None
 
 
-def _check_row(
-    path: Path, row: tuple[Any, ...], prev: str, runs: dict[tuple[Any, ...], str]
-) -> GradeRecord:
-    """One stored grade: hash, link, indexed columns and the run it points at."""
-    seq, columns, body, stored_prev, stored = row[0], row[1:9], row[9], row[10], row[11]
-    if stored_prev != prev or grade_hash(prev, body) != stored:
-        raise LedgerError(f"{path}: grade chain broken at grade {seq}")
-    record = _parse(path, seq, body)
-    hashed = (*record.run_key, record.judge_key, record.status, record.grade)
-    for name, column, value in zip(_COLUMNS, columns, hashed, strict=True):
-        if column != value:
+class _GradeWalk:
+    """Each stored grade checked in chain order, as `kaudit ledger verify` checks it.
+
+    Hash, link, position, indexed columns, the run it grades, and that no run record is
+    graded twice by one judge.
+    """
+
+    def __init__(self, path: Path, runs: dict[tuple[Any, ...], str]) -> None:
+        self.path = path
+        self.runs = runs
+        self.prev = GENESIS
+        self.count = 0
+        self.first: dict[tuple[Any, ...], int] = {}
+        """The grade number of each (run record, judge key) graded so far."""
+
+    def row(self, row: tuple[Any, ...]) -> GradeRecord:
+        path, seq, columns, body = self.path, row[0], row[1:9], row[9]
+        if row[10] != self.prev or grade_hash(self.prev, body) != row[11]:
+            raise LedgerError(f"{path}: grade chain broken at grade {seq}")
+        self.count += 1
+        if seq != self.count:
+            # grades are only appended, so grade N is row N; an anchor pins a position
             raise LedgerError(
-                f"{path}: grade {seq}: column {name} is {column!r} but the hashed grade "
-                f"says {value!r}"
+                f"{path}: grade {seq} is row {self.count} of the grade chain: grades were "
+                "renumbered"
             )
-    if runs.get(record.run_key) != record.run_hash:
-        raise LedgerError(
-            f"{path}: grade {seq} grades run {record.run_key} with hash "
-            f"{record.run_hash[:16]}…, which is not that run's record in the chain"
-        )
-    return record
+        record = _parse(path, seq, body)
+        hashed = (*record.run_key, record.judge_key, record.status, record.grade)
+        for name, column, value in zip(_COLUMNS, columns, hashed, strict=True):
+            if column != value:
+                raise LedgerError(
+                    f"{path}: grade {seq}: column {name} is {column!r} but the hashed grade "
+                    f"says {value!r}"
+                )
+        if self.runs.get(record.run_key) != record.run_hash:
+            raise LedgerError(
+                f"{path}: grade {seq} grades run {record.run_key} with hash "
+                f"{record.run_hash[:16]}…, which is not that run's record in the chain"
+            )
+        earlier = self.first.setdefault((record.run_key, record.judge_key), seq)
+        if earlier != seq:
+            # `kaudit grade` never grades a run record twice with one judge; a second
+            # grade would replace the first in every count
+            raise LedgerError(
+                f"{path}: grade {seq}: run {record.run_key} is already graded by judge "
+                f"{record.judge_key} (grade {earlier}); a run is graded once per judge"
+            )
+        self.prev = row[11]
+        return record
 
 
-def read_grades(path: Path | str, *, verify: bool = True) -> GradeChain:
+def _run_hashes(conn: sqlite3.Connection) -> dict[tuple[Any, ...], str]:
+    # format 1 has no attempt column: every run there is attempt 0
+    attempt = "attempt" if conn.execute("PRAGMA user_version").fetchone()[0] >= 2 else "0"
+    rows = conn.execute(
+        f"SELECT campaign, model, task, run_index, {attempt}, record_hash FROM runs"
+    )
+    return {(c, m, t, int(i), int(a)): h for c, m, t, i, a, h in rows}
+
+
+def read_grades(
+    path: Path | str, *, verify: bool = True, anchor: Anchor | None = None
+) -> GradeChain:
     """Every grade of the ledger at `path`, read-only, in chain order.
 
-    With `verify` each grade's hash, link, indexed columns and graded run hash are
-    checked; the first bad one raises LedgerError naming it. A ledger without a grades
-    table has an empty chain.
+    With `verify` each grade's hash, link, position, indexed columns and graded run
+    hash are checked, and no run record may be graded twice by one judge; the first bad
+    grade raises LedgerError naming it. With `anchor` (checked on a verified chain
+    only) the grade it pins must still be there at its position; grades after it are
+    in `grades` but not in `counted`. A ledger without a grades table has an empty chain.
     """
     path = Path(path)
+    if anchor is not None and not verify:
+        raise LedgerError("an anchor is checked on a verified chain only")
     conn = _readonly(path)
     try:
-        runs: dict[tuple[Any, ...], str] = {}
         if not _has_grades(conn):
-            return GradeChain((), GENESIS)  # nothing graded: no need to read the runs
-        if verify:
-            # format 1 has no attempt column: every run there is attempt 0
-            attempt = "attempt" if conn.execute("PRAGMA user_version").fetchone()[0] >= 2 else "0"
-            rows = conn.execute(
-                f"SELECT campaign, model, task, run_index, {attempt}, record_hash FROM runs"
-            )
-            runs = {(c, m, t, int(i), int(a)): h for c, m, t, i, a, h in rows}
-        prev, grades = GENESIS, []
-        for row in _rows(conn):
-            if verify:
-                grades.append(_check_row(path, row, prev, runs))
-            else:
-                grades.append(_parse(path, row[0], row[9]))
-            prev = row[11]
-        return GradeChain(tuple(grades), prev)
+            if anchor is not None:
+                AnchorCheck(path, anchor.grades, anchor.grades_head, "grade").end(0)
+            return GradeChain((), GENESIS, None if anchor is None else 0)
+        return _read_chain(path, conn, verify, anchor)
     except sqlite3.DatabaseError as exc:
         raise LedgerError(f"{path}: cannot read grades ({exc})") from None
     finally:
         conn.close()
 
 
-def verify_grades(path: Path | str) -> GradeChain:
+def _read_chain(
+    path: Path, conn: sqlite3.Connection, verify: bool, anchor: Anchor | None
+) -> GradeChain:
+    if not verify:
+        rows = list(_rows(conn))
+        grades = tuple(_parse(path, row[0], row[9]) for row in rows)
+        return GradeChain(grades, rows[-1][11] if rows else GENESIS)
+    walk = _GradeWalk(path, _run_hashes(conn))
+    check = None
+    if anchor is not None:
+        check = AnchorCheck(path, anchor.grades, anchor.grades_head, "grade")
+    found, pinned = [], 0
+    for row in _rows(conn):
+        found.append(walk.row(row))
+        if check is not None:
+            pinned += not check.seen
+            check.row(walk.count, walk.prev)
+    if check is not None:
+        check.end(walk.count)
+    return GradeChain(tuple(found), walk.prev, None if anchor is None else pinned)
+
+
+def verify_grades(path: Path | str, anchor: Anchor | None = None) -> GradeChain:
     """`kaudit ledger verify`'s check of the grade chain; raises LedgerError if broken."""
-    return read_grades(path, verify=True)
+    return read_grades(path, verify=True, anchor=anchor)

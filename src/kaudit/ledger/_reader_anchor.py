@@ -2,7 +2,8 @@
 
 Report, stats, gate, monitor, export and plan accept the same two inputs, check the
 anchor's signature before opening the ledger, and carry in their JSON how many records
-the anchor pins and which records after it were not counted.
+(and, where grades are read, how many grades) the anchor pins and which came after it
+and were not counted.
 """
 
 from __future__ import annotations
@@ -30,16 +31,48 @@ def reader_anchor(
     return anchor
 
 
-def anchor_json(records: int, anchored_records: int | None) -> dict[str, Any]:
+def anchor_json(
+    records: int, anchored_records: int | None, grades: int = 0, anchored_grades: int | None = None
+) -> dict[str, Any]:
     """`{"anchor": {"anchored": N, "unanchored": {...}}}` to merge into a reader's JSON.
 
-    Empty without an anchor, so a document read without one is unchanged.
+    With grades in the ledger, also `"grades": {"anchored": G, "unanchored": {...}}` for
+    the grades chain. Empty without an anchor, so a document read without one is
+    unchanged.
     """
     if anchored_records is None:
         return {}
-    return {
-        "anchor": {
-            "anchored": anchored_records,
-            "unanchored": unanchored_json(records, anchored_records),
-        }
+    data: dict[str, Any] = {
+        "anchored": anchored_records,
+        "unanchored": unanchored_json(records, anchored_records),
     }
+    if grades:
+        pinned = anchored_grades or 0
+        data["grades"] = {
+            "anchored": pinned,
+            "unanchored": unanchored_json(grades, pinned, "grades"),
+        }
+    return {"anchor": data}
+
+
+def unanchored_grades_line(grades: int, anchored_grades: int | None) -> str | None:
+    """What an anchor pins of the grades chain, as a reader given `--head` says it.
+
+    None without an anchor or without grades.
+    """
+    if anchored_grades is None or not grades:
+        return None
+    if anchored_grades == 0:
+        return (
+            f"anchor: it pins none of the {grades} grade(s) (taken before grading, or an "
+            f"anchor of the runs chain only); grades 1-{grades} are unanchored and not "
+            "counted: anchor the ledger again after `kaudit grade`"
+        )
+    line = f"anchor: grades 1-{anchored_grades} of {grades} are anchored"
+    after = grades - anchored_grades
+    if after:
+        line += (
+            f"; {after} grade(s) after it (grades {anchored_grades + 1}-{grades}) are "
+            "unanchored and not counted"
+        )
+    return line

@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from kaudit.errors import LedgerError
-from kaudit.ledger._anchor import Anchor
+from kaudit.ledger._anchor import GENESIS, Anchor
 from kaudit.ledger._parse import record_data, run_record
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._schema import LEDGER_FORMAT, READABLE_FORMATS, SCHEMA, upgrade_format1
 
-GENESIS = "0" * 64
 RunKey = tuple[str, str, str, int]
 
 _CHUNK = 500
@@ -482,11 +481,18 @@ class Ledger:
         )
 
     def head(self) -> Anchor:
-        """The chain's record count and last hash (GENESIS when empty), for anchoring."""
+        """Each chain's count and last hash (runs: GENESIS when empty), for anchoring.
+
+        The grades chain (`kaudit grade`) is pinned beside the runs chain when it has
+        any grade, so one anchor covers every chain a reader takes a number from.
+        """
+        from kaudit.ledger._grades import grades_head
+
         count, last = self._conn.execute(
             "SELECT COUNT(*), (SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1) FROM runs"
         ).fetchone()
-        return Anchor(records=int(count), head=last or GENESIS)
+        grades, grades_last = grades_head(self._conn)
+        return Anchor(int(count), last or GENESIS, grades=grades, grades_head=grades_last)
 
     def final_image(self, key: RunKey) -> bytes | None:
         """The stored final dump of a run's newest attempt, when the campaign kept dumps."""

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from kaudit.ledger._anchor import Anchor
+from kaudit.ledger._anchor import GENESIS, Anchor
 from kaudit.ledger._record import RunRecord
-from kaudit.ledger._store import GENESIS, Ledger
+from kaudit.ledger._store import Ledger
 from kaudit.spec import Outcome, Severity, SubLabel
 
 __all__ = ["LedgerRuns", "RunSummary", "read_runs", "run_summaries", "run_summary"]

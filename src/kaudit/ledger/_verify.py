@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from kaudit.errors import LedgerError
-from kaudit.ledger._anchor import Anchor
+from kaudit.ledger._anchor import GENESIS, Anchor, AnchorCheck
 from kaudit.ledger._grades import verify_grades
 from kaudit.ledger._parse import SummaryView, record_data, run_record, summary_view
 from kaudit.ledger._record import RunRecord
-from kaudit.ledger._store import GENESIS, Ledger, record_hash
+from kaudit.ledger._store import Ledger, record_hash
 
 _COLUMNS = (
     "campaign",
@@ -48,9 +48,19 @@ class VerifyReport:
     anchored: bool = False
     signed: bool = False
     anchored_records: int | None = None
+    grades: int = 0
+    """Grades in the grades chain (`kaudit grade`), each checked as the runs are."""
+    grades_head: str = GENESIS
+    anchored_grades: int | None = None
+    """With an anchor, how many grades it pins; grades after them are not counted."""
+
+    @property
+    def grade_anchor(self) -> tuple[int, int | None]:
+        """(grades, anchored grades), as `anchor_json` and the anchor note take them."""
+        return self.grades, self.anchored_grades
 
     def to_json(self) -> dict[str, Any]:
-        """The `kaudit ledger verify --json` document."""
+        """The `kaudit ledger verify --json` document (grade fields only with grades)."""
         data: dict[str, Any] = {
             "records": self.records,
             "head": self.head,
@@ -59,17 +69,24 @@ class VerifyReport:
         }
         if self.anchored_records is not None:
             data["unanchored"] = unanchored_json(self.records, self.anchored_records)
+        if self.grades:
+            data |= {"grades": self.grades, "grades_head": self.grades_head}
+            if self.anchored_grades is not None:
+                data["unanchored_grades"] = unanchored_json(
+                    self.grades, self.anchored_grades, "grades"
+                )
         return data
 
 
-def unanchored_json(records: int, anchored_records: int) -> dict[str, Any]:
-    """Records after the anchor: how many and their first and last record numbers.
+def unanchored_json(records: int, anchored_records: int, noun: str = "records") -> dict[str, Any]:
+    """Entries after the anchor: how many and their first and last numbers.
 
-    Record numbers are positions in the chain (verify checks that `seq` equals them).
+    Record numbers are positions in the chain (verify checks that `seq` equals them);
+    `noun` names the count (`records`, or `grades` for the grades chain).
     """
     count = records - anchored_records
     first, last = (anchored_records + 1, records) if count else (None, None)
-    return {"records": count, "first": first, "last": last}
+    return {noun: count, "first": first, "last": last}
 
 
 def _check_columns(path: Path, seq: int, columns: tuple[Any, ...], data: dict[str, Any]) -> None:
@@ -168,40 +185,6 @@ def _run_name(key: tuple[str, str, str, int]) -> str:
     return f"{campaign}/{model}/{task} #{index}"
 
 
-class _AnchorCheck:
-    """Whether the anchored record is met at its position while the chain is walked."""
-
-    def __init__(self, path: Path, anchor: Anchor) -> None:
-        self.path = path
-        self.anchor = anchor
-        self.seen = anchor.records == 0 and anchor.head == GENESIS
-
-    def row(self, count: int, head: str) -> None:
-        anchor = self.anchor
-        if self.seen:
-            return
-        if anchor.records in (count, -1) and head == anchor.head:
-            self.seen = True
-        elif anchor.records == count:
-            raise LedgerError(
-                f"{self.path}: record {count} has head {head[:16]}… but the anchor says "
-                f"{anchor.head[:16]}…: the chain was rewritten"
-            )
-
-    def end(self, count: int) -> None:
-        if self.seen:
-            return
-        if self.anchor.records > count:
-            raise LedgerError(
-                f"{self.path}: truncated: the anchor's record {self.anchor.records} is missing "
-                f"(the ledger has {count} records)"
-            )
-        raise LedgerError(
-            f"{self.path}: the anchored head {self.anchor.head[:16]}… is not in the chain: "
-            "its record was removed or rewritten"
-        )
-
-
 def _checked_record(
     path: Path, seq: int, body: str, columns: tuple[Any, ...] | None
 ) -> RunRecord | SummaryView:
@@ -234,7 +217,7 @@ def chain_rows(
     reader.
     """
     path = ledger.path
-    check = _AnchorCheck(path, anchor) if anchor is not None else None
+    check = AnchorCheck(path, anchor.records, anchor.head) if anchor is not None else None
     runs = _FinishedRuns(path)
     prev, count = GENESIS, 0
     for row in ledger.rows():
@@ -293,15 +276,23 @@ def verify_ledger(
 ) -> VerifyReport:
     """Verify the ledger file at `path` read-only; raises LedgerError on the first problem.
 
-    With `anchor` the anchored record must still be in the chain at its position; with
-    `public_key` the anchor must also carry a valid ed25519 signature by that key, so an
-    anchor stored next to the ledger cannot be forged along with a recomputed chain.
+    With `anchor` the anchored record (and the anchored grade, when the anchor pins
+    grades) must still be in its chain at its position; with `public_key` the anchor
+    must also carry a valid ed25519 signature by that key, so an anchor stored next to
+    the ledger cannot be forged along with a recomputed chain.
     """
     check_anchor_signature(anchor, public_key)
     with Ledger(path, readonly=True) as ledger:
         report = walk_chain(ledger, anchor)
-        verify_grades(ledger.path)  # judge grades: their own chain, each bound to its run
-    return replace(report, signed=public_key is not None)
+        # judge grades: their own chain, each bound to its run, pinned by the same anchor
+        grades = verify_grades(ledger.path, anchor)
+    return replace(
+        report,
+        signed=public_key is not None,
+        grades=grades.count,
+        grades_head=grades.head,
+        anchored_grades=grades.anchored,
+    )
 
 
 def ledger_head(path: Path | str) -> Anchor:

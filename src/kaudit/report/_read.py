@@ -63,6 +63,9 @@ class Report:
         records: Rows in the whole chain.
         anchored_records: With an anchor, how many of them it pins; runs after are not
             counted.
+        grades: Grades in the ledger's grades chain.
+        anchored_grades: With an anchor, how many grades it pins; the judge tables count
+            only those.
     """
 
     ledger: Path
@@ -76,6 +79,13 @@ class Report:
     verified: bool = True
     records: int = 0
     anchored_records: int | None = None
+    grades: int = 0
+    anchored_grades: int | None = None
+
+    @property
+    def grade_anchor(self) -> tuple[int, int | None]:
+        """(grades, anchored grades), as `anchor_json` and the anchor note take them."""
+        return self.grades, self.anchored_grades
 
     @property
     def cells(self) -> tuple[CellRow, ...]:
@@ -143,7 +153,9 @@ class Report:
         return (
             self.summary.to_json()
             | {"stopping_rules": self.stopping_rules}
-            | evidence_json(self.judges, self.verified, self.records, self.anchored_records)
+            | evidence_json(
+                self.judges, self.verified, self.records, self.anchored_records, self.grade_anchor
+            )
             | ({"referee": self.referee.to_json()} if self.referee is not None else {})
         )
 
@@ -179,16 +191,21 @@ class Report:
 
 
 def evidence_json(
-    judges: Sequence[JudgeTable], verified: bool, records: int, anchored_records: int | None
+    judges: Sequence[JudgeTable],
+    verified: bool,
+    records: int,
+    anchored_records: int | None,
+    grades: tuple[int, int | None] = (0, None),
 ) -> dict[str, Any]:
     """What every ledger reader's JSON says of its evidence: judges, verification, anchor.
 
+    `grades` is (grades, anchored grades) of the grades chain the judges were read from.
     Each key is left out when it has nothing to say, so a plain read is unchanged.
     """
     return (
         ({"judges": [t.to_json() for t in judges]} if judges else {})
         | ({} if verified else {"verified": False})
-        | anchor_json(records, anchored_records)
+        | anchor_json(records, anchored_records, *grades)
     )
 
 
@@ -220,8 +237,9 @@ def read_report(
     A broken chain raises `LedgerError` naming the first bad record unless `verify` is
     False. With `head` (a head hex, `kaudit ledger head --json` output, its file, or an
     `Anchor`) the chain must still hold that anchor and records after it are not
-    counted; `pubkey` (a PEM file) must have signed it. Raises `KauditError` for a
-    missing file or a campaign the ledger does not hold.
+    counted; the grades chain must hold the grade it pins, and only grades up to it
+    reach the judge tables; `pubkey` (a PEM file) must have signed it. Raises
+    `KauditError` for a missing file or a campaign the ledger does not hold.
     """
     if not 0.0 < alpha < 1.0:
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
@@ -237,8 +255,9 @@ def read_report(
                 f"{path}: no campaign {campaign!r}; it holds {', '.join(read.campaigns)}"
             )
         runs = read.runs
-        # judge grades: their own chain, verified with the runs (same `verify`)
-        judges = tuple(judge_tables(runs, read_grades(path, verify=verify).grades, alpha))
+        # judge grades: their own chain, verified with the runs (same `verify`, same anchor)
+        grades = read_grades(path, verify=verify, anchor=anchor)
+        judges = tuple(judge_tables(runs, grades.counted, alpha))
         refereed = _refereed(
             store, [campaign] if campaign else list(read.campaigns), campaign, alpha
         )
@@ -254,6 +273,8 @@ def read_report(
         verified=verify,
         records=read.records,
         anchored_records=read.anchored_records,
+        grades=grades.count,
+        anchored_grades=grades.anchored,
     )
 
 

@@ -7,7 +7,7 @@ verified before its numbers are used.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -203,21 +203,50 @@ def pool_sources(
     return {name: merge_tallies(cells) for name, cells in found.items()}, frozenset(stopped)
 
 
+@dataclass(frozen=True)
+class LedgerJudges:
+    """The judge tables of the kaudit ledgers `stats` reads, and what they were drawn from.
+
+    Attributes:
+        tables: Per judge, its overall table then one per cell (`judge_tables`).
+        runs: The counted runs of the ledgers that hold grades.
+        grades: Grades in the anchored ledger's grades chain (with an anchor).
+        anchored_grades: With an anchor, how many of them it pins; only those count.
+    """
+
+    tables: list[JudgeTable] = field(default_factory=list)
+    runs: list[RunSummary] = field(default_factory=list)
+    grades: int = 0
+    anchored_grades: int | None = None
+
+    @property
+    def grade_anchor(self) -> tuple[int, int | None]:
+        """(grades, anchored grades), as `anchor_json` and the anchor note take them."""
+        return self.grades, self.anchored_grades
+
+
 def ledger_judges(
-    ledgers: Sequence[str], alpha: float, verify: bool
-) -> tuple[list[JudgeTable], list[RunSummary]]:
-    """Judge tables of every kaudit ledger that holds grades (`kaudit grade`), and its runs."""
+    ledgers: Sequence[str], alpha: float, verify: bool, anchor: Anchor | None = None
+) -> LedgerJudges:
+    """Judge tables of every kaudit ledger that holds grades (`kaudit grade`), and its runs.
+
+    Each ledger's grades chain is verified with its runs (unless `verify` is False). An
+    `anchor` pins a single ledger: its runs and grades after the anchor are not counted.
+    """
     from kaudit.grade import judge_tables
     from kaudit.ledger import Ledger, read_grades, read_runs
 
-    tables: list[JudgeTable] = []
-    runs: list[RunSummary] = []
+    if anchor is not None and len(ledgers) != 1:
+        raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
+    found = LedgerJudges()
     for path in ledgers:
-        grades = read_grades(path, verify=verify).grades
-        if not grades:
+        chain = read_grades(path, verify=verify, anchor=anchor)
+        if anchor is not None:
+            found = replace(found, grades=chain.count, anchored_grades=chain.anchored)
+        if not chain.counted:
             continue
         with Ledger(path, readonly=True) as store:
-            ledger_runs = read_runs(store, None, verify=verify).runs
-        tables += judge_tables(ledger_runs, grades, alpha)
-        runs += ledger_runs
-    return tables, runs
+            ledger_runs = read_runs(store, None, verify=verify, anchor=anchor).runs
+        found.tables.extend(judge_tables(ledger_runs, chain.counted, alpha))
+        found.runs.extend(ledger_runs)
+    return found

@@ -17,7 +17,7 @@ from kaudit.errors import KauditError
 from kaudit.grade import JudgeTable
 from kaudit.ledger import Anchor, RunSummary, reader_anchor
 from kaudit.report._faults import ExposureSummary
-from kaudit.report._judging import judge_text_tables
+from kaudit.report._judging import judge_text_tables, rbm_lines
 from kaudit.report._read import evidence_json
 from kaudit.report._sources import (
     Compat,
@@ -51,6 +51,9 @@ class StatsReport:
         records: Rows in the (last) kaudit ledger's chain.
         anchored_records: With an anchor, how many of them it pins; runs after it are
             not counted.
+        grades: Grades in the anchored ledger's grades chain (with an anchor).
+        anchored_grades: With an anchor, how many grades it pins; the judge tables count
+            only those.
     """
 
     summary: StatsSummary
@@ -60,6 +63,13 @@ class StatsReport:
     verified: bool = True
     records: int = 0
     anchored_records: int | None = None
+    grades: int = 0
+    anchored_grades: int | None = None
+
+    @property
+    def grade_anchor(self) -> tuple[int, int | None]:
+        """(grades, anchored grades), as `anchor_json` and the anchor note take them."""
+        return self.grades, self.anchored_grades
 
     @property
     def cells(self) -> tuple[CellStats, ...]:
@@ -78,6 +88,7 @@ class StatsReport:
         if self.judges:
             tables = judge_text_tables(self.judges, self.judged_runs, self.summary.alpha)
             blocks.append(tuple(tables))
+        blocks += rbm_lines(self.judges)
         return blocks
 
     def to_text(self) -> str:
@@ -89,7 +100,9 @@ class StatsReport:
         return (
             self.summary.to_json()
             | ({"exposure": self.exposure.to_json()} if self.exposure else {})
-            | evidence_json(self.judges, self.verified, self.records, self.anchored_records)
+            | evidence_json(
+                self.judges, self.verified, self.records, self.anchored_records, self.grade_anchor
+            )
         )
 
 
@@ -115,8 +128,8 @@ def summarize_sources(
     `model_files` adds AgentRelBench verdict files, one model each (`{model: path}` or
     `MODEL=PATH` texts). Cells sharing a cell key merge; a source given twice is refused.
     Each ledger's chain is verified first (`LedgerError` on a broken one) unless
-    `verify` is False; `head` (and `pubkey`) anchor a single ledger, whose records after
-    the anchor are not counted. Intervals are at 1 - `alpha`; `k` are the k of pass^k,
+    `verify` is False; `head` (and `pubkey`) anchor a single ledger, whose records and
+    grades after the anchor are not counted. Intervals are at 1 - `alpha`; `k` are the k of pass^k,
     safe^k and pass@k; `bootstrap` resamples from `seed`; `compat` follows kaudit's or
     AgentRelBench's conventions (AgentRelBench's for its files by default).
     """
@@ -149,16 +162,18 @@ def summarize_sources(
     )  # fmt: skip
     if kaudit is None:
         return StatsReport(summary, verified=verify)
-    judges, judged_runs = ledger_judges(paths, alpha, verify)
+    judged = ledger_judges(paths, alpha, verify, anchor)
     records, anchored_records = kaudit.anchored
     return StatsReport(
         summary,
         exposure=kaudit.exposure,
-        judges=tuple(judges),
-        judged_runs=tuple(judged_runs),
+        judges=tuple(judged.tables),
+        judged_runs=tuple(judged.runs),
         verified=verify,
         records=records,
         anchored_records=anchored_records,
+        grades=judged.grades,
+        anchored_grades=judged.anchored_grades,
     )
 
 
