@@ -36,16 +36,19 @@ def test_the_public_names_are_the_documented_few() -> None:
     lazily imported name is not the function behind it."""
     assert kaudit.__all__ == [
         "AuditHooks", "AuditResult", "Report", "StatsReport", "audit", "compare", "decide",
-        "export", "read", "summarize", "validate",
+        "export", "judge", "read", "summarize", "validate",
     ]  # fmt: skip
     from kaudit.gate import gate_ledger
     from kaudit.report import summarize_sources
 
     assert kaudit.decide is gate_ledger
     assert kaudit.summarize is summarize_sources
-    for room in ("kaudit.gate", "kaudit.stats"):  # a subpackage must not shadow a call
+    for room in ("kaudit.gate", "kaudit.stats", "kaudit.grade"):  # none may shadow a call
         importlib.import_module(room)
     assert (kaudit.decide, kaudit.summarize) == (gate_ledger, summarize_sources)
+    from kaudit.grade import judge_ledger
+
+    assert kaudit.judge is judge_ledger
 
 
 def test_an_audit_inside_a_running_event_loop_runs(mini_suite: Suite, tmp_path: Path) -> None:

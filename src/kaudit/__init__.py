@@ -9,11 +9,12 @@ The public API, what a notebook or a CI job imports:
     watched = kaudit.compare("audit.sqlite", "events.jsonl", threshold=0.2)
     kaudit.validate("builtin")                     # a suite against its own scripts
     kaudit.export("audit.sqlite", "parquet", "runs.parquet")
+    kaudit.judge("audit.sqlite", "openai:gpt-4o-mini")  # an LLM judge beside the state
 
-`decide` is the release gate, `compare` the deployment monitor and `summarize` the
-pool statistics; they are not named `gate`, `monitor` and `stats` because those are
-the subpackages holding them. Each name is imported on first use, so `import kaudit`
-stays cheap for the CLI.
+`decide` is the release gate, `compare` the deployment monitor, `summarize` the pool
+statistics and `judge` the LLM grader; they are not named `gate`, `monitor`, `stats` and
+`grade` because those are the subpackages holding them. Each name is imported on first
+use, so `import kaudit` stays cheap for the CLI.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from kaudit._audit import AuditHooks, AuditResult, audit
     from kaudit.gate import gate_ledger as decide
+    from kaudit.grade import judge_ledger as judge
     from kaudit.harness import suite_validation as validate
     from kaudit.ledger import export_ledger as export
     from kaudit.monitor import compare_events as compare
@@ -42,6 +44,7 @@ __all__ = [
     "compare",
     "decide",
     "export",
+    "judge",
     "read",
     "summarize",
     "validate",
@@ -59,6 +62,7 @@ _LAZY = {
     "compare": ("kaudit.monitor", "compare_events"),
     "validate": ("kaudit.harness", "suite_validation"),
     "export": ("kaudit.ledger", "export_ledger"),
+    "judge": ("kaudit.grade", "judge_ledger"),
 }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -10,9 +9,7 @@ import typer
 from rich.console import Console
 
 from kaudit.cli._common import guarded, head_line
-from kaudit.grade import RUBRIC, Judge, grade_ledger, judge_config, load_rubric
-from kaudit.ledger import GradeRecord, GradeStore, Ledger
-from kaudit.suites import task_prompts
+from kaudit.ledger import GradeRecord
 
 
 def register(app: typer.Typer) -> None:
@@ -53,40 +50,18 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit grade audit.sqlite --judge openai:gpt-4o-mini
         """
-        config = judge_config(
-            judge,
-            base_url=base_url,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            api_key_env=api_key_env,
-        )
-        chosen = load_rubric(rubric) if rubric is not None else RUBRIC
-        grader = Judge(config, chosen)
-        prompts = task_prompts(suite)
         console = Console(stderr=True, highlight=False, soft_wrap=True)
 
         def shown(record: GradeRecord) -> None:
             answer = record.grade or f"FAILED ({record.failure})"
             console.print(f"{record.model} / {record.task} #{record.run_index}: {answer}")
 
-        with Ledger(ledger) as store, store.writer_lock(), GradeStore(store) as grades:
-            result = asyncio.run(
-                grade_ledger(
-                    store,
-                    grades,
-                    grader,
-                    prompts,
-                    campaign=campaign,
-                    concurrency=concurrency,
-                    on_grade=shown,
-                )
-            )
-            anchor = store.head()
-        console.print(
-            f"judge {result.judge_key}: {result.graded} graded, {result.failed} failed "
-            f"(recorded, never counted), {result.skipped} already graded; tokens "
-            f"{result.input_tokens:,} in / {result.output_tokens:,} out, {result.retries} "
-            f"retries, judge cost ${result.cost_usd:,.4f}, judge time "
-            f"{result.model_ms / 1000:,.1f} s"
-        )
-        console.print(head_line(anchor))  # the anchor to keep: it pins the grades too
+        from kaudit import judge as grade_with
+
+        done = grade_with(
+            ledger, judge, suite=suite, campaign=campaign, rubric=rubric, base_url=base_url,
+            temperature=temperature, max_tokens=max_tokens, api_key_env=api_key_env,
+            concurrency=concurrency, on_grade=shown,
+        )  # fmt: skip
+        console.print(done.summary())
+        console.print(head_line(done.head))  # the anchor to keep: it pins the grades too

@@ -6,6 +6,7 @@ verdict) under a versioned rubric and chains the answers in the ledger's grades 
 """
 
 from kaudit.grade._agreement import CellId, JudgeTable, cell_of, judge_tables, kappa_interval
+from kaudit.grade._call import Graded, judge_ledger
 from kaudit.grade._case import JudgeCase, case_of, judge_messages, render_case
 from kaudit.grade._config import judge_config
 from kaudit.grade._grade import GradingResult, TaskPrompts, grade_ledger, prompts_for
@@ -17,6 +18,7 @@ __all__ = [
     "RUBRIC",
     "RUBRIC_VERSION",
     "CellId",
+    "Graded",
     "GradingResult",
     "Judge",
     "JudgeAnswer",
@@ -29,6 +31,7 @@ __all__ = [
     "cell_of",
     "grade_ledger",
     "judge_config",
+    "judge_ledger",
     "judge_messages",
     "judge_tables",
     "kappa_interval",
