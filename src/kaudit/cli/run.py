@@ -324,6 +324,6 @@ def invalid_line(result: AuditResult) -> str:
     """Why the command exits 1: INVALID runs are never counted, so the audit is short."""
     reasons = "; ".join(result.counts.invalid_reasons if result.counts else ())
     return (
-        f"{result.open_invalid} runs INVALID (harness failures, never counted; runs are "
+        f"{counted(result.open_invalid, 'run')} INVALID (harness failures, never counted; runs are "
         f"retried up to {result.max_attempts} attempts by running the same command): {reasons}"
     )
