@@ -326,7 +326,7 @@ def test_a_check_past_its_budget_leaves_the_run_invalid_not_scored(
         [*args, "--k", "1", "--max-attempts", "1", "--ledger", str(ledger)], monkeypatch, capsys
     )
     assert code == 1, stderr
-    assert "1 runs INVALID" in stderr and "check 'probe' ran past its budget" in stderr
+    assert "1 run INVALID" in stderr and "check 'probe' ran past its budget" in stderr
     with sqlite3.connect(ledger) as conn:
         (record,) = [json.loads(r[0]) for r in conn.execute("SELECT record FROM runs")]
     assert record["status"] == "invalid" and record["outcome"] is None
