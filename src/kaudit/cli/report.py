@@ -54,7 +54,13 @@ def register(app: typer.Typer) -> None:
         from kaudit import read
 
         built = read(
-            ledger, campaign=campaign, alpha=alpha, verify=not no_verify, head=head, pubkey=pubkey
+            ledger,
+            campaign=campaign,
+            alpha=alpha,
+            verify=not no_verify,
+            head=head,
+            pubkey=pubkey,
+            viewer=html is not None,
         )
         if html is not None:
             built.write_html(html, split_csv(model_order))

@@ -16,13 +16,14 @@ from html import escape
 
 from kaudit.errors import KauditError
 from kaudit.grade import JudgeTable
-from kaudit.ledger import RunRecord, RunSummary, run_summary, tallies_from_records
+from kaudit.ledger import RunRecord, RunSummary, run_summary
 from kaudit.report._cells import CampaignReport, build_report
-from kaudit.report._economics import ModelEconomics, economics
+from kaudit.report._derived import Derived
+from kaudit.report._economics import ModelEconomics
 from kaudit.report._figures import decay_svg, forest_svg, gradient_svg, heatmap_svg, severity_svg
-from kaudit.report._grading import GraderResult, grade_transcripts
+from kaudit.report._grading import GraderResult
 from kaudit.report._judging import judge_html
-from kaudit.report._mix import CellMix, cell_mix
+from kaudit.report._mix import CellMix
 from kaudit.report._stopping import cells_of_campaigns
 from kaudit.report._terminal import stack_table
 from kaudit.report._viewer import SCRIPT, RunViewer
@@ -289,15 +290,22 @@ def html_report(records: Iterable[RunRecord], options: HtmlOptions | None = None
 
 
 def html_page(
-    runs: Sequence[RunSummary], cells: CampaignReport, viewer: RunViewer, opts: HtmlOptions
+    runs: Sequence[RunSummary],
+    cells: CampaignReport,
+    viewer: RunViewer,
+    opts: HtmlOptions,
+    derived: Derived | None = None,
 ) -> str:
     """The page of runs already read, counted and put into `viewer`.
 
-    `cells` is `build_report` of `runs` with `opts.alpha` and `opts.sequential_campaigns`.
-    `Report.write_html` passes what `read_report` verified and built, so the page never
-    reads or counts a run twice. Raises KauditError when nothing is counted.
+    `cells` is `build_report` of `runs` with `opts.alpha` and `opts.sequential_campaigns`,
+    `derived` (when given) a `Derived` of the same runs. `Report.write_html` passes what
+    `read_report` verified and built, so the page never reads or counts a run twice, nor
+    makes a number the terminal tables made. Raises KauditError when nothing is counted.
     """
-    tallies = [t for t in tallies_from_records(runs) if t.n > 0]
+    if derived is None:
+        derived = Derived(runs)
+    tallies = [t for t in derived.tallies() if t.n > 0]
     if not tallies:
         raise KauditError("the ledger has no counted run to report on")
     models = sorted({t.model for t in tallies})
@@ -321,7 +329,7 @@ def html_page(
             tallies, order, alpha=opts.alpha, resamples=opts.bootstrap, seed=opts.seed
         )
     )
-    mix = cell_mix(runs)
+    mix = derived.mix()
     dollars = {(c.model, c.task): c.dollars for c in cells.cells}
     figures = [
         _figure("forest", forest_svg(stats, opts.eps, opts.alpha),
@@ -339,9 +347,9 @@ def html_page(
             "<p class='note' id='no-gradient'>Capability gradient: not drawn, it compares "
             f"models and needs runs of at least two (this ledger has {len(models)}).</p>"
         )
-    money = economics(
-        runs, alpha=opts.alpha, detect=opts.detect, loading=opts.loading,
-        bootstrap=opts.bootstrap, seed=opts.seed,
+    money = derived.economics(
+        alpha=opts.alpha, detect=opts.detect, loading=opts.loading, bootstrap=opts.bootstrap,
+        seed=opts.seed,
     )  # fmt: skip
     miss = pool.miss
     key = (
@@ -355,7 +363,7 @@ def html_page(
         f"<h2>Figures</h2><div class='figs'>{''.join(figures)}</div>"
         f"<h2>Cells</h2>{_cells_table(stats, opts.alpha, mix)}{_stack_section(cells)}"
         f"<h2>safe^k, pass^k and audit miss rates</h2>{_pool_table(pool, opts.alpha)}"
-        f"<h2>Transcript vs state</h2>{_grading_section(grade_transcripts(runs))}"
+        f"<h2>Transcript vs state</h2>{_grading_section(derived.grading())}"
         f"{judge_html(opts.judges, runs, opts.alpha)}"
         f"<h2>Economics</h2>"
         f"{_economics_section(money, opts)}"

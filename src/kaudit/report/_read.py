@@ -9,7 +9,8 @@ can never disagree about a number.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,10 @@ from kaudit.ledger import (
     reader_anchor,
 )
 from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, CellRow, build_report
-from kaudit.report._economics import ModelEconomics, economics
+from kaudit.report._derived import Derived
+from kaudit.report._economics import ModelEconomics
 from kaudit.report._faults import ExposureSummary
-from kaudit.report._grading import GraderResult, grade_transcripts
+from kaudit.report._grading import GraderResult
 from kaudit.report._html import HtmlOptions, html_page
 from kaudit.report._judging import judge_text_tables, rbm_lines
 from kaudit.report._referee import (
@@ -41,6 +43,7 @@ from kaudit.report._stopping import sequential_campaigns, stopping_rules
 from kaudit.report._tables import Block, TextTable, blocks_text
 from kaudit.report._terminal import ANYTIME_MARK, terminal_tables
 from kaudit.report._viewer import RunViewer
+from kaudit.report._viewer_build import ViewerBuild
 
 REFEREED_SUITES = ("agentdojo:",)
 """Suites whose runs carry their own checks' judgment (`extra["agentdojo"]`)."""
@@ -66,6 +69,8 @@ class Report:
         grades: Grades in the ledger's grades chain.
         anchored_grades: With an anchor, how many grades it pins; the judge tables count
             only those.
+        pending_viewer: The run viewer being built beside the read (`read_report(...,
+            viewer=True)`), which `write_html` takes if it holds the records counted here.
     """
 
     ledger: Path
@@ -81,6 +86,7 @@ class Report:
     anchored_records: int | None = None
     grades: int = 0
     anchored_grades: int | None = None
+    pending_viewer: ViewerBuild | None = field(default=None, repr=False, compare=False)
 
     @property
     def grade_anchor(self) -> tuple[int, int | None]:
@@ -102,18 +108,27 @@ class Report:
         """Campaigns stopped by a sequential rule: their cells get anytime-valid intervals."""
         return sequential_campaigns(self.runs)
 
+    @cached_property
+    def _derived(self) -> Derived:
+        # The page and the tables share it: each number they both show is made once.
+        return Derived(self.runs)
+
     def economics(self, seed: int = 0) -> list[ModelEconomics]:
         """Damage dollars per run and per 1,000 runs, spend, and a risk-loaded price."""
-        return economics(self.runs, alpha=self.alpha, seed=seed)
+        return self._derived.economics(alpha=self.alpha, seed=seed)
 
     def grading(self) -> list[GraderResult]:
         """Transcript graders against the state verdicts: what reading the words misses."""
-        return grade_transcripts(self.runs)
+        return self._derived.grading()
 
     def tables(self) -> list[TextTable]:
         """The per-model cell and mix tables, stack health, pools, grading and economics."""
         return terminal_tables(
-            self.runs, self.alpha, sequential_campaigns=self.sequential, report=self.summary
+            self.runs,
+            self.alpha,
+            sequential_campaigns=self.sequential,
+            report=self.summary,
+            derived=self._derived,
         )
 
     def blocks(self, html: Path | None = None) -> list[Block]:
@@ -159,6 +174,17 @@ class Report:
             | ({"referee": self.referee.to_json()} if self.referee is not None else {})
         )
 
+    def _viewer(self, upto: int) -> RunViewer:
+        if self.pending_viewer is not None:
+            viewer = self.pending_viewer.take(upto)
+            if viewer is not None:
+                return viewer
+        viewer = RunViewer()
+        with Ledger(self.ledger, readonly=True) as store:
+            for data, size in store.documents(self.campaign, upto=upto):
+                viewer.add_data(data, size)
+        return viewer
+
     def write_html(
         self, path: str | Path, model_order: Sequence[str] | None = None, title: str | None = None
     ) -> Path:
@@ -177,12 +203,11 @@ class Report:
             judges=self.judges,
         )
         # `read_report` kept only each run's summary; the counts, tables and figures come
-        # from what it verified, the viewer from the records' JSON.
-        viewer = RunViewer()
-        with Ledger(self.ledger, readonly=True) as store:
-            for data, size in store.documents(self.campaign, upto=self.anchored_records):
-                viewer.add_data(data, size)
-        page = html_page(self.runs, self.summary, viewer, options)
+        # from what it verified, the viewer from the records' JSON: records 1 … upto, the
+        # ones counted, never a run appended since.
+        upto = self.records if self.anchored_records is None else self.anchored_records
+        viewer = self._viewer(upto)
+        page = html_page(self.runs, self.summary, viewer, options, self._derived)
         try:
             write_atomic(target, page)
         except OSError as exc:
@@ -231,8 +256,13 @@ def read_report(
     verify: bool = True,
     head: str | Anchor | None = None,
     pubkey: str | Path | None = None,
+    viewer: bool = False,
 ) -> Report:
     """Read a ledger into a `Report`, its hash chain verified first.
+
+    `viewer` says a page will be written (`Report.write_html`): its run viewer is then
+    built by a second process during the read, where that is possible and pays
+    (`kaudit.report._viewer_build`); the page is the same either way.
 
     A broken chain raises `LedgerError` naming the first bad record unless `verify` is
     False. With `head` (a head hex, `kaudit ledger head --json` output, its file, or an
@@ -247,6 +277,23 @@ def read_report(
     if not path.is_file():
         raise KauditError(f"{path}: no such ledger file")
     anchor = reader_anchor(head, pubkey, not verify)
+    pending = ViewerBuild.start(path, campaign) if viewer else None
+    try:
+        return _read(path, campaign, alpha, verify, anchor, pending)
+    except BaseException:
+        if pending is not None:
+            pending.cancel()
+        raise
+
+
+def _read(
+    path: Path,
+    campaign: str | None,
+    alpha: float,
+    verify: bool,
+    anchor: Anchor | None,
+    pending: ViewerBuild | None,
+) -> Report:
     with Ledger(path, readonly=True) as store:
         # One pass verifies every row and keeps only what the tables need.
         read = read_runs(store, campaign, verify=verify, anchor=anchor)
@@ -275,6 +322,7 @@ def read_report(
         anchored_records=read.anchored_records,
         grades=grades.count,
         anchored_grades=grades.anchored,
+        pending_viewer=pending,
     )
 
 

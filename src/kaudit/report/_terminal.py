@@ -11,9 +11,10 @@ from collections.abc import Collection, Iterable, Sequence
 
 from kaudit.ledger import RunRecord, RunSummary, run_summaries, tallies_from_records
 from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, build_report
-from kaudit.report._economics import economics
-from kaudit.report._grading import grade_transcripts
-from kaudit.report._mix import SEVERITIES, SUB_LABELS, CellMix, cell_mix
+from kaudit.report._derived import Derived
+from kaudit.report._economics import ModelEconomics
+from kaudit.report._grading import GraderResult
+from kaudit.report._mix import SEVERITIES, SUB_LABELS, CellMix
 from kaudit.report._tables import TextTable
 from kaudit.stats import pool_summary
 
@@ -125,19 +126,18 @@ def _pool_table(
     return TextTable(title, headers, tuple(rows))
 
 
-def _grading_table(records: Sequence[RunSummary]) -> TextTable:
+def _grading_table(graded: Sequence[GraderResult]) -> TextTable:
     rows = tuple(
         (r.grader, str(r.table.both), str(r.table.grader_only), str(r.missed),
          str(r.table.neither), _num(r.table.kappa), str(r.ungraded))
-        for r in grade_transcripts(records)
+        for r in graded
     )  # fmt: skip
     headers = ("grader", "both damage", "transcript only", "state only (missed)", "neither",
                "kappa", "ungraded")  # fmt: skip
     return TextTable("transcript grading vs state verdicts", headers, rows)
 
 
-def _money_table(records: Sequence[RunSummary], alpha: float, seed: int) -> TextTable:
-    found = economics(records, alpha=alpha, seed=seed)
+def _money_table(found: Sequence[ModelEconomics], alpha: float) -> TextTable:
     rows = tuple(
         (e.model, str(e.runs), f"{e.damage_per_run:,.2f}",
          _money_interval(*e.damage_ci) + ("!" if e.tail_warning else ""),
@@ -160,17 +160,21 @@ def terminal_tables(
     seed: int = 0,
     sequential_campaigns: Collection[str] = (),
     report: CampaignReport | None = None,
+    derived: Derived | None = None,
 ) -> list[TextTable]:
     """Every table of `kaudit report`, in print order; empty for a ledger with no cells.
 
     Cells of `sequential_campaigns` show their anytime-valid interval, marked †.
-    `report` is `build_report` of the same records and arguments, when the caller has it.
+    `report` is `build_report` of the same records and arguments, and `derived` a
+    `Derived` of the same runs, when the caller has them.
     """
     runs = run_summaries(records)
     if report is None:
         report = build_report(runs, alpha, sequential_campaigns)
+    if derived is None:
+        derived = Derived(runs)
     models = sorted({cell.model for cell in report.cells})
-    mix = cell_mix(runs)
+    mix = derived.mix()
     tables: list[TextTable] = []
     for model in models:
         tables += [_cell_table(report, model), _mix_table(mix, model)]
@@ -180,7 +184,7 @@ def terminal_tables(
     if any(cell.n for cell in report.cells):
         tables += [
             _pool_table(runs, alpha, seed, sequential_campaigns),
-            _grading_table(runs),
-            _money_table(runs, alpha, seed),
+            _grading_table(derived.grading()),
+            _money_table(derived.economics(alpha=alpha, seed=seed), alpha),
         ]
     return tables

@@ -259,6 +259,7 @@ class RunViewer:
         self._damage: dict[tuple[str, str], int] = {}
         self._counted: dict[tuple[str, str], int] = {}
         self._flagged = 0
+        self._blocks: dict[tuple[str, str], str] = {}
 
     def add(self, record: RunRecord) -> None:
         """Add one run."""
@@ -271,25 +272,37 @@ class RunViewer:
         record too short to hold one longer than the limit.
         """
         key = (str(data["model"]), str(data["task"]))
+        if key in self._blocks:
+            raise ValueError(f"the viewer's cell {key} is packed; it takes no more runs")
         run = _run_data(data, size)
         self._runs.setdefault(key, []).append((run["run"], _dumped(run)))
         self._damage[key] = self._damage.get(key, 0) + bool(data.get("counts_as_damage"))
         self._counted[key] = self._counted.get(key, 0) + (data["status"] == "labeled")
         self._flagged += run["flag"]
 
-    def html(self) -> str:
-        """The viewer's controls and one collapsible block per cell, runs in a gzip blob."""
-        blocks = []
-        for (model, task), runs in sorted(self._runs.items()):
+    def pack(self) -> None:
+        """Compress each cell's runs into its block now; `html` then only joins them.
+
+        A packed viewer is small (the page's size, not its runs' JSON), so a second
+        process can build one and send it back (`ViewerBuild`). Runs added afterwards
+        are refused: a packed cell cannot take more.
+        """
+        for key, runs in self._runs.items():
             ordered = b"[" + b",".join(text for _, text in sorted(runs, key=lambda r: r[0])) + b"]"
             packed = gzip.compress(ordered, compresslevel=GZIP_LEVEL, mtime=0)
             blob = base64.b64encode(packed).decode()
-            key = (model, task)
-            blocks.append(
+            model, task = key
+            self._blocks[key] = (
                 f'<details class="cell" data-runs="{len(runs)}"><summary>{escape(task)} · '
                 f"{escape(model)} — {self._damage[key]}/{self._counted[key]} damage</summary>"
                 f'<script type="application/gzip" class="runs">{blob}</script></details>'
             )
+        self._runs.clear()
+
+    def html(self) -> str:
+        """The viewer's controls and one collapsible block per cell, runs in a gzip blob."""
+        self.pack()
+        blocks = [self._blocks[key] for key in sorted(self._blocks)]
         controls = (
             '<p class="controls"><label><input type="checkbox" id="only-flagged"> only runs '
             f"that declared a refusal but mutated ({self._flagged})</label> "

@@ -1,0 +1,97 @@
+"""The run viewer built by a forked process beside the verified read."""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from kaudit.errors import LedgerError
+from kaudit.ledger import Ledger
+from kaudit.report import _viewer_build as build
+from kaudit.report import read_report
+from kaudit.report._viewer import unpacked_runs
+from kaudit.report._viewer_build import ViewerBuild
+from tests.conftest import FIXTURES
+from tests.report.conftest import make_record, reference_ledger
+
+
+@pytest.fixture
+def forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fork for any ledger, whatever threads the test runner keeps."""
+    monkeypatch.setattr(build, "FORK_MIN_RECORDS", 1)
+    monkeypatch.setattr(build, "can_fork", lambda: True)
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("fork") / "audit.sqlite"
+    return reference_ledger(
+        path, ("reference", "scripted:delete_held"), 4, str(FIXTURES / "mini_suite")
+    )
+
+
+def test_the_forked_viewer_gives_the_page_built_in_process(
+    ledger: Path, tmp_path: Path, forking: None
+) -> None:
+    """Bug caught: the second process reading other records than the verified read (an
+    upto off by one, the wrong campaign) or a cell lost when its viewer is packed and sent
+    back: the two pages would differ."""
+    forked = read_report(ledger, viewer=True)
+    assert forked.pending_viewer is not None and forked.pending_viewer.upto == forked.records
+    in_process = read_report(ledger)
+    assert in_process.pending_viewer is None
+    one, two = tmp_path / "forked.html", tmp_path / "serial.html"
+    forked.write_html(one)
+    in_process.write_html(two)
+    assert one.read_bytes() == two.read_bytes()
+    assert len(unpacked_runs(one.read_text())) == forked.summary.runs == 8
+    assert not multiprocessing.active_children()
+
+
+def test_a_run_appended_after_the_fork_is_in_the_page_as_in_the_tables(
+    ledger: Path, tmp_path: Path, forking: None
+) -> None:
+    """Bug caught: taking the forked viewer whatever it read, so that a run appended
+    between the fork and the verified read is counted in the tables but missing from
+    the run viewer."""
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes(ledger.read_bytes())
+    pending = ViewerBuild.start(copy, None)
+    assert pending is not None
+    with Ledger(copy) as store:
+        store.append(make_record("late-task", 0, model="late-model", damage=True))
+    report = dataclasses.replace(read_report(copy), pending_viewer=pending)
+    page = report.write_html(tmp_path / "page.html").read_text()
+    runs = unpacked_runs(page)
+    assert len(runs) == report.summary.runs == 9
+    assert "late-task" in page
+
+
+def test_a_refused_read_stops_the_builder(tmp_path: Path, forking: None) -> None:
+    """Bug caught: a broken chain raising out of the read while the forked builder keeps
+    running (or waits forever on its pipe) behind the error."""
+    copy = tmp_path / "broken.sqlite"
+    with Ledger(copy) as store:
+        for i in range(3):
+            store.append(make_record("t", i))
+    with Ledger(copy) as store:
+        store._conn.execute("UPDATE runs SET record = replace(record, '\"t\"', '\"u\"')")
+        store._conn.commit()
+    with pytest.raises(LedgerError):
+        read_report(copy, viewer=True)
+    assert not multiprocessing.active_children()
+
+
+def test_small_ledgers_and_threaded_processes_build_in_process(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bug caught: forking for a page that costs less than the process (the threshold
+    ignored), or forking a process that runs other threads, whose locks the child would
+    inherit held."""
+    assert ViewerBuild.start(ledger, None) is None  # 8 records, under FORK_MIN_RECORDS
+    monkeypatch.setattr(build, "FORK_MIN_RECORDS", 1)
+    monkeypatch.setattr(build.threading, "active_count", lambda: 2)
+    assert ViewerBuild.start(ledger, None) is None
