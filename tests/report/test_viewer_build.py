@@ -95,3 +95,19 @@ def test_small_ledgers_and_threaded_processes_build_in_process(
     monkeypatch.setattr(build, "FORK_MIN_RECORDS", 1)
     monkeypatch.setattr(build.threading, "active_count", lambda: 2)
     assert ViewerBuild.start(ledger, None) is None
+
+
+def test_a_report_dropped_unwritten_stops_its_builder(
+    ledger: Path, forking: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bug caught: a forked builder outliving the report it was started for (here one
+    that would take a minute), blocked on its pipe until the interpreter exits."""
+    import gc
+    import time
+
+    monkeypatch.setattr(build, "built_viewer", lambda *args: time.sleep(60))
+    report = read_report(ledger, viewer=True)
+    assert multiprocessing.active_children()
+    del report
+    gc.collect()
+    assert not multiprocessing.active_children()

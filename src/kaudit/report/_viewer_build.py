@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import weakref
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -69,8 +70,9 @@ class ViewerBuild:
         self, upto: int, process: multiprocessing.process.BaseProcess, conn: Connection
     ) -> None:
         self.upto = upto
-        self._process = process
         self._conn = conn
+        # A report dropped before its page is written stops the builder with it.
+        self._stop = weakref.finalize(self, _stop, process, conn)
 
     @classmethod
     def start(cls, ledger: Path, campaign: str | None) -> ViewerBuild | None:
@@ -113,8 +115,12 @@ class ViewerBuild:
         return viewer
 
     def cancel(self) -> None:
-        """Stop the process (if it still runs) and release its pipe."""
-        if self._process.is_alive():
-            self._process.terminate()
-        self._process.join()
-        self._conn.close()
+        """Stop the process (if it still runs) and release its pipe; later calls do nothing."""
+        self._stop()
+
+
+def _stop(process: multiprocessing.process.BaseProcess, conn: Connection) -> None:
+    if process.is_alive():
+        process.terminate()
+    process.join()
+    conn.close()
