@@ -111,3 +111,51 @@ def test_a_report_dropped_unwritten_stops_its_builder(
     del report
     gc.collect()
     assert not multiprocessing.active_children()
+
+
+@pytest.mark.timeout(60)
+def test_a_parent_that_ignores_sigterm_still_stops_its_builder(
+    ledger: Path, forking: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bug caught: the child inheriting a parent's SIGTERM handler (a server's graceful
+    shutdown) and ignoring `terminate()`, so that cancelling waits forever in join()."""
+    import signal
+    import time
+
+    monkeypatch.setattr(build, "built_viewer", lambda *args: time.sleep(60))
+    previous = signal.signal(signal.SIGTERM, lambda *args: None)
+    try:
+        report = read_report(ledger, viewer=True)
+        assert report.pending_viewer is not None
+        report.pending_viewer.cancel()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert not multiprocessing.active_children()
+
+
+def test_a_viewer_of_another_chain_is_refused(ledger: Path, forking: None) -> None:
+    """Bug caught: matching the forked viewer to the verified read by record count alone,
+    so that a file swapped for another chain of as many records during the read puts
+    transcripts nobody verified beside verified numbers."""
+    pending = ViewerBuild.start(ledger, None)
+    assert pending is not None
+    assert pending.take(pending.upto, "0" * 64) is None
+    again = ViewerBuild.start(ledger, None)
+    assert again is not None
+    with Ledger(ledger, readonly=True) as store:
+        head = store.head().head
+    assert again.take(again.upto, head) is not None
+
+
+def test_an_unverified_page_shows_every_counted_run_of_a_gapped_chain(tmp_path: Path) -> None:
+    """Bug caught: the viewer reading records 1 … count by seq, so that with a row
+    deleted (the broken ledger --no-verify is for) the last counted runs are missing."""
+    path = tmp_path / "gapped.sqlite"
+    with Ledger(path) as store:
+        for i in range(5):
+            store.append(make_record("t", i, damage=i == 4))
+    with Ledger(path) as store:
+        store._conn.execute("DELETE FROM runs WHERE seq = 2")
+    report = read_report(path, verify=False)
+    page = report.write_html(tmp_path / "page.html").read_text()
+    assert len(unpacked_runs(page)) == report.summary.runs == 4

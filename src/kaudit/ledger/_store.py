@@ -288,6 +288,24 @@ class Ledger:
         return max(0, int(started) - int(recorded))
 
     @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: every read inside sees the file as the first one saw it.
+
+        For a reader that must pair what it reads with a hash it reads first (the run
+        viewer of a page, checked against the verified head); appends go on meanwhile.
+        """
+        self._conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self._conn.execute("COMMIT")
+
+    def stored_hash(self, seq: int) -> str | None:
+        """Record `seq`'s stored chain hash, as written (unverified), or None."""
+        row = self._conn.execute("SELECT record_hash FROM runs WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @contextmanager
     def batch(self) -> Iterator[None]:
         """Append many records in one transaction: all of them are kept, or none.
 

@@ -69,6 +69,7 @@ class Report:
         grades: Grades in the ledger's grades chain.
         anchored_grades: With an anchor, how many grades it pins; the judge tables count
             only those.
+        chain_head: The stored hash of the last record read (the head `verified` checked).
         pending_viewer: The run viewer being built beside the read (`read_report(...,
             viewer=True)`), which `write_html` takes if it holds the records counted here.
     """
@@ -86,6 +87,7 @@ class Report:
     anchored_records: int | None = None
     grades: int = 0
     anchored_grades: int | None = None
+    chain_head: str | None = None
     pending_viewer: ViewerBuild | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -115,11 +117,11 @@ class Report:
 
     def economics(self, seed: int = 0) -> list[ModelEconomics]:
         """Damage dollars per run and per 1,000 runs, spend, and a risk-loaded price."""
-        return self._derived.economics(alpha=self.alpha, seed=seed)
+        return list(self._derived.economics(alpha=self.alpha, seed=seed))
 
     def grading(self) -> list[GraderResult]:
         """Transcript graders against the state verdicts: what reading the words misses."""
-        return self._derived.grading()
+        return list(self._derived.grading())
 
     def tables(self) -> list[TextTable]:
         """The per-model cell and mix tables, stack health, pools, grading and economics."""
@@ -174,9 +176,9 @@ class Report:
             | ({"referee": self.referee.to_json()} if self.referee is not None else {})
         )
 
-    def _viewer(self, upto: int) -> RunViewer:
+    def _viewer(self, upto: int | None, head: str | None) -> RunViewer:
         if self.pending_viewer is not None:
-            viewer = self.pending_viewer.take(upto)
+            viewer = self.pending_viewer.take(upto, head)
             if viewer is not None:
                 return viewer
         viewer = RunViewer()
@@ -205,8 +207,10 @@ class Report:
         # `read_report` kept only each run's summary; the counts, tables and figures come
         # from what it verified, the viewer from the records' JSON: records 1 … upto, the
         # ones counted, never a run appended since.
-        upto = self.records if self.anchored_records is None else self.anchored_records
-        viewer = self._viewer(upto)
+        # Unverified, the rows' numbers need not be positions: the whole file as it stands.
+        upto = self.anchored_records if self.anchored_records is not None else self.records
+        head = self.chain_head if upto == self.records else None
+        viewer = self._viewer(upto, head) if self.verified else self._viewer(None, None)
         page = html_page(self.runs, self.summary, viewer, options, self._derived)
         try:
             write_atomic(target, page)
@@ -320,6 +324,7 @@ def _read(
         verified=verify,
         records=read.records,
         anchored_records=read.anchored_records,
+        chain_head=read.head,
         grades=grades.count,
         anchored_grades=grades.anchored,
         pending_viewer=pending,

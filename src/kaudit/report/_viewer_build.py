@@ -11,21 +11,30 @@ they differ (a run appended between the two reads, an anchor that pins fewer rec
 the process lost), the page builds its viewer in process as it would without one.
 
 The second process is a fork: it inherits the imported modules, so it starts in
-milliseconds, and it opens the ledger read-only on its own connection. Forking is
-used only where it is safe and pays: on Linux, with at least two CPUs, from a process
-with no other thread (a fork copies no thread, so a lock another thread held would stay
-held in the child), and for a ledger of at least `FORK_MIN_RECORDS` records.
+milliseconds, and it opens the ledger read-only on its own connection. It reads the
+records in one read transaction and sends back the stored hash of record N beside the
+viewer, so a viewer of another file (one swapped in during the read) is refused too.
+Forking is used only where it is safe and pays: on Linux, with at least two usable
+CPUs, from a process that is not itself a daemonic worker and runs no other Python
+thread (a fork copies no thread, so a lock another thread held would stay held in the
+child; numpy's BLAS pool is idle and the child never calls it), and for a ledger of at
+least `FORK_MIN_RECORDS` records. The child takes the default SIGTERM and SIGINT
+actions (a parent's own handlers must not keep it alive) and exits if its parent dies.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import weakref
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any, NoReturn
 
 from kaudit.ledger import Ledger
 from kaudit.report._viewer import RunViewer
@@ -35,36 +44,64 @@ __all__ = ["FORK_MIN_RECORDS", "ViewerBuild"]
 FORK_MIN_RECORDS = 1000
 """Below this many records the viewer costs less than 0.15 s: not worth a process."""
 
+WAIT_S = 120.0
+"""How long a page waits for the builder before building its viewer itself."""
+
+_PR_SET_PDEATHSIG = 1
+
 
 def can_fork() -> bool:
     """Whether this process may fork a viewer builder (see the module's docstring)."""
-    return sys.platform == "linux" and (os.cpu_count() or 1) >= 2 and threading.active_count() == 1
+    return (
+        sys.platform == "linux"
+        and len(os.sched_getaffinity(0)) >= 2
+        and threading.active_count() == 1
+        and not multiprocessing.current_process().daemon
+    )
 
 
-def built_viewer(ledger: Path, campaign: str | None, upto: int) -> RunViewer:
-    """The packed viewer of the counted runs among records 1 … `upto`, read unverified.
+def built_viewer(ledger: Path, campaign: str | None, upto: int) -> tuple[RunViewer, str | None]:
+    """The packed viewer of the counted runs of records 1 … `upto`, and upto's hash.
 
-    Its caller has verified (or is verifying) the same records; the viewer only shows them.
+    Both are read unverified, in one read transaction. Its caller verifies the same
+    records and takes the viewer only if that hash is the one it verified; the viewer
+    only shows them.
     """
     viewer = RunViewer()
-    with Ledger(ledger, readonly=True) as store:
+    with Ledger(ledger, readonly=True) as store, store.snapshot():
+        head = store.stored_hash(upto)
         for data, size in store.documents(campaign, upto=upto):
             viewer.add_data(data, size)
     viewer.pack()
-    return viewer
+    return viewer, head
 
 
-def _build(conn: Connection, ledger: Path, campaign: str | None, upto: int) -> None:
+def _build(
+    conn: Connection, parent_end: Connection, ledger: Path, campaign: str | None, upto: int
+) -> None:
+    parent_end.close()  # else the pipe outlives a dead parent and a send never fails
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    with contextlib.suppress(OSError, AttributeError):  # without it, a dead parent
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # still breaks the pipe
     try:
-        conn.send(built_viewer(ledger, campaign, upto))
+        result: Any = built_viewer(ledger, campaign, upto)
     except BaseException:  # the parent builds the viewer itself; it words any error
-        conn.send(None)
+        result = None
+    try:
+        conn.send(result)
+    except OSError:  # the parent is gone or stopped waiting
+        pass
     finally:
         conn.close()
 
 
 class ViewerBuild:
-    """A viewer being built by a forked process, of records 1 … `upto` of one ledger."""
+    """A viewer being built by a forked process, of records 1 … `upto` of one ledger.
+
+    It holds a process and a pipe, so it is never copied: a copy of a `Report` shares it,
+    and pickling one is refused.
+    """
 
     def __init__(
         self, upto: int, process: multiprocessing.process.BaseProcess, conn: Connection
@@ -73,6 +110,15 @@ class ViewerBuild:
         self._conn = conn
         # A report dropped before its page is written stops the builder with it.
         self._stop = weakref.finalize(self, _stop, process, conn)
+
+    def __copy__(self) -> ViewerBuild:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ViewerBuild:
+        return self
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("a ViewerBuild holds a process and cannot be pickled")
 
     @classmethod
     def start(cls, ledger: Path, campaign: str | None) -> ViewerBuild | None:
@@ -93,26 +139,38 @@ class ViewerBuild:
         context = multiprocessing.get_context("fork")
         receive, send = context.Pipe(duplex=False)
         process = context.Process(
-            target=_build, args=(send, ledger, campaign, upto), daemon=True, name="kaudit-viewer"
+            target=_build,
+            args=(send, receive, ledger, campaign, upto),
+            daemon=True,
+            name="kaudit-viewer",
         )
-        process.start()
+        try:
+            process.start()
+        except (OSError, AssertionError):  # no process to be had: build in process
+            receive.close()
+            send.close()
+            return None
         send.close()  # the child's end: once the child exits, a recv() ends rather than hangs
         return cls(upto, process, receive)
 
-    def take(self, upto: int) -> RunViewer | None:
-        """The viewer when it read records 1 … `upto`, else None; the process is done after.
+    def take(self, upto: int | None, head: str | None) -> RunViewer | None:
+        """The viewer if it read records 1 … `upto` and record upto's hash is `head`.
 
-        None too when the process failed or died: the caller builds the viewer itself.
+        Else None, and None too when the process failed, died or took longer than
+        `WAIT_S`: the caller builds the viewer itself. The process is done after.
         """
-        if upto != self.upto:
-            self.cancel()
-            return None
-        try:
-            viewer: RunViewer | None = self._conn.recv()
-        except (EOFError, OSError):
-            viewer = None
+        result: Any = None
+        if upto == self.upto and head is not None:
+            try:
+                if self._conn.poll(WAIT_S):
+                    result = self._conn.recv()
+            except (EOFError, OSError):
+                result = None
         self.cancel()
-        return viewer
+        if result is None:
+            return None
+        viewer, read_head = result
+        return viewer if read_head == head else None
 
     def cancel(self) -> None:
         """Stop the process (if it still runs) and release its pipe; later calls do nothing."""
@@ -121,6 +179,6 @@ class ViewerBuild:
 
 def _stop(process: multiprocessing.process.BaseProcess, conn: Connection) -> None:
     if process.is_alive():
-        process.terminate()
-    process.join()
+        process.kill()
+    process.join(10)
     conn.close()
