@@ -186,3 +186,37 @@ def test_alter_table_cannot_swap_a_grant_or_change_rows_outside_the_scope(
     assert any("may not alter table" in d.reason for d in guard.take())  # type: ignore[attr-defined]
     assert box.dump().digest == box.initial.digest
     box.close()
+
+
+def test_a_run_moves_to_the_idle_connection_that_holds_its_scope() -> None:
+    """Fails if `hold_script` reinstalls the scope on whatever connection `take` gave
+    (runs of interleaved cells would pay the install every run), if the connection left
+    behind is not pooled again with its own script, or if the moved run's `db`, guard
+    or denials still point at the connection it left."""
+    substrate = mini()
+    org_a = Identity(role="agent", scope={"org": "ORG_A"})
+    org_b = Identity(role="agent", scope={"org": "ORG_B"})
+    a, b = substrate.seed("a"), substrate.seed("b")
+    guard_for(a, org_a)
+    guard_for(b, org_b)
+    conn_a, conn_b = a.db.conn, b.db.conn
+    a.close()
+    b.close()  # the pool now gives ORG_B's connection first
+    run = substrate.seed("c")
+    db = run.db
+    assert db.conn is conn_b
+    guard = guard_for(run, org_a)
+    assert run.db is db and db.conn is conn_a
+    with pytest.raises(DatabaseError):
+        run.db.execute(OUT_OF_ORG_A)
+    assert [d.key for d in guard.take()] == ['["ACC_001"]']  # type: ignore[attr-defined]
+    assert run.db.execute(IN_ORG_A) == 1
+    run.close()
+    idle = dict(substrate._pool._idle)  # type: ignore[union-attr]
+    assert set(idle) == {conn_a, conn_b}
+    assert idle[conn_a] is not None and idle[conn_b] is not None and idle[conn_a] != idle[conn_b]
+    again = substrate.seed("d")
+    guard_for(again, org_b)
+    assert again.db.conn is conn_b
+    assert again.db.execute("UPDATE account SET name = 'x' WHERE id = 'ACC_001'") == 1
+    again.close()
