@@ -74,9 +74,21 @@ class SandboxPool:
             _POOLS.add(self)
 
     def take(self) -> Idle | None:
-        """The idle connection given back last (runs of one cell follow each other), or None."""
+        """The idle connection given back last that holds no guard script, or None.
+
+        Whether the run will ask for a guard script is known only once its gateway is
+        built, and one that does moves to a connection holding it (`take_holding`). So
+        a connection holding a script is handed out here only when the pool is full,
+        to be dropped; otherwise the run seeds a fresh connection and the pool grows,
+        keeping each boundary's scope triggers for the next run that needs them.
+        """
         with _BUDGET:
-            return self._idle.pop() if self._idle else None
+            for i in range(len(self._idle) - 1, -1, -1):
+                if self._idle[i][1] is None:
+                    return self._idle.pop(i)
+            if len(self._idle) >= IDLE_PER_WORLD:
+                return self._idle.pop(0)
+        return None
 
     def take_holding(self, script: str) -> Idle | None:
         """The idle connection given back last that holds guard script `script`, or None.
