@@ -10,11 +10,21 @@ import pytest
 
 from kaudit.boundary import guard_for
 from kaudit.spec import Identity
-from kaudit.substrate import DatabaseError, SqliteSandbox, SqliteSubstrate
+from kaudit.substrate import DatabaseError, SqliteSandbox, SqliteSubstrate, _pool
 from kaudit.worlds import get_world
 
 OUT_OF_ORG_A = "UPDATE account SET name = 'x' WHERE id = 'ACC_001'"  # an ORG_B account
 IN_ORG_A = "UPDATE account SET name = 'x' WHERE id = 'ACC_000'"
+
+
+@pytest.fixture
+def one_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool of one idle connection: the next run takes it whatever script it holds.
+
+    A larger pool seeds a fresh connection rather than hand a script-holding one to a
+    run that may not want it; these tests are about the run that gets one anyway.
+    """
+    monkeypatch.setattr(_pool, "IDLE_PER_WORLD", 1)
 
 
 def mini() -> SqliteSubstrate:
@@ -29,6 +39,7 @@ def temp_objects(box: SqliteSandbox) -> int:
     return int(row["n"])
 
 
+@pytest.mark.usefixtures("one_idle")
 def test_the_next_run_with_the_same_scope_reuses_the_triggers_and_is_still_bounded() -> None:
     """Fails if release drops the held script (no reuse: the pool's tag is None), if the
     kept triggers stop refusing, or if they report to the previous run's guard (the
@@ -52,6 +63,7 @@ def test_the_next_run_with_the_same_scope_reuses_the_triggers_and_is_still_bound
     second.close()
 
 
+@pytest.mark.usefixtures("one_idle")
 def test_a_run_under_another_scope_or_none_sees_only_its_own_boundary() -> None:
     """Fails if a pooled connection hands one identity's triggers to a run with another
     scope (ORG_B's own rows refused), to a run whose identity has no scope, or to a run
@@ -79,6 +91,7 @@ def test_a_run_under_another_scope_or_none_sees_only_its_own_boundary() -> None:
     free.close()
 
 
+@pytest.mark.usefixtures("one_idle")
 def test_a_run_without_statements_freezes_no_earlier_scope() -> None:
     """Fails if a run that ran nothing (the agent answered at once) keeps the previous
     run's triggers in its frozen state and hands them on."""
@@ -146,6 +159,7 @@ def test_a_trigger_named_like_the_scope_s_own_cannot_be_made() -> None:
     box.close()
 
 
+@pytest.mark.usefixtures("one_idle")
 def test_a_snapshot_before_the_first_statement_drops_an_earlier_scope() -> None:
     """Fails if leaving the pool before the run's first statement (`snapshot()`) skips
     dropping the previous run's triggers: an unguarded run then has its writes refused."""
@@ -186,3 +200,41 @@ def test_alter_table_cannot_swap_a_grant_or_change_rows_outside_the_scope(
     assert any("may not alter table" in d.reason for d in guard.take())  # type: ignore[attr-defined]
     assert box.dump().digest == box.initial.digest
     box.close()
+
+
+def test_a_run_moves_to_the_idle_connection_that_holds_its_scope() -> None:
+    """Fails if `hold_script` reinstalls the scope on the connection the run was seeded
+    with although an idle one holds it (interleaved cells would pay the install every
+    run), if `take` hands a script-holding connection to a run while the pool has room
+    (the next scoped run would find its triggers dropped), if the connection left behind
+    is not pooled again, or if the moved run's `db` or guard still use the one it left."""
+    substrate = mini()
+    org_a = Identity(role="agent", scope={"org": "ORG_A"})
+    org_b = Identity(role="agent", scope={"org": "ORG_B"})
+    a, b = substrate.seed("a"), substrate.seed("b")
+    guard_for(a, org_a)
+    guard_for(b, org_b)
+    conn_a, conn_b = a.db.conn, b.db.conn
+    a.close()
+    b.close()
+    run = substrate.seed("c")
+    db, seeded = run.db, run.db.conn
+    assert seeded not in (conn_a, conn_b)
+    guard = guard_for(run, org_a)
+    assert run.db is db and db.conn is conn_a
+    with pytest.raises(DatabaseError):
+        run.db.execute(OUT_OF_ORG_A)
+    assert [d.key for d in guard.take()] == ['["ACC_001"]']  # type: ignore[attr-defined]
+    assert run.db.execute(IN_ORG_A) == 1
+    run.close()
+    idle = dict(substrate._pool._idle)  # type: ignore[union-attr]
+    assert set(idle) == {conn_a, conn_b, seeded} and idle[seeded] is None
+    assert idle[conn_a] is not None and idle[conn_b] is not None and idle[conn_a] != idle[conn_b]
+    plain = substrate.seed("d")
+    assert plain.db.conn is seeded and temp_objects(plain) == 0
+    plain.close()
+    again = substrate.seed("e")
+    guard_for(again, org_b)
+    assert again.db.conn is conn_b
+    assert again.db.execute(OUT_OF_ORG_A) == 1
+    again.close()

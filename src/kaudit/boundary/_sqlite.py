@@ -72,7 +72,8 @@ class Denial:
 class SqliteGuard:
     """Installs the identity's boundary on one sandbox connection and notes each denial.
 
-    `install` runs the scope-trigger script (a pooled sandbox may already hold it);
+    `install` runs the scope-trigger script and returns the connection that holds it (a
+    pooled sandbox may already hold it, or move to an idle connection that does);
     `template` names the schema the connection starts from, so the script is built once
     per template and scope. Without them the script is built and run on `conn` directly.
     `ownership` adds the keys the world declares for a schema that declares none.
@@ -83,7 +84,7 @@ class SqliteGuard:
         conn: sqlite3.Connection,
         identity: Identity,
         *,
-        install: Callable[[str], None] | None = None,
+        install: Callable[[str], sqlite3.Connection] | None = None,
         template: str | None = None,
         ownership: Sequence[ForeignKey] = (),
     ) -> None:
@@ -92,13 +93,15 @@ class SqliteGuard:
         self.denials: list[Denial] = []
         self._bounded = identity.tables is not None or bool(identity.scope)
         self._conn = conn
-        gate = gate_of(conn)
-        register_function(conn, _NOTE, 3, self._note_scope)  # withdrawn when the run ends
-        with gate.trusted():
+        with gate_of(conn).trusted():
+            script = self._scope_script(template)
             # Run even when the script is empty: it replaces another identity's triggers
             # a pooled connection may hold, before the grant below forbids dropping them.
-            (install or conn.executescript)(self._scope_script(template))
-        gate.arm(conn, self._authorize, identity)
+            # A pooled sandbox may move to a connection that already holds the script.
+            conn = install(script) if install is not None else _run_script(conn, script)
+        self._conn = conn
+        register_function(conn, _NOTE, 3, self._note_scope)  # withdrawn when the run ends
+        gate_of(conn).arm(conn, self._authorize, identity)
 
     def take(self) -> list[Denial]:
         """The denials since the last call, deduplicated in order."""
@@ -183,6 +186,12 @@ class SqliteGuard:
                     _SCRIPTS.clear()
                 _SCRIPTS[key] = script
         return script
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> sqlite3.Connection:
+    """Run `script` on `conn` itself (a sandbox that is not pooled)."""
+    conn.executescript(script)
+    return conn
 
 
 def _sets(pragma: str | None, value: str | None, name: str) -> bool:

@@ -74,9 +74,35 @@ class SandboxPool:
             _POOLS.add(self)
 
     def take(self) -> Idle | None:
-        """The idle connection given back last (runs of one cell follow each other), or None."""
+        """The idle connection given back last that holds no guard script, or None.
+
+        Whether the run will ask for a guard script is known only once its gateway is
+        built, and one that does moves to a connection holding it (`take_holding`). So
+        a connection holding a script is handed out here only when the pool is full,
+        to be dropped; otherwise the run seeds a fresh connection and the pool grows,
+        keeping each boundary's scope triggers for the next run that needs them.
+        """
         with _BUDGET:
-            return self._idle.pop() if self._idle else None
+            for i in range(len(self._idle) - 1, -1, -1):
+                if self._idle[i][1] is None:
+                    return self._idle.pop(i)
+            if len(self._idle) >= IDLE_PER_WORLD:
+                return self._idle.pop(0)
+        return None
+
+    def take_holding(self, script: str) -> Idle | None:
+        """The idle connection given back last that holds guard script `script`, or None.
+
+        A run that needs a boundary's scope triggers moves to a connection that already
+        has them rather than dropping another script and installing its own (about
+        2 ms each way for the built-in world); runs of several cells interleave, so the
+        connection `take` gave is often another cell's.
+        """
+        with _BUDGET:
+            for i in range(len(self._idle) - 1, -1, -1):
+                if self._idle[i][1] == script:
+                    return self._idle.pop(i)
+        return None
 
     def give_back(self, conn: sqlite3.Connection, script: str | None = None) -> None:
         """Keep `conn` (holding guard script `script`) for a later run, or close it when full.
@@ -233,13 +259,22 @@ class PooledRun(StatementRules):
         """
         if self._opened:
             raise SubstrateError(f"run {self.run_id}: a guard script after the run began")
-        if self._script != script:
+        if not self.holds(script):
             with self.gate.trusted():
                 drop_temporary(self.conn, _TEMPORARY)
                 self.conn.executescript(script)
                 self._script_rows = _temp_rows(self.conn)
             self._script = script
         self._holds_script = True
+
+    def holds(self, script: str) -> bool:
+        """Whether the connection's temp schema already holds what `script` makes."""
+        return self._script == script
+
+    @property
+    def script(self) -> str | None:
+        """The guard script the connection came from the pool holding (None: nothing)."""
+        return self._script
 
     def settle(self) -> None:
         """Drop a guard script an earlier run left that this run did not ask for."""

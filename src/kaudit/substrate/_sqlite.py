@@ -126,15 +126,35 @@ class SqliteSandbox:
         self._rules = self._pooled or StatementRules(conn, run_id)
         self.db = SqliteDb(conn, self._rules)
 
-    def hold_script(self, script: str) -> None:
+    def hold_script(self, script: str) -> sqlite3.Connection:
         """Run the harness's own set-up `script` (temp objects only) before the run begins.
 
-        A pooled connection that already holds it from an earlier run keeps it instead.
+        A pooled connection that already holds it from an earlier run keeps it instead,
+        and a run whose connection holds another one moves, before its first statement,
+        to an idle connection that holds this one when the pool has it (the one it leaves
+        goes back untouched). Returns the connection the run now has: `db` stays the
+        same object, over that connection.
         """
-        if self._pooled is None:
+        pooled = self._pooled
+        if pooled is None:
             self._conn.executescript(script)
-        else:
-            self._pooled.hold_script(script)
+            return self._conn
+        if not pooled.holds(script) and not pooled.pending and self.db.depth == 0:
+            self._move_to(pooled, script)
+        (self._pooled or pooled).hold_script(script)
+        return self._conn
+
+    def _move_to(self, pooled: PooledRun, script: str) -> None:
+        """Swap to an idle connection already holding `script`, if the pool has one."""
+        idle = pooled.pool.take_holding(script)
+        if idle is None:
+            return
+        conn, held = idle
+        left = self._conn
+        moved = PooledRun(conn, pooled.pool, self.initial.image, self.run_id, held)
+        self._conn, self._pooled, self._rules = conn, moved, moved
+        self.db.conn, self.db.hooks = conn, moved
+        pooled.pool.give_back(left, pooled.script)  # nothing ran on it: still pristine
 
     def dump(self) -> FrozenState:
         """The state now, frozen read-only; an open transaction is an error, not a rollback.
