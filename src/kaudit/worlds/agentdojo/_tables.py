@@ -320,7 +320,26 @@ def read_env(tables: Sequence[TableLayout], env_type: type[BaseModel], query: Qu
             parts[table.part][table.field or ""] = {
                 r[DICT_KEY]: v for r, v in zip(rows, values, strict=True)
             }
-    return env_type.model_validate(parts)
+    env = env_type.model_validate(parts)
+    # Some parts rebuild a field in a validator (an inbox's `emails` from its
+    # `initial_emails`): set every stored field back, so what a tool wrote is what it reads.
+    for part, fields in parts.items():
+        model = getattr(env, part)
+        for name, raw in fields.items():
+            setattr(model, name, _adapter(type(model), name).validate_python(raw))
+    return env
+
+
+_ADAPTERS: dict[tuple[type[BaseModel], str], TypeAdapter[Any]] = {}
+
+
+def _adapter(model: type[BaseModel], field: str) -> TypeAdapter[Any]:
+    """A validator for one field, built once (building one costs more than using it)."""
+    key = (model, field)
+    if key not in _ADAPTERS:
+        annotation: Any = model.model_fields[field].annotation
+        _ADAPTERS[key] = TypeAdapter(annotation)
+    return _ADAPTERS[key]
 
 
 def connection_query(conn: sqlite3.Connection) -> Query:
