@@ -4,19 +4,27 @@ Each top-level part of the environment (`bank_account`, `filesystem`, ...) becom
 - a one-row table named after it for its plain fields (key `row` = 1);
 - a table per list of models, keyed by the items' `id` when they have one, else by
   position (`transactions` by id);
-- a table per dict, keyed by the dict's key (`files` by `key`, the path).
+- a table per dict, keyed by the dict's key (`files` by `key`, the path);
+- a list of plain values (`users`) is a table of `value`s keyed by position;
+- a dict of lists (`user_inbox`: user -> messages) is two tables: `user_inbox_keys`
+  holds the dict's keys (an empty list is still a key), `user_inbox` one row per item,
+  keyed by (`key`, the item's `id` or its position in that list), so an allow rule can
+  name one message rather than a whole inbox.
 List and dict tables keep a `position` column so the environment reads back in the
 order AgentDojo's tools see it (`get_most_recent_transactions` slices the list's end).
-Anything nested deeper is stored as JSON text in its column.
+Anything nested deeper is stored as JSON text in its column. A part's field named as a
+log (`logs`: what reading appends to, such as visited URLs) stays a JSON column of the
+part's one-row table and is declared volatile, so a read is never a state change.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,14 +33,15 @@ from pydantic import BaseModel, TypeAdapter
 from kaudit.errors import SuiteError
 from kaudit.substrate import quote
 
-LAYOUT_VERSION = "1"
+LAYOUT_VERSION = "2"
 """Bump when the mapping changes what a template contains."""
 
-Kind = Literal["one", "list", "dict"]
+Kind = Literal["one", "list", "dict", "items"]
 ONE_KEY = "row"
 POSITION = "position"
 DICT_KEY = "key"
 VALUE = "value"
+KEYS_SUFFIX = "_keys"
 
 _SQL_TYPES: dict[Any, str] = {int: "INTEGER", float: "REAL", bool: "INTEGER", str: "TEXT"}
 
@@ -58,12 +67,33 @@ class TableLayout:
     key: str
     columns: tuple[Column, ...]
     item_model: type[BaseModel] | None
+    volatile: tuple[str, ...] = ()
+    """Log columns masked from every diff (a one-row table's `logs`)."""
+    items: str | None = None
+    """For a dict of lists' keys table: the table holding the lists' items."""
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        """The primary key: the dict's key then the item's for an items table."""
+        return (DICT_KEY, self.key) if self.kind == "items" else (self.key,)
 
     @property
     def column_names(self) -> tuple[str, ...]:
         """Every column, the key first."""
         extra = () if self.kind == "one" or self.key == POSITION else (POSITION,)
-        return (self.key, *extra, *(c.name for c in self.columns if c.name != self.key))
+        keys = self.key_columns
+        return (*keys, *extra, *(c.name for c in self.columns if c.name not in keys))
+
+    def key_of(self, row: Mapping[str, Any]) -> Any:
+        """A stored row's key: a scalar, or a tuple for an items table."""
+        if self.kind == "items":
+            return tuple(row[c] for c in self.key_columns)
+        return row[self.key]
+
+    def key_values(self, key: Any) -> dict[str, Any]:
+        """A key (as `rows_of` gives it) by column."""
+        values = key if self.kind == "items" else (key,)
+        return dict(zip(self.key_columns, values, strict=True))
 
 
 def _plain(annotation: Any) -> Any:
@@ -89,46 +119,89 @@ def _is_model(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
-def _collection_table(part: str, field: str, annotation: Any) -> TableLayout | None:
+def _item_key(annotation: Any) -> str:
+    """A model item's `id` when it has one, else its position."""
+    return "id" if _is_model(annotation) and "id" in annotation.model_fields else POSITION
+
+
+def _item_columns(annotation: Any) -> tuple[Column, ...]:
+    return _model_columns(annotation) if _is_model(annotation) else (_column(VALUE, annotation),)
+
+
+def _item_model(annotation: Any) -> type[BaseModel] | None:
+    return typing.cast(type[BaseModel], annotation) if _is_model(annotation) else None
+
+
+def _is_plain_list(annotation: Any) -> bool:
+    """A list of models or of plain values (not of lists or dicts: those stay JSON)."""
+    if typing.get_origin(annotation) is not list or not typing.get_args(annotation):
+        return False
+    item = typing.get_args(annotation)[0]
+    return _is_model(item) or _plain(item) in _SQL_TYPES
+
+
+def _collection_tables(part: str, field: str, annotation: Any) -> tuple[TableLayout, ...]:
+    """The tables of a list or dict field; () when the field is a plain column."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is list and args and _is_model(args[0]):
-        item: type[BaseModel] = args[0]
-        key = "id" if "id" in item.model_fields else POSITION
-        return TableLayout(field, part, field, "list", key, _model_columns(item), item)
-    if origin is dict and len(args) == 2 and args[0] is str:
-        if _is_model(args[1]):
-            return TableLayout(
-                field, part, field, "dict", DICT_KEY, _model_columns(args[1]), args[1]
-            )
-        return TableLayout(field, part, field, "dict", DICT_KEY, (_column(VALUE, args[1]),), None)
-    return None
+    if _is_plain_list(annotation):
+        item = args[0]
+        table = TableLayout(
+            field, part, field, "list", _item_key(item), _item_columns(item), _item_model(item)
+        )
+        return (table,)
+    if origin is not dict or len(args) != 2 or args[0] is not str:
+        return ()
+    value = args[1]
+    if _is_plain_list(value):
+        item = typing.get_args(value)[0]
+        keys = TableLayout(
+            f"{field}{KEYS_SUFFIX}", part, field, "dict", DICT_KEY, (), None, items=field
+        )
+        items = TableLayout(
+            field, part, field, "items", _item_key(item), _item_columns(item), _item_model(item)
+        )
+        return keys, items
+    return (
+        TableLayout(field, part, field, "dict", DICT_KEY, _item_columns(value), _item_model(value)),
+    )
 
 
-def layout_of(env_type: type[BaseModel]) -> tuple[TableLayout, ...]:
-    """The tables of environments of type `env_type`; an unmappable part is a SuiteError."""
+def layout_of(
+    env_type: type[BaseModel], logs: Mapping[str, Collection[str]] | None = None
+) -> tuple[TableLayout, ...]:
+    """The tables of environments of type `env_type`; an unmappable part is a SuiteError.
+
+    `logs` names, per part, the fields that record reads rather than state (kept as
+    volatile JSON columns of the part's one-row table).
+    """
     tables: list[TableLayout] = []
     for part, info in env_type.model_fields.items():
         if not _is_model(info.annotation):
             raise SuiteError(f"agentdojo environment part {part!r} is not a model")
         model = typing.cast(type[BaseModel], info.annotation)
+        part_logs = tuple((logs or {}).get(part, ()))
         plain: list[Column] = []
         for field, finfo in model.model_fields.items():
-            collection = _collection_table(part, field, finfo.annotation)
-            if collection is not None:
-                tables.append(collection)
-            else:
+            collections = (
+                () if field in part_logs else _collection_tables(part, field, finfo.annotation)
+            )
+            tables.extend(collections)
+            if not collections:
                 plain.append(_column(field, finfo.annotation))
         if plain:
-            tables.append(TableLayout(part, part, None, "one", ONE_KEY, tuple(plain), None))
+            volatile = tuple(c.name for c in plain if c.name in part_logs)
+            tables.append(
+                TableLayout(part, part, None, "one", ONE_KEY, tuple(plain), None, volatile)
+            )
     names = [t.name for t in tables]
+    renamed = {t.name: f"{t.part}_{t.name}" for t in tables if names.count(t.name) > 1}
     return tuple(
-        t if names.count(t.name) == 1 else _renamed(t, f"{t.part}_{t.name}") for t in tables
-    )
-
-
-def _renamed(table: TableLayout, name: str) -> TableLayout:
-    return TableLayout(
-        name, table.part, table.field, table.kind, table.key, table.columns, table.item_model
+        dataclasses.replace(
+            t,
+            name=renamed.get(t.name, t.name),
+            items=None if t.items is None else renamed.get(t.items, t.items),
+        )
+        for t in tables
     )
 
 
@@ -139,8 +212,11 @@ def create_sql(table: TableLayout) -> str:
     types_by_name[POSITION] = "INTEGER"
     if table.kind == "one":
         types_by_name[ONE_KEY] = "INTEGER"
+    if table.kind == "items":
+        types_by_name[DICT_KEY] = "TEXT"
     cols = ", ".join(f"{quote(c)} {types_by_name[c]}" for c in table.column_names)
-    return f"CREATE TABLE {quote(table.name)} ({cols}, PRIMARY KEY ({quote(table.key)}))"
+    key = ", ".join(quote(c) for c in table.key_columns)
+    return f"CREATE TABLE {quote(table.name)} ({cols}, PRIMARY KEY ({key}))"
 
 
 def _stored(column: Column, value: Any) -> Any:
@@ -153,13 +229,27 @@ def _stored(column: Column, value: Any) -> Any:
 
 
 def _row(table: TableLayout, key: Any, position: int, item: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {table.key: key}
+    row: dict[str, Any] = table.key_values(key)
     if table.kind != "one" and table.key != POSITION:
         row[POSITION] = position
     for column in table.columns:
         value = getattr(item, column.name) if isinstance(item, BaseModel) else item
         row[column.name] = _stored(column, value)
     return row
+
+
+def _keyed(table: TableLayout, value: Any) -> Iterator[tuple[Any, int, Any]]:
+    """(key, position, item) of each row a list or dict field holds."""
+    if table.kind == "items":
+        for owner, items in value.items():
+            for position, item in enumerate(items):
+                yield (owner, item.id if table.key == "id" else position), position, item
+    elif table.kind == "dict":
+        for position, (key, item) in enumerate(value.items()):
+            yield key, position, () if table.items else item
+    else:
+        for position, item in enumerate(value):
+            yield item.id if table.key == "id" else position, position, item
 
 
 def rows_of(tables: Sequence[TableLayout], env: BaseModel) -> dict[str, dict[Any, dict[str, Any]]]:
@@ -171,12 +261,9 @@ def rows_of(tables: Sequence[TableLayout], env: BaseModel) -> dict[str, dict[Any
             out[table.name] = {1: _row(table, 1, 0, part)}
             continue
         value = getattr(part, table.field or "")
-        items = value.items() if table.kind == "dict" else enumerate(value)
-        rows: dict[Any, dict[str, Any]] = {}
-        for position, (index, item) in enumerate(items):
-            key = index if table.kind == "dict" else (item.id if table.key == "id" else position)
-            rows[key] = _row(table, key, position, item)
-        out[table.name] = rows
+        out[table.name] = {
+            key: _row(table, key, position, item) for key, position, item in _keyed(table, value)
+        }
     return out
 
 
@@ -214,8 +301,17 @@ def read_env(tables: Sequence[TableLayout], env_type: type[BaseModel], query: Qu
             parts[table.part].update({c.name: _loaded(c, row.get(c.name)) for c in table.columns})
             continue
         values = [{c.name: _loaded(c, r.get(c.name)) for c in table.columns} for r in rows]
+        items: list[Any] = values if table.item_model or table.items else [v[VALUE] for v in values]
+        field = table.field or ""
         if table.kind == "list":
-            parts[table.part][table.field or ""] = values
+            parts[table.part][field] = items
+        elif table.kind == "items":
+            # The keys table came first (layout order) and holds every key, empty lists too.
+            lists = parts[table.part].setdefault(field, {})
+            for row, item in zip(rows, items, strict=True):
+                lists.setdefault(row[DICT_KEY], []).append(item)
+        elif table.items is not None:
+            parts[table.part][field] = {r[DICT_KEY]: [] for r in rows}
         elif table.item_model is None:
             parts[table.part][table.field or ""] = {
                 r[DICT_KEY]: v[VALUE] for r, v in zip(rows, values, strict=True)
@@ -224,7 +320,26 @@ def read_env(tables: Sequence[TableLayout], env_type: type[BaseModel], query: Qu
             parts[table.part][table.field or ""] = {
                 r[DICT_KEY]: v for r, v in zip(rows, values, strict=True)
             }
-    return env_type.model_validate(parts)
+    env = env_type.model_validate(parts)
+    # Some parts rebuild a field in a validator (an inbox's `emails` from its
+    # `initial_emails`): set every stored field back, so what a tool wrote is what it reads.
+    for part, fields in parts.items():
+        model = getattr(env, part)
+        for name, raw in fields.items():
+            setattr(model, name, _adapter(type(model), name).validate_python(raw))
+    return env
+
+
+_ADAPTERS: dict[tuple[type[BaseModel], str], TypeAdapter[Any]] = {}
+
+
+def _adapter(model: type[BaseModel], field: str) -> TypeAdapter[Any]:
+    """A validator for one field, built once (building one costs more than using it)."""
+    key = (model, field)
+    if key not in _ADAPTERS:
+        annotation: Any = model.model_fields[field].annotation
+        _ADAPTERS[key] = TypeAdapter(annotation)
+    return _ADAPTERS[key]
 
 
 def connection_query(conn: sqlite3.Connection) -> Query:
@@ -255,9 +370,11 @@ def write_changes(
     changed = 0
     for table in tables:
         old, new = before[table.name], after[table.name]
-        name, key = quote(table.name), quote(table.key)
+        name = quote(table.name)
+        where = " AND ".join(f"{quote(c)} = ?" for c in table.key_columns)
         for gone in old.keys() - new.keys():
-            changed += execute(f"DELETE FROM {name} WHERE {key} = ?", (gone,))
+            key = tuple(table.key_values(gone).values())
+            changed += execute(f"DELETE FROM {name} WHERE {where}", key)
         for k, row in new.items():
             if k not in old:
                 changed += execute(_insert_sql(table.name, row), tuple(row.values()))
@@ -265,5 +382,8 @@ def write_changes(
             diff = {c: v for c, v in row.items() if old[k].get(c) != v}
             if diff:
                 sets = ", ".join(f"{quote(c)} = ?" for c in diff)
-                changed += execute(f"UPDATE {name} SET {sets} WHERE {key} = ?", (*diff.values(), k))
+                key = tuple(table.key_values(k).values())
+                changed += execute(
+                    f"UPDATE {name} SET {sets} WHERE {where}", (*diff.values(), *key)
+                )
     return changed

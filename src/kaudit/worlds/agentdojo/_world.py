@@ -31,6 +31,17 @@ from kaudit.worlds.agentdojo._tables import (
 )
 from kaudit.worlds.agentdojo._tools import agentdojo_tool
 
+READ_LOGS: dict[str, dict[str, tuple[str, ...]]] = {
+    "slack": {"web": ("web_requests",)},
+}
+"""Per suite and environment part: fields that record reads, not state.
+
+Slack's `get_webpage` appends every URL it reads to `web.web_requests`: reading a page
+harms no one, so the log is volatile (an extra read is neither damage nor a broken
+check); posting to a URL writes `web_content`, which stays diffed. AgentDojo's
+utility and security still read the log, which is stored and read back as it is.
+"""
+
 
 def injections_digest(injections: Mapping[str, str]) -> str:
     """A short digest naming a set of placed injections (empty: the suite's defaults)."""
@@ -62,7 +73,7 @@ class AgentDojoWorld:
     @cached_property
     def tables(self) -> tuple[TableLayout, ...]:
         """The environment's table layout."""
-        return layout_of(self.env_type)
+        return layout_of(self.env_type, READ_LOGS.get(self.suite.name))
 
     @cached_property
     def _loaded(self) -> BaseModel:
@@ -110,12 +121,16 @@ class AgentDojoWorld:
 
     @property
     def volatile(self) -> dict[str, tuple[str, ...]]:
-        """The list order column of each list and dict table.
+        """The list order column of each list and dict table, and the read logs.
 
         Order is how AgentDojo's tools see a list, not a fact about a row: a removal
         shifts every later position, which must not read as a change to those rows.
         """
-        return {t.name: (POSITION,) for t in self.tables if t.kind != "one" and t.key != POSITION}
+        out: dict[str, tuple[str, ...]] = {
+            t.name: (POSITION,) for t in self.tables if t.kind != "one" and t.key != POSITION
+        }
+        out.update({t.name: t.volatile for t in self.tables if t.volatile})
+        return out
 
     @property
     def source_database(self) -> str | None:

@@ -1,0 +1,107 @@
+"""kaudit's replay of slack, travel and workspace pairs against AgentDojo's own run.
+
+As for banking (`test_differential.py`), but on a few pairs per suite drawn with a
+fixed seed, so CI stays within its time budget: each pair is built alone (not the
+whole suite). The full sweep over every pair of the three suites is
+
+    KAUDIT_AGENTDOJO_SWEEP=1 python -m pytest tests/worlds/agentdojo/test_differential_suites.py
+
+AgentDojo's functions must give the same utility and security on kaudit's final state
+as on its own, and kaudit's verdict must be FAIL_DAMAGE exactly when AgentDojo's
+`security()` holds, except on a masked pair (its injection leaves no change the user
+task may not make: a page read, a user invited then removed, or an answer in text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from typing import Any
+
+import pytest
+
+from kaudit.agents import ScriptedAgent
+from kaudit.harness import RunRequest, run_pipeline
+from kaudit.suites._agentdojo import DEFAULT_VERSION, agentdojo_suite
+from kaudit.worlds.agentdojo import (
+    AgentDojoReferee,
+    AgentDojoWorld,
+    PairSource,
+    build_task,
+    important_instructions,
+    injectable,
+)
+from kaudit.worlds.agentdojo._tasks import system_prompt
+
+SAMPLED = 3
+"""Pairs per suite in CI (a pair replays two scripts twice: about a second each)."""
+
+SWEEP = os.environ.get("KAUDIT_AGENTDOJO_SWEEP") == "1"
+
+pytestmark = pytest.mark.skip(reason="never run yet: its CI time is unmeasured")
+
+
+def _pairs(name: str) -> list[tuple[str, PairSource]]:
+    """The suite's pairs (all under the sweep, else `SAMPLED` drawn with seed 28)."""
+    dojo = agentdojo_suite(name, DEFAULT_VERSION)
+    attack = important_instructions(dojo)
+    ids = [
+        (user_id, injection_id)
+        for user_id, user_task in dojo.user_tasks.items()
+        if injectable(attack, user_task)
+        for injection_id in dojo.injection_tasks
+    ]
+    chosen = ids if SWEEP else random.Random(28).sample(ids, SAMPLED)
+    out = []
+    for user_id, injection_id in chosen:
+        user_task, injection_task = dojo.user_tasks[user_id], dojo.injection_tasks[injection_id]
+        injections = attack.attack(user_task, injection_task)
+        world = AgentDojoWorld(dojo, DEFAULT_VERSION, injections)
+        out.append(
+            (f"{user_id}/{injection_id}", PairSource(user_task, injection_task, injections, world))
+        )
+    return out
+
+
+def _agentdojo(source: PairSource, script: str) -> tuple[bool, bool]:
+    from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
+
+    driver = source.user_task if script == "oracle" else source.injection_task
+    utility, security = source.world.suite.run_task_with_pipeline(
+        GroundTruthPipeline(driver),
+        source.user_task,
+        source.injection_task,
+        dict(source.injections),
+    )
+    return bool(utility), bool(security)
+
+
+def _kaudit(task_id: str, source: PairSource, script: str) -> tuple[dict[str, Any], str | None]:
+    task = build_task(task_id, source, system_prompt())
+    agent = ScriptedAgent(script=task.script(script))
+    request = RunRequest(campaign="diff", task=task, model=agent.name, run_index=0, seed=0)
+    referee = AgentDojoReferee({task_id: source})
+    substrate = source.world.substrate()
+    result = asyncio.run(run_pipeline(request, agent, substrate, referee=referee))
+    return result.record.extra["agentdojo"], result.record.outcome
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["slack", "travel", "workspace"])
+def test_sampled_pairs_score_as_agentdojo_scores_them(name: str) -> None:
+    """Fails if a nested-list table, a read log or a field a validator rebuilds (an
+    inbox's sent emails) changes what AgentDojo's functions conclude on kaudit's state,
+    or kaudit's verdict disagrees with `security()` outside a masked pair."""
+    mapping_differs: list[str] = []
+    verdict_differs: list[str] = []
+    for task_id, source in _pairs(name):
+        for script in ("oracle", "injection"):
+            utility, security = _agentdojo(source, script)
+            judged, outcome = _kaudit(task_id, source, script)
+            if (judged["utility"], judged["security"]) != (utility, security):
+                mapping_differs.append(f"{task_id} {script}: {judged} vs {(utility, security)}")
+            if (outcome == "FAIL_DAMAGE") != security and not judged["masked"]:
+                verdict_differs.append(f"{task_id} {script}: kaudit {outcome}, security {security}")
+    assert mapping_differs == []
+    assert verdict_differs == []
