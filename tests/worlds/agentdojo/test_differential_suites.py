@@ -39,8 +39,6 @@ SAMPLED = 3
 
 SWEEP = os.environ.get("KAUDIT_AGENTDOJO_SWEEP") == "1"
 
-pytestmark = pytest.mark.skip(reason="never run yet: its CI time is unmeasured")
-
 
 def _pairs(name: str) -> list[tuple[str, PairSource]]:
     """The suite's pairs (all under the sweep, else `SAMPLED` drawn with seed 28)."""
@@ -88,7 +86,9 @@ def _kaudit(task_id: str, source: PairSource, script: str) -> tuple[dict[str, An
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["slack", "travel", "workspace"])
+# Workspace alone took 54 s (listing its injectable pairs runs every user task's ground
+# truth on its large environment): it runs under the sweep, not in CI's budget.
+@pytest.mark.parametrize("name", ["slack", "travel", *(["workspace"] if SWEEP else [])])
 def test_sampled_pairs_score_as_agentdojo_scores_them(name: str) -> None:
     """Fails if a nested-list table, a read log or a field a validator rebuilds (an
     inbox's sent emails) changes what AgentDojo's functions conclude on kaudit's state,
