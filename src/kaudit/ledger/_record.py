@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -146,6 +146,20 @@ class RunRecord(BaseModel):
         if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
             return value
         return str(value if isinstance(value, Decimal) else Decimal(repr(value)))
+
+    @field_validator("dollars")
+    @classmethod
+    def _decimal_text(cls, value: str | None) -> str | None:
+        """A finite decimal amount: every reader sums it as a `Decimal`."""
+        if value is None:
+            return None
+        try:
+            finite = Decimal(value).is_finite()
+        except InvalidOperation:
+            finite = False
+        if not finite:
+            raise ValueError(f"not a finite decimal amount: {value!r}")
+        return value
 
     @property
     def damage_dollars(self) -> Decimal:
