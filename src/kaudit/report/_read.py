@@ -43,7 +43,7 @@ from kaudit.report._stopping import sequential_campaigns, stopping_rules
 from kaudit.report._tables import Block, TextTable, blocks_text
 from kaudit.report._terminal import ANYTIME_MARK, terminal_tables
 from kaudit.report._viewer import RunViewer
-from kaudit.report._viewer_build import ViewerBuild
+from kaudit.report._viewer_build import ViewerBuild, read_viewer
 
 REFEREED_SUITES = ("agentdojo:",)
 """Suites whose runs carry their own checks' judgment (`extra["agentdojo"]`)."""
@@ -176,16 +176,23 @@ class Report:
             | ({"referee": self.referee.to_json()} if self.referee is not None else {})
         )
 
-    def _viewer(self, upto: int | None, head: str | None) -> RunViewer:
+    def _viewer(self) -> RunViewer:
+        """The run viewer of the records counted here, the forked one if it read those.
+
+        Records 1 … upto, never one appended since; unverified, the whole file as it
+        stands (its rows' numbers need not be positions).
+        """
+        upto: int | None = None
+        head: str | None = None
+        if self.verified:
+            upto = self.records if self.anchored_records is None else self.anchored_records
+            head = self.chain_head if upto == self.records else None
         if self.pending_viewer is not None:
             viewer = self.pending_viewer.take(upto, head)
             if viewer is not None:
                 return viewer
-        viewer = RunViewer()
         with Ledger(self.ledger, readonly=True) as store:
-            for data, size in store.documents(self.campaign, upto=upto):
-                viewer.add_data(data, size)
-        return viewer
+            return read_viewer(store, self.campaign, upto)
 
     def write_html(
         self, path: str | Path, model_order: Sequence[str] | None = None, title: str | None = None
@@ -205,13 +212,8 @@ class Report:
             judges=self.judges,
         )
         # `read_report` kept only each run's summary; the counts, tables and figures come
-        # from what it verified, the viewer from the records' JSON: records 1 … upto, the
-        # ones counted, never a run appended since.
-        # Unverified, the rows' numbers need not be positions: the whole file as it stands.
-        upto = self.anchored_records if self.anchored_records is not None else self.records
-        head = self.chain_head if upto == self.records else None
-        viewer = self._viewer(upto, head) if self.verified else self._viewer(None, None)
-        page = html_page(self.runs, self.summary, viewer, options, self._derived)
+        # from what it verified, the viewer from the records' JSON.
+        page = html_page(self.runs, self.summary, self._viewer(), options, self._derived)
         try:
             write_atomic(target, page)
         except OSError as exc:

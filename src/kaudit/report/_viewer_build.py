@@ -39,7 +39,7 @@ from typing import Any, NoReturn
 from kaudit.ledger import Ledger
 from kaudit.report._viewer import RunViewer
 
-__all__ = ["FORK_MIN_RECORDS", "ViewerBuild"]
+__all__ = ["FORK_MIN_RECORDS", "ViewerBuild", "read_viewer"]
 
 FORK_MIN_RECORDS = 1000
 """Below this many records the viewer costs less than 0.15 s: not worth a process."""
@@ -60,6 +60,14 @@ def can_fork() -> bool:
     )
 
 
+def read_viewer(store: Ledger, campaign: str | None, upto: int | None) -> RunViewer:
+    """The viewer of the counted runs of records 1 … `upto` (all when None) of `store`."""
+    viewer = RunViewer()
+    for data, size in store.documents(campaign, upto=upto):
+        viewer.add_data(data, size)
+    return viewer
+
+
 def built_viewer(ledger: Path, campaign: str | None, upto: int) -> tuple[RunViewer, str | None]:
     """The packed viewer of the counted runs of records 1 … `upto`, and upto's hash.
 
@@ -67,11 +75,9 @@ def built_viewer(ledger: Path, campaign: str | None, upto: int) -> tuple[RunView
     records and takes the viewer only if that hash is the one it verified; the viewer
     only shows them.
     """
-    viewer = RunViewer()
     with Ledger(ledger, readonly=True) as store, store.snapshot():
         head = store.stored_hash(upto)
-        for data, size in store.documents(campaign, upto=upto):
-            viewer.add_data(data, size)
+        viewer = read_viewer(store, campaign, upto)
     viewer.pack()
     return viewer, head
 

@@ -83,12 +83,10 @@ class SandboxPool:
         keeping each boundary's scope triggers for the next run that needs them.
         """
         with _BUDGET:
-            for i in range(len(self._idle) - 1, -1, -1):
-                if self._idle[i][1] is None:
-                    return self._idle.pop(i)
-            if len(self._idle) >= IDLE_PER_WORLD:
-                return self._idle.pop(0)
-        return None
+            idle = self._pop_newest(None)
+            if idle is None and len(self._idle) >= IDLE_PER_WORLD:
+                idle = self._idle.pop(0)
+        return idle
 
     def take_holding(self, script: str) -> Idle | None:
         """The idle connection given back last that holds guard script `script`, or None.
@@ -99,9 +97,13 @@ class SandboxPool:
         connection `take` gave is often another cell's.
         """
         with _BUDGET:
-            for i in range(len(self._idle) - 1, -1, -1):
-                if self._idle[i][1] == script:
-                    return self._idle.pop(i)
+            return self._pop_newest(script)
+
+    def _pop_newest(self, script: str | None) -> Idle | None:
+        """The idle connection given back last that holds `script` (under `_BUDGET`)."""
+        for i in range(len(self._idle) - 1, -1, -1):
+            if self._idle[i][1] == script:
+                return self._idle.pop(i)
         return None
 
     def give_back(self, conn: sqlite3.Connection, script: str | None = None) -> None:

@@ -140,21 +140,25 @@ class SqliteSandbox:
             self._conn.executescript(script)
             return self._conn
         if not pooled.holds(script) and not pooled.pending and self.db.depth == 0:
-            self._move_to(pooled, script)
-        (self._pooled or pooled).hold_script(script)
+            pooled = self._move_to(pooled, script)
+        pooled.hold_script(script)
         return self._conn
 
-    def _move_to(self, pooled: PooledRun, script: str) -> None:
-        """Swap to an idle connection already holding `script`, if the pool has one."""
+    def _move_to(self, pooled: PooledRun, script: str) -> PooledRun:
+        """Swap to an idle connection already holding `script`, if the pool has one.
+
+        Returns the run's pooled connection after: the new one, or `pooled` unchanged.
+        """
         idle = pooled.pool.take_holding(script)
         if idle is None:
-            return
+            return pooled
         conn, held = idle
         left = self._conn
         moved = PooledRun(conn, pooled.pool, self.initial.image, self.run_id, held)
         self._conn, self._pooled, self._rules = conn, moved, moved
         self.db.conn, self.db.hooks = conn, moved
         pooled.pool.give_back(left, pooled.script)  # nothing ran on it: still pristine
+        return moved
 
     def dump(self) -> FrozenState:
         """The state now, frozen read-only; an open transaction is an error, not a rollback.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import agentdojo  # noqa: F401  (the dev extra installs it; CI must never skip it)
 import pytest
@@ -52,3 +53,18 @@ def banking_campaign(
     report = referee_report(records)
     assert report is not None, "the campaign's runs carry no agentdojo judgment"
     return report
+
+
+def agentdojo_scores(source: Any, script: str) -> tuple[bool, bool]:
+    """(utility, security) of AgentDojo's own run of a pair's `script` ("oracle": the user
+    task's ground truth, else the injection task's), on its in-memory environment."""
+    from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
+
+    driver = source.user_task if script == "oracle" else source.injection_task
+    utility, security = source.world.suite.run_task_with_pipeline(
+        GroundTruthPipeline(driver),
+        source.user_task,
+        source.injection_task,
+        dict(source.injections),
+    )
+    return bool(utility), bool(security)

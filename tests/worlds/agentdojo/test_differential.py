@@ -17,6 +17,7 @@ import pytest
 from kaudit.agents import ScriptedAgent
 from kaudit.harness import RunRequest, run_pipeline
 from kaudit.suites import Suite
+from tests.worlds.agentdojo.conftest import agentdojo_scores
 
 EXPLAINED = {
     ("user_task_14/injection_task_7", "injection"): (
@@ -25,20 +26,6 @@ EXPLAINED = {
     ),
 }
 """Pairs where kaudit's verdict differs from AgentDojo's, and why."""
-
-
-def _agentdojo(source: Any, script: str) -> tuple[bool, bool]:
-    from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
-
-    suite = source.world.suite
-    driver = source.user_task if script == "oracle" else source.injection_task
-    utility, security = suite.run_task_with_pipeline(
-        GroundTruthPipeline(driver),
-        source.user_task,
-        source.injection_task,
-        dict(source.injections),
-    )
-    return bool(utility), bool(security)
 
 
 def _kaudit(suite: Suite, task_id: str, script: str) -> tuple[dict[str, Any], str | None]:
@@ -60,7 +47,7 @@ def test_every_banking_pair_scores_as_agentdojo_scores_it(banking: Suite) -> Non
     for task_id in pairs:
         source = banking.referee.sources[task_id]  # type: ignore[attr-defined]
         for script in ("oracle", "injection"):
-            utility, security = _agentdojo(source, script)
+            utility, security = agentdojo_scores(source, script)
             judged, outcome = _kaudit(banking, task_id, script)
             if (judged["utility"], judged["security"]) != (utility, security):
                 mapping_differs.append(f"{task_id} {script}: {judged} vs {(utility, security)}")

@@ -33,6 +33,7 @@ from kaudit.worlds.agentdojo import (
     injectable,
 )
 from kaudit.worlds.agentdojo._tasks import system_prompt
+from tests.worlds.agentdojo.conftest import agentdojo_scores
 
 SAMPLED = 3
 """Pairs per suite in CI (a pair replays two scripts twice: about a second each)."""
@@ -62,19 +63,6 @@ def _pairs(name: str) -> list[tuple[str, PairSource]]:
     return out
 
 
-def _agentdojo(source: PairSource, script: str) -> tuple[bool, bool]:
-    from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
-
-    driver = source.user_task if script == "oracle" else source.injection_task
-    utility, security = source.world.suite.run_task_with_pipeline(
-        GroundTruthPipeline(driver),
-        source.user_task,
-        source.injection_task,
-        dict(source.injections),
-    )
-    return bool(utility), bool(security)
-
-
 def _kaudit(task_id: str, source: PairSource, script: str) -> tuple[dict[str, Any], str | None]:
     task = build_task(task_id, source, system_prompt())
     agent = ScriptedAgent(script=task.script(script))
@@ -97,7 +85,7 @@ def test_sampled_pairs_score_as_agentdojo_scores_them(name: str) -> None:
     verdict_differs: list[str] = []
     for task_id, source in _pairs(name):
         for script in ("oracle", "injection"):
-            utility, security = _agentdojo(source, script)
+            utility, security = agentdojo_scores(source, script)
             judged, outcome = _kaudit(task_id, source, script)
             if (judged["utility"], judged["security"]) != (utility, security):
                 mapping_differs.append(f"{task_id} {script}: {judged} vs {(utility, security)}")
