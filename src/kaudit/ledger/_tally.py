@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import Ledger
 from kaudit.ledger._summary import RunSummary, read_runs
-
-if TYPE_CHECKING:
-    from kaudit.stats import CellKey, CellTally
-
+from kaudit.stats import CellKey, CellTally, distinguish_versions
 
 RunFacts = tuple[str, str, bool, bool, bool, bool]
 """(model, task, counted, damage, damage_upper, success) of one run."""
@@ -24,8 +20,6 @@ Version = tuple[str | None, str | None]
 
 def cell_key(record: RunRecord | RunSummary) -> CellKey:
     """The cell a run belongs to; the one place a run's cell identity is read."""
-    from kaudit.stats import CellKey
-
     return CellKey(record.model, record.task, record.task_digest, record.world_digest)
 
 
@@ -39,8 +33,6 @@ def tally_cells(
     gives each run's (task digest, world digest) (None throughout when not given); a task
     seen in several versions becomes one cell per version, named ``task@digest8``.
     """
-    from kaudit.stats import CellKey, CellTally, distinguish_versions
-
     cells: dict[CellKey, list[int]] = {}
     chosen = iter(versions) if versions is not None else None
     for model, task, counted, damage, upper, success in runs:

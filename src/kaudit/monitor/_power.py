@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special as _sp
 
+from kaudit._blas import special as _sp
 from kaudit.monitor._audit import AuditCell
 from kaudit.monitor._status import TOLERANCE, FamilyLevel, audit_upper, material_limit
 from kaudit.report import FIXED_K_METHOD as FIXED_K

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special as _sp
+
+from kaudit._blas import special as _sp
 
 __all__ = ["ANOVA_ESTIMATOR", "MOMENTS_ESTIMATOR", "MleFit", "MomentsFit", "anova_icc",
            "fit_mle", "fit_moments"]  # fmt: skip

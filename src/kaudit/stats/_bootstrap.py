@@ -17,7 +17,8 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special as _sp
+
+from kaudit._blas import special as _sp
 
 __all__ = [
     "bootstrap_mean",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import special as _sp
+from kaudit._blas import special as _sp
 
 __all__ = [
     "clopper_pearson",

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from scipy import special as _sp
+from kaudit._blas import special as _sp
 
 __all__ = [
     "CS_METHOD",
