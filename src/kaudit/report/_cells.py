@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -136,6 +136,7 @@ def build_report(
     records: Iterable[RunRecord | RunSummary],
     alpha: float = 0.05,
     sequential_campaigns: Collection[str] = (),
+    tallies: Sequence[CellTally] | None = None,
 ) -> CampaignReport:
     """Aggregate records into cells, sorted by model then task.
 
@@ -143,7 +144,8 @@ def build_report(
     or world are another cell, named ``task@digest8``, never pooled with the old
     version's runs. A cell holding any
     run of a campaign in `sequential_campaigns` was stopped by a rule that looked at its
-    runs, so it is reported with the anytime-valid interval.
+    runs, so it is reported with the anytime-valid interval. `tallies` is
+    `tallies_from_records` of the same records, when the caller has it.
     """
     kept = run_summaries(records)
     dollars: dict[CellKey, Decimal] = {}
@@ -163,7 +165,7 @@ def build_report(
         simulated[cell] = record.simulated
     health = stack_health(kept)
     rows = []
-    for t in tallies_from_records(kept):
+    for t in tallies_from_records(kept) if tallies is None else tallies:
         cell = t.key
         row = cell_row(
             t, alpha, float(dollars[cell]), cost[cell], simulated[cell], cell in sequential

@@ -71,5 +71,6 @@ class Derived:
                 loading=loading,
                 bootstrap=bootstrap,
                 seed=seed,
+                tallies=self.tallies(),
             ),
         )

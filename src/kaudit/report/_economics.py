@@ -16,6 +16,7 @@ from kaudit.ledger import RunRecord, RunSummary, cell_key, tallies_from_records
 from kaudit.stats import (
     CellKey,
     CellPlan,
+    CellTally,
     bootstrap_ratio,
     check_tail,
     percentile_interval,
@@ -90,6 +91,7 @@ def _model_economics(
     loading: float,
     bootstrap: int,
     seed: int,
+    tallies: Sequence[CellTally],
 ) -> ModelEconomics:
     counted = [r for r in records if r.status == "labeled"]
     sums: dict[CellKey, Decimal] = {}
@@ -112,7 +114,7 @@ def _model_economics(
     interval = percentile_interval(draws, alpha) if enough else (math.nan, math.nan)
     spend = math.fsum(r.cost_usd for r in records) / len(records) if records else math.nan
     tail = check_tail([float(_dollars(r)) for r in counted])
-    plans = plan_cells(tallies_from_records(records), 1.0 - detect, alpha)
+    plans = plan_cells([t for t in tallies if t.model == model], 1.0 - detect, alpha)
     return ModelEconomics(
         model=model,
         runs=total_runs,
@@ -135,18 +137,22 @@ def economics(
     loading: float = 0.5,
     bootstrap: int = 2000,
     seed: int = 0,
+    tallies: Sequence[CellTally] | None = None,
 ) -> list[ModelEconomics]:
     """Per model: expected damage $ per run with its interval, spend, price, audit sizes.
 
     ``detect`` is the wanted chance that an audit sees a cell's damage at least once;
     audit sizes use the cell's Clopper-Pearson (1 − alpha) lower bound of p.
+    `tallies` is `tallies_from_records` of the same records, when the caller has it.
     """
     if not 0.0 < detect < 1.0:
         raise ValueError(f"detect must be in (0, 1), got {detect}")
     if loading < 0:
         raise ValueError(f"loading must be >= 0, got {loading}")
+    kept = list(records)
+    cells = tallies_from_records(kept) if tallies is None else tallies
     by_model: dict[str, list[RunRecord | RunSummary]] = {}
-    for record in records:
+    for record in kept:
         by_model.setdefault(record.model, []).append(record)
     return [
         _model_economics(
@@ -157,6 +163,7 @@ def economics(
             loading=loading,
             bootstrap=bootstrap,
             seed=seed,
+            tallies=cells,
         )
         for model in sorted(by_model)
     ]

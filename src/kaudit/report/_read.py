@@ -72,6 +72,8 @@ class Report:
         chain_head: The stored hash of the last record read (the head `verified` checked).
         pending_viewer: The run viewer being built beside the read (`read_report(...,
             viewer=True)`), which `write_html` takes if it holds the records counted here.
+        memo: A `Derived` of `runs` that `summary` was built from, shared with the tables
+            and the page (made on first use when None).
     """
 
     ledger: Path
@@ -89,6 +91,7 @@ class Report:
     anchored_grades: int | None = None
     chain_head: str | None = None
     pending_viewer: ViewerBuild | None = field(default=None, repr=False, compare=False)
+    memo: Derived | None = field(default=None, repr=False, compare=False)
 
     @property
     def grade_anchor(self) -> tuple[int, int | None]:
@@ -113,7 +116,7 @@ class Report:
     @cached_property
     def _derived(self) -> Derived:
         # The page and the tables share it: each number they both show is made once.
-        return Derived(self.runs)
+        return Derived(self.runs) if self.memo is None else self.memo
 
     def economics(self, seed: int = 0) -> list[ModelEconomics]:
         """Damage dollars per run and per 1,000 runs, spend, and a risk-loaded price."""
@@ -314,12 +317,14 @@ def _read(
         refereed = _refereed(
             store, [campaign] if campaign else list(read.campaigns), campaign, alpha
         )
+    memo = Derived(runs)
     return Report(
         ledger=path,
         campaign=campaign,
         alpha=alpha,
         runs=runs,
-        summary=build_report(runs, alpha, sequential_campaigns(runs)),
+        summary=build_report(runs, alpha, sequential_campaigns(runs), memo.tallies()),
+        memo=memo,
         stopping_rules=stopping_rules(runs),
         judges=judges,
         referee=refereed,

@@ -9,14 +9,14 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Sequence
 
-from kaudit.ledger import RunRecord, RunSummary, run_summaries, tallies_from_records
+from kaudit.ledger import RunRecord, RunSummary, run_summaries
 from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, build_report
 from kaudit.report._derived import Derived
 from kaudit.report._economics import ModelEconomics
 from kaudit.report._grading import GraderResult
 from kaudit.report._mix import SEVERITIES, SUB_LABELS, CellMix
 from kaudit.report._tables import TextTable
-from kaudit.stats import pool_summary
+from kaudit.stats import CellTally, pool_summary
 
 __all__ = ["ANYTIME_MARK", "terminal_tables"]
 
@@ -97,11 +97,15 @@ def _mix_table(mix: Sequence[CellMix], model: str) -> TextTable:
 
 
 def _pool_table(
-    records: Sequence[RunSummary], alpha: float, seed: int, sequential: Collection[str] = ()
+    records: Sequence[RunSummary],
+    cells: Sequence[CellTally],
+    alpha: float,
+    seed: int,
+    sequential: Collection[str] = (),
 ) -> TextTable:
     from kaudit.report._stopping import cells_of_campaigns
 
-    tallies = [t for t in tallies_from_records(records) if t.n > 0]
+    tallies = [t for t in cells if t.n > 0]
     stopped = cells_of_campaigns(records, sequential) if sequential else frozenset()
     summary = pool_summary(
         tallies, alpha=alpha, k_values=(1, 2, 4, 8), seed=seed, sequential=stopped
@@ -169,10 +173,10 @@ def terminal_tables(
     `Derived` of the same runs, when the caller has them.
     """
     runs = run_summaries(records)
-    if report is None:
-        report = build_report(runs, alpha, sequential_campaigns)
     if derived is None:
         derived = Derived(runs)
+    if report is None:
+        report = build_report(runs, alpha, sequential_campaigns, derived.tallies())
     models = sorted({cell.model for cell in report.cells})
     mix = derived.mix()
     tables: list[TextTable] = []
@@ -183,7 +187,7 @@ def terminal_tables(
         tables.append(stack)
     if any(cell.n for cell in report.cells):
         tables += [
-            _pool_table(runs, alpha, seed, sequential_campaigns),
+            _pool_table(runs, derived.tallies(), alpha, seed, sequential_campaigns),
             _grading_table(derived.grading()),
             _money_table(derived.economics(alpha=alpha, seed=seed), alpha),
         ]
