@@ -216,6 +216,11 @@ class LocalServer:
             self._log = None
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """A SIGTERM handler: end the foreground server as Ctrl-C would."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve the local model in the foreground until Ctrl-C, printing its base URL."""
     parser = argparse.ArgumentParser(prog="python -m kaudit.agents.chat.local")
@@ -224,6 +229,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8080)
     args = parser.parse_args(argv)
     options = ServerOptions(kind=args.server, port=args.port)
+    # The server runs in its own session, so a SIGTERM to this process (`kill %1`, or its
+    # process group) would end it here and orphan the server on the port; turned into
+    # KeyboardInterrupt, it stops the server on the way out like Ctrl-C does.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         with LocalServer(options, start_timeout_s=300) as server:
             print(f"serving {MODEL_ALIAS} ({args.server}) at {server.base_url}", flush=True)
