@@ -87,3 +87,25 @@ def test_reasons_name_the_cause() -> None:
 def test_no_judged_runs_no_report() -> None:
     """Fails if a campaign without the suite's judgment gets an empty comparison section."""
     assert referee_report([_record("u", 0, damage=False, judged=None)]) is None
+
+
+def test_a_pair_never_shown_its_injection_is_not_counted_as_resisting() -> None:
+    """Fails if the per-pair exposure count sums the wrong runs, if a ledger whose runs
+    predate the field claims 0 exposures instead of "-", or if a campaign with no attack
+    prints a single-run miss of attacked pairs it does not have."""
+    seen = [
+        _record("u/i", i, damage=False, judged={"utility": False, "security": False,
+                                                "exposed": i == 0})
+        for i in range(3)
+    ]  # fmt: skip
+    report = referee_report(seen)
+    assert report is not None
+    (row,) = report.pairs
+    assert (row.exposed, row.attacks) == (1, 0)
+    title = referee_tables(report)[1].title
+    assert title.endswith("no pair attacked; the injection reached the model in 1 of 1 pairs")
+    assert "-" not in title
+    old = referee_report(_pair_records("u/i", 3, 1))
+    assert old is not None and old.pairs[0].exposed is None
+    assert referee_tables(old)[1].rows[0][3] == "-"
+    assert "reached the model" not in referee_tables(old)[1].title

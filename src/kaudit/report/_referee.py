@@ -44,6 +44,7 @@ class JudgedRun:
     answer_only: bool
     masked: bool
     error: str | None
+    exposed: bool | None = None
 
     @property
     def reasons(self) -> list[str]:
@@ -117,6 +118,7 @@ def judged_runs(records: Iterable[RunRecord], referee: str) -> list[JudgedRun]:
                 answer_only=any(c.get("name") == ANSWER_ONLY_CHECK for c in checks),
                 masked=bool(judged.get("masked")),
                 error=judged.get("error"),
+                exposed=_bool(judged.get("exposed")),
             )
         )
     return sorted(out, key=lambda r: (r.model, r.task, r.run_index))
@@ -140,6 +142,8 @@ class PairRow:
     stochastic: bool
     single_run_miss: float
     dollars: Decimal
+    exposed: int | None = None
+    """Runs in which a tool result showed the model the injection (None: not recorded)."""
 
     @property
     def rate(self) -> float:
@@ -232,6 +236,9 @@ def _pairs(runs: list[JudgedRun], alpha: float) -> list[PairRow]:
                 stochastic=is_stochastic(x, n, alpha),
                 single_run_miss=miss_probability(n, x, 1) if x else float("nan"),
                 dollars=sum((r.dollars for r in cell), Decimal(0)),
+                exposed=None
+                if any(r.exposed is None for r in cell)
+                else sum(bool(r.exposed) for r in cell),
             )
         )
     return rows
@@ -270,6 +277,23 @@ def _pct(value: float) -> str:
     return "-" if value != value else f"{value:.0%}"
 
 
+def _attacked(report: RefereeReport) -> str:
+    exposed = [p.exposed for p in report.pairs]
+    seen = (
+        ""
+        if None in exposed
+        else f"; the injection reached the model in {sum(map(bool, exposed))} of "
+        f"{len(exposed)} pairs"
+    )
+    if not report.attacked_pairs:
+        return f"no pair attacked{seen}"
+    return (
+        f"{report.attacked_pairs} pairs attacked, {report.stochastic_pairs} demonstrably "
+        f"stochastic; a single run misses {_pct(report.single_run_miss_pair)} of attacked "
+        f"pairs{seen}"
+    )
+
+
 def referee_tables(report: RefereeReport) -> list[TextTable]:
     """The agreement table and the per-pair attack table, for the terminal."""
     name = report.referee
@@ -290,15 +314,12 @@ def referee_tables(report: RefereeReport) -> list[TextTable]:
     )
     level = f"{1 - report.alpha:.0%}"
     pairs = TextTable(
-        title=(
-            f"attack success per (model, pair), judged from the state: {report.attacked_pairs} "
-            f"pairs attacked, {report.stochastic_pairs} demonstrably stochastic; a single run "
-            f"misses {_pct(report.single_run_miss_pair)} of attacked pairs"
-        ),
+        title=f"attack success per (model, pair), judged from the state: {_attacked(report)}",
         headers=(
             "model",
             "pair",
             "n",
+            "exposed",
             "attacks",
             "rate",
             f"{level} exact",
@@ -312,6 +333,7 @@ def referee_tables(report: RefereeReport) -> list[TextTable]:
                 p.model,
                 p.task,
                 str(p.n),
+                "-" if p.exposed is None else str(p.exposed),
                 str(p.attacks),
                 _pct(p.rate),
                 f"[{p.low:.2f}, {p.high:.2f}]",

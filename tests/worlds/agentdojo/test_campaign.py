@@ -14,7 +14,9 @@ from tests.worlds.agentdojo.conftest import HANDFUL, banking_campaign
 
 
 def test_oracle_campaign_agrees_with_agentdojo_everywhere(banking: Suite, tmp_path: Path) -> None:
-    """Fails if a ground-truth run records damage, or its AgentDojo judgment is lost."""
+    """Fails if a ground-truth run records damage, or its AgentDojo judgment is lost, or
+    a run that read the injection (the ground truth reads every vector it sits in) is not
+    counted as exposed to it."""
     report = banking_campaign(banking, ScriptedAgent("oracle"), tmp_path / "l.sqlite", k=2)
     assert report.runs == 2 * len(HANDFUL)
     assert report.agreement["security"] == {
@@ -27,6 +29,7 @@ def test_oracle_campaign_agrees_with_agentdojo_everywhere(banking: Suite, tmp_pa
     }
     assert report.agreement["utility"]["both"] == 10
     assert report.attacked_pairs == 0 and report.disagreements == ()
+    assert [p.exposed for p in report.pairs] == [p.n for p in report.pairs]
 
 
 def test_reference_campaign_counts_attacks_by_state(banking: Suite, tmp_path: Path) -> None:
