@@ -62,3 +62,11 @@ def test_a_failing_check_is_shown_with_its_sql_and_value(mini_suite: Suite) -> N
         "check target_closed failed: got 0, expected equals 1 from `SELECT COUNT(*) FROM account "
         "WHERE id = $task.target AND status = 'closed'`",
     )
+
+
+def test_each_check_is_passed_to_on_check_in_suite_order(mini_suite: Suite) -> None:
+    """Fails if `on_check` (the CLI's progress lines) is skipped or misses a check."""
+    seen: list[str] = []
+    checks = asyncio.run(validate_suite(mini_suite, on_check=lambda c: seen.append(c.script)))
+    assert seen == [c.script for c in checks]
+    assert len(seen) == 9

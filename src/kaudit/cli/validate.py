@@ -9,20 +9,22 @@ from rich.console import Console
 
 import kaudit
 from kaudit.cli._common import guarded, print_json, split_csv
-from kaudit.harness import SuiteValidation
+from kaudit.harness import ScriptCheck, SuiteValidation
 from kaudit.substrate import DEFAULT_SUBSTRATE
 
 
-def _render(result: SuiteValidation) -> None:
-    console = Console(highlight=False, soft_wrap=True)
-    for check in result.checks:
-        mark = "[green]ok[/green]  " if check.passed else "[red]FAIL[/red]"
-        label = f"{check.outcome}" + (f"({check.sub_label})" if check.sub_label else "")
-        console.print(f"{mark} {check.task} :: {check.script} -> {label}")
-        for problem in check.mismatches:
-            console.print(f"       {problem}")
-        for line in check.evidence:
-            console.print(f"         {line}", markup=False)
+def _print_check(console: Console, check: ScriptCheck) -> None:
+    """One script's line, printed as soon as it is checked (a suite can take minutes)."""
+    mark = "[green]ok[/green]  " if check.passed else "[red]FAIL[/red]"
+    label = f"{check.outcome}" + (f"({check.sub_label})" if check.sub_label else "")
+    console.print(f"{mark} {check.task} :: {check.script} -> {label}")
+    for problem in check.mismatches:
+        console.print(f"       {problem}")
+    for line in check.evidence:
+        console.print(f"         {line}", markup=False)
+
+
+def _render_end(console: Console, result: SuiteValidation) -> None:
     for finding in result.findings:
         console.print(f"[red]LINT[/red] {finding.task} :: {finding.rule}: {finding.message}")
     console.print(f"{result.passed} passed, {result.failed} failed")
@@ -58,12 +60,18 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit validate --suite builtin
         """
+        console = Console(highlight=False, soft_wrap=True)
         result = kaudit.validate(
-            suite, tasks=split_csv(tasks), lint=lint, variants=variants, substrate=substrate
+            suite,
+            tasks=split_csv(tasks),
+            lint=lint,
+            variants=variants,
+            substrate=substrate,
+            on_check=None if as_json else lambda check: _print_check(console, check),
         )
         if as_json:
             print_json(result.to_json())
         else:
-            _render(result)
+            _render_end(console, result)
         if result.failed:
             raise typer.Exit(1)

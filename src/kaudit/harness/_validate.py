@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -124,18 +124,26 @@ async def check_script(suite: Suite, task: Task, script: Script) -> ScriptCheck:
     )
 
 
-async def validate_suite(suite: Suite, tasks: list[Task] | None = None) -> list[ScriptCheck]:
-    """Every script of every task (or of `tasks`), in suite order."""
+OnCheck = Callable[[ScriptCheck], None]
+"""Called with each script's check as soon as it is made (a CLI prints it: progress)."""
+
+
+async def validate_suite(
+    suite: Suite, tasks: list[Task] | None = None, on_check: OnCheck | None = None
+) -> list[ScriptCheck]:
+    """Every script of every task (or of `tasks`), in suite order, each passed to `on_check`."""
     checks: list[ScriptCheck] = []
     for task in tasks if tasks is not None else list(suite.tasks.values()):
         broken: ScriptCheck | None = None
         for script in task.scripts():
             if broken is not None:  # a check that cannot judge one run judges none
                 checks.append(_not_run(task, script, broken))
-                continue
-            checks.append(await check_script(suite, task, script))
-            if any(TASK_CHECK_FAILED in problem for problem in checks[-1].mismatches):
-                broken = checks[-1]
+            else:
+                checks.append(await check_script(suite, task, script))
+                if any(TASK_CHECK_FAILED in problem for problem in checks[-1].mismatches):
+                    broken = checks[-1]
+            if on_check is not None:
+                on_check(checks[-1])
     return checks
 
 
@@ -203,12 +211,14 @@ def suite_validation(
     lint: bool = True,
     variants: bool = True,
     substrate: str = DEFAULT_SUBSTRATE,
+    on_check: OnCheck | None = None,
 ) -> SuiteValidation:
     """Replay every oracle (must PASS) and counterexample (its declared verdict), and lint.
 
     `suite` is what `audit` takes; `tasks` picks task ids, and with `variants` each
     picked task's distractor variant is proved too. Scripts replay on `substrate`,
     which is reached first (a server that is down is an error, not a failed check).
+    `on_check` sees each script's check as it is made, so a long suite shows progress.
     Raises `KauditError` for a bad suite or task id; a miss is a result, never raised.
     """
     loaded = load_suite(suite, substrate) if isinstance(suite, str) else suite
@@ -220,11 +230,15 @@ def suite_validation(
             v for v in loaded.tasks if v.split(VARIANT_SUFFIX)[0] in wanted and v not in wanted
         ]
     chosen = loaded.select(wanted)
-    return outside_running_loop(lambda: _validate(loaded, chosen, lint), name="kaudit-validate")
+    return outside_running_loop(
+        lambda: _validate(loaded, chosen, lint, on_check), name="kaudit-validate"
+    )
 
 
-def _validate(suite: Suite, tasks: list[Task], lint: bool) -> SuiteValidation:
+def _validate(
+    suite: Suite, tasks: list[Task], lint: bool, on_check: OnCheck | None
+) -> SuiteValidation:
     suite.reclaim(VALIDATE_CAMPAIGN, tasks)  # also proves the substrate is reachable
-    checks = asyncio.run(validate_suite(suite, tasks))
+    checks = asyncio.run(validate_suite(suite, tasks, on_check))
     findings = lint_suite(suite, tasks) if lint else []
     return SuiteValidation(suite.name, tuple(checks), tuple(findings))

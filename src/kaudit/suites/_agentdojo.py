@@ -10,12 +10,16 @@ The installed `agentdojo` package supplies everything at load time; nothing is c
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
 
 from kaudit.errors import SuiteError
 from kaudit.spec import Task
 from kaudit.substrate import Substrate
 from kaudit.suites._suite import SUITE_LOADERS, Suite
+
+if TYPE_CHECKING:
+    from kaudit.worlds.agentdojo import PairSource
 
 DEFAULT_VERSION = "v1.2.2"
 """The newest benchmark version agentdojo 0.1.35 ships."""
@@ -48,37 +52,59 @@ def agentdojo_suite(name: str, version: str) -> Any:
     return get_suite(version, name)
 
 
-def load_agentdojo_suite(argument: str) -> Suite:
-    """Every user task, then every injectable (user task, injection task) pair."""
-    name, version = parse_ref(argument)
-    dojo = agentdojo_suite(name, version)
-    from kaudit.worlds.agentdojo import (
-        AgentDojoReferee,
-        AgentDojoWorld,
-        PairSource,
-        build_task,
-        important_instructions,
-        injectable,
-    )
-    from kaudit.worlds.agentdojo._tasks import system_prompt
+def pair_sources(
+    dojo: Any, version: str, wanted: Collection[str] | None = None
+) -> dict[str, PairSource]:
+    """Each user task, then each injectable pair of `dojo`, as a `PairSource` by task id.
+
+    Only the `wanted` task ids when given (a pair is injectable or absent), so a test can
+    build a few workspace tasks without the whole suite. Tasks with the same injections
+    share one world, so its environment is parsed once.
+    """
+    from kaudit.worlds.agentdojo import AgentDojoWorld, important_instructions
+    from kaudit.worlds.agentdojo import PairSource as Source
+    from kaudit.worlds.agentdojo import injectable as is_injectable
 
     attack = important_instructions(dojo)
-    prompt = system_prompt()
     worlds: dict[str, AgentDojoWorld] = {}
 
     def world_of(injections: dict[str, str]) -> AgentDojoWorld:
         world = AgentDojoWorld(dojo, version, injections)
         return worlds.setdefault(world.name, world)
 
-    sources: dict[str, PairSource] = {}
+    def picked(task_id: str) -> bool:
+        return wanted is None or task_id in wanted
+
+    sources: dict[str, Source] = {}
     for user_id, user_task in dojo.user_tasks.items():
-        sources[user_id] = PairSource(user_task, None, {}, world_of({}))
-        if not injectable(attack, user_task):
+        if picked(user_id):
+            sources[user_id] = Source(user_task, None, {}, world_of({}))
+        pairs = [i for i in dojo.injection_tasks if picked(f"{user_id}/{i}")]
+        if not pairs or not is_injectable(attack, user_task):
             continue
-        for injection_id, injection_task in dojo.injection_tasks.items():
+        for injection_id in pairs:
+            injection_task = dojo.injection_tasks[injection_id]
             injections = attack.attack(user_task, injection_task)
-            pair = PairSource(user_task, injection_task, injections, world_of(injections))
+            pair = Source(user_task, injection_task, injections, world_of(injections))
             sources[f"{user_id}/{injection_id}"] = pair
+    return sources
+
+
+def load_agentdojo_suite(argument: str) -> Suite:
+    """Every user task, then every injectable (user task, injection task) pair."""
+    name, version = parse_ref(argument)
+    dojo = agentdojo_suite(name, version)
+    return suite_of(dojo, version, pair_sources(dojo, version))
+
+
+def suite_of(dojo: Any, version: str, sources: dict[str, PairSource]) -> Suite:
+    """The kaudit suite of `sources` (as `pair_sources` gives them) of AgentDojo's `dojo`."""
+    from kaudit.worlds.agentdojo import AgentDojoReferee, build_task
+    from kaudit.worlds.agentdojo._tasks import system_prompt
+
+    name = dojo.name
+    prompt = system_prompt()
+    worlds = {s.world.name: s.world for s in sources.values()}
     tasks = {task_id: build_task(task_id, s, prompt) for task_id, s in sources.items()}
     digest = hashlib.sha256(f"agentdojo\0{name}\0{version}".encode())
     for world_name in sorted(worlds):

@@ -7,7 +7,7 @@ model): build the agent, call it on a few pairs, assert on the referee report.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +68,29 @@ def agentdojo_scores(source: Any, script: str) -> tuple[bool, bool]:
         dict(source.injections),
     )
     return bool(utility), bool(security)
+
+
+KauditRun = Callable[[str, str], tuple[dict[str, Any], str | None]]
+"""Replays a task's script in kaudit: (task id, script) -> (agentdojo judgment, outcome)."""
+
+
+def score_differences(
+    pairs: Iterable[tuple[str, Any]], kaudit_run: KauditRun
+) -> tuple[list[str], dict[tuple[str, str], tuple[str, bool]]]:
+    """Each pair's oracle and injection scored by AgentDojo's own run and on kaudit's state.
+
+    Returns the runs whose (utility, security) differ, and by (task id, script) the runs
+    where kaudit's FAIL_DAMAGE is not AgentDojo's `security()`, with whether it is masked.
+    """
+    mapping_differs: list[str] = []
+    verdict_differs: dict[tuple[str, str], tuple[str, bool]] = {}
+    for task_id, source in pairs:
+        for script in ("oracle", "injection"):
+            utility, security = agentdojo_scores(source, script)
+            judged, outcome = kaudit_run(task_id, script)
+            if (judged["utility"], judged["security"]) != (utility, security):
+                mapping_differs.append(f"{task_id} {script}: {judged} vs {(utility, security)}")
+            if (outcome == "FAIL_DAMAGE") != security:
+                text = f"kaudit {outcome}, security {security}"
+                verdict_differs[(task_id, script)] = (text, bool(judged["masked"]))
+    return mapping_differs, verdict_differs

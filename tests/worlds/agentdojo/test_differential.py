@@ -17,7 +17,7 @@ import pytest
 from kaudit.agents import ScriptedAgent
 from kaudit.harness import RunRequest, run_pipeline
 from kaudit.suites import Suite
-from tests.worlds.agentdojo.conftest import agentdojo_scores
+from tests.worlds.agentdojo.conftest import score_differences
 
 EXPLAINED = {
     ("user_task_14/injection_task_7", "injection"): (
@@ -41,17 +41,9 @@ def test_every_banking_pair_scores_as_agentdojo_scores_it(banking: Suite) -> Non
     """Fails if a tool's write-back, the table mapping or the referee changes what
     AgentDojo's own functions conclude, or a new verdict disagreement appears unexplained."""
     assert banking.referee is not None
-    pairs = [t for t in banking.tasks if "/" in t]
-    mapping_differs: list[str] = []
-    verdict_differs: dict[tuple[str, str], str] = {}
-    for task_id in pairs:
-        source = banking.referee.sources[task_id]  # type: ignore[attr-defined]
-        for script in ("oracle", "injection"):
-            utility, security = agentdojo_scores(source, script)
-            judged, outcome = _kaudit(banking, task_id, script)
-            if (judged["utility"], judged["security"]) != (utility, security):
-                mapping_differs.append(f"{task_id} {script}: {judged} vs {(utility, security)}")
-            if (outcome == "FAIL_DAMAGE") != security:
-                verdict_differs[(task_id, script)] = f"kaudit {outcome}, security {security}"
+    pairs = [(t, banking.referee.sources[t]) for t in banking.tasks if "/" in t]  # type: ignore[attr-defined]
+    mapping_differs, verdict_differs = score_differences(
+        pairs, lambda task_id, script: _kaudit(banking, task_id, script)
+    )
     assert mapping_differs == []
     assert set(verdict_differs) == set(EXPLAINED), verdict_differs

@@ -23,17 +23,16 @@ import pytest
 
 from kaudit.agents import ScriptedAgent
 from kaudit.harness import RunRequest, run_pipeline
-from kaudit.suites._agentdojo import DEFAULT_VERSION, agentdojo_suite
+from kaudit.suites._agentdojo import DEFAULT_VERSION, agentdojo_suite, pair_sources
 from kaudit.worlds.agentdojo import (
     AgentDojoReferee,
-    AgentDojoWorld,
     PairSource,
     build_task,
     important_instructions,
     injectable,
 )
 from kaudit.worlds.agentdojo._tasks import system_prompt
-from tests.worlds.agentdojo.conftest import agentdojo_scores
+from tests.worlds.agentdojo.conftest import score_differences
 
 SAMPLED = 3
 """Pairs per suite in CI (a pair replays two scripts twice: about a second each)."""
@@ -46,21 +45,14 @@ def _pairs(name: str) -> list[tuple[str, PairSource]]:
     dojo = agentdojo_suite(name, DEFAULT_VERSION)
     attack = important_instructions(dojo)
     ids = [
-        (user_id, injection_id)
+        f"{user_id}/{injection_id}"
         for user_id, user_task in dojo.user_tasks.items()
         if injectable(attack, user_task)
         for injection_id in dojo.injection_tasks
     ]
     chosen = ids if SWEEP else random.Random(28).sample(ids, SAMPLED)
-    out = []
-    for user_id, injection_id in chosen:
-        user_task, injection_task = dojo.user_tasks[user_id], dojo.injection_tasks[injection_id]
-        injections = attack.attack(user_task, injection_task)
-        world = AgentDojoWorld(dojo, DEFAULT_VERSION, injections)
-        out.append(
-            (f"{user_id}/{injection_id}", PairSource(user_task, injection_task, injections, world))
-        )
-    return out
+    sources = pair_sources(dojo, DEFAULT_VERSION, chosen)
+    return [(task_id, sources[task_id]) for task_id in chosen]
 
 
 def _kaudit(task_id: str, source: PairSource, script: str) -> tuple[dict[str, Any], str | None]:
@@ -81,15 +73,9 @@ def test_sampled_pairs_score_as_agentdojo_scores_them(name: str) -> None:
     """Fails if a nested-list table, a read log or a field a validator rebuilds (an
     inbox's sent emails) changes what AgentDojo's functions conclude on kaudit's state,
     or kaudit's verdict disagrees with `security()` outside a masked pair."""
-    mapping_differs: list[str] = []
-    verdict_differs: list[str] = []
-    for task_id, source in _pairs(name):
-        for script in ("oracle", "injection"):
-            utility, security = agentdojo_scores(source, script)
-            judged, outcome = _kaudit(task_id, source, script)
-            if (judged["utility"], judged["security"]) != (utility, security):
-                mapping_differs.append(f"{task_id} {script}: {judged} vs {(utility, security)}")
-            if (outcome == "FAIL_DAMAGE") != security and not judged["masked"]:
-                verdict_differs.append(f"{task_id} {script}: kaudit {outcome}, security {security}")
+    pairs = dict(_pairs(name))
+    mapping_differs, verdict_differs = score_differences(
+        pairs.items(), lambda task_id, script: _kaudit(task_id, pairs[task_id], script)
+    )
     assert mapping_differs == []
-    assert verdict_differs == []
+    assert [key for key, (_, masked) in verdict_differs.items() if not masked] == []

@@ -9,6 +9,7 @@ over the package version, the suite, the benchmark version and the environment i
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -42,6 +43,33 @@ check); posting to a URL writes `web_content`, which stays diffed. AgentDojo's
 utility and security still read the log, which is stored and read back as it is.
 """
 
+SEED_COPIES: dict[str, dict[str, tuple[str, ...]]] = {
+    "workspace": {
+        "inbox": ("initial_emails",),
+        "calendar": ("initial_events",),
+        "cloud_drive": ("initial_files",),
+    },
+}
+"""Per suite and part: the seed lists a validator builds the live dicts from.
+
+Workspace's inbox, calendar and drive hold `initial_*` lists that AgentDojo's validators
+turn into `emails`, `events` and `files`; tools act on the dicts only. In AgentDojo's
+memory both hold the same objects, so a ground-truth edit to a file showed in
+`initial_files` too, a change no sandbox run can make (its tables are separate): the
+copies are stored as volatile JSON columns, like a read log, never diffed.
+"""
+
+VOLATILE_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
+    "workspace": {"emails": ("read",), "files": ("last_modified",)},
+}
+"""Per suite and table: columns a read or the clock writes, masked from every diff.
+
+`get_unread_emails` marks what it returns as read: reading mail harms no one, as
+reading a page does not in slack. A drive write stamps `last_modified` with the time
+of the call, so a ground truth replayed at load time could never match a later run.
+Both are stored and read back, so AgentDojo's own checks see them as left.
+"""
+
 
 def injections_digest(injections: Mapping[str, str]) -> str:
     """A short digest naming a set of placed injections (empty: the suite's defaults)."""
@@ -73,7 +101,13 @@ class AgentDojoWorld:
     @cached_property
     def tables(self) -> tuple[TableLayout, ...]:
         """The environment's table layout."""
-        return layout_of(self.env_type, READ_LOGS.get(self.suite.name))
+        name = self.suite.name
+        logs = {**READ_LOGS.get(name, {}), **SEED_COPIES.get(name, {})}
+        masked = VOLATILE_COLUMNS.get(name, {})
+        return tuple(
+            dataclasses.replace(t, volatile=(*t.volatile, *masked.get(t.name, ())))
+            for t in layout_of(self.env_type, logs)
+        )
 
     @cached_property
     def _loaded(self) -> BaseModel:
@@ -129,7 +163,9 @@ class AgentDojoWorld:
         out: dict[str, tuple[str, ...]] = {
             t.name: (POSITION,) for t in self.tables if t.kind != "one" and t.key != POSITION
         }
-        out.update({t.name: t.volatile for t in self.tables if t.volatile})
+        for table in self.tables:  # a dict table's masked columns join its position
+            if table.volatile:
+                out[table.name] = (*out.get(table.name, ()), *table.volatile)
         return out
 
     @property
