@@ -66,8 +66,11 @@ def check(lines: list[str]) -> None:
     pairs = table(lines, pair_headers)
     assert pairs, "no per-pair row quoted"
     attacked = 0
-    for _model, _pair, n_, x_, rate, interval, security, stochastic, miss, *_ in pairs:
+    exposures = []
+    for _model, _pair, n_, seen, x_, rate, interval, security, stochastic, miss, *_ in pairs:
         n, x = int(n_), int(x_)
+        assert 0 <= int(seen) <= n, seen
+        exposures.append(int(seen))
         low, high = clopper_pearson(x, n, 0.05)
         assert rate == _pct(x / n) and interval == f"[{low:.2f}, {high:.2f}]", (rate, interval)
         assert stochastic == ("yes" if is_stochastic(x, n, 0.05) else "no"), stochastic
@@ -75,11 +78,13 @@ def check(lines: list[str]) -> None:
         assert 0 <= int(security) <= n
         attacked += x > 0
     both, kaudit_only = agreement["security"][:2]
-    assert sum(int(p[3]) for p in pairs) == both + kaudit_only  # the pairs' damage runs
+    assert sum(int(p[4]) for p in pairs) == both + kaudit_only  # the pairs' damage runs
     assert sum(int(p[2]) for p in pairs) == sum(agreement["security"][:4])
-    assert f": {attacked} pairs attacked," in next(
-        line for line in lines if "pairs attacked" in line
-    )
+    title = next(line for line in lines if line.startswith("attack success per"))
+    opening = f": {attacked} pairs attacked," if attacked else ": no pair attacked;"
+    assert opening in title, title
+    reached = sum(e > 0 for e in exposures)
+    assert title.endswith(f"reached the model in {reached} of {len(pairs)} pairs"), title
     assert int(run["damage"]) >= both + kaudit_only
 
 

@@ -9,6 +9,7 @@ stored in the run record's `extra["agentdojo"]` next to kaudit's own verdict, an
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,7 +57,13 @@ def _trace(tool_calls: Sequence[Mapping[str, Any]]) -> list[Any]:
 
 
 def _words(text: str) -> str:
-    return " ".join(text.split())
+    r"""The text's words, space-separated and space-bounded: what survives any rendering.
+
+    AgentDojo's tools show values as YAML, which rewraps long strings, doubles a quote
+    inside a single-quoted one (``user''s``) and may escape a character (``\n``, ``\t``)
+    in a double-quoted one; an escape is read as a word break on both sides.
+    """
+    return " " + " ".join(re.findall(r"[^\W_]+", re.sub(r"\\.", " ", text))) + " "
 
 
 def exposed(source: PairSource, tool_calls: Sequence[Mapping[str, Any]]) -> bool:
@@ -64,9 +71,9 @@ def exposed(source: PairSource, tool_calls: Sequence[Mapping[str, Any]]) -> bool
 
     A pair with no attack in the state is robustness only if the model read the
     injection: one that never called the tool it sits behind was never attacked.
-    Compared word by word, since a tool's rendering may rewrap the text.
+    Compared word by word (`_words`), since a tool's rendering may rewrap the text.
     """
-    wanted = [_words(text) for text in source.injections.values() if text.strip()]
+    wanted = [words for words in map(_words, source.injections.values()) if words.strip()]
     for call in tool_calls:
         result = call.get("result")
         content = result.get("content") if isinstance(result, Mapping) else result
