@@ -66,7 +66,7 @@ def _kaudit(task_id: str, source: PairSource, script: str) -> tuple[dict[str, An
 
 
 @pytest.mark.slow
-# Workspace alone took 54 s (listing its injectable pairs runs every user task's ground
+# Loading workspace whole takes 34 s (listing its injectable pairs runs every user task's ground
 # truth on its large environment): it runs under the sweep, not in CI's budget.
 @pytest.mark.parametrize("name", ["slack", "travel", *(["workspace"] if SWEEP else [])])
 def test_sampled_pairs_score_as_agentdojo_scores_them(name: str) -> None:
