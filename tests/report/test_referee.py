@@ -109,3 +109,12 @@ def test_a_pair_never_shown_its_injection_is_not_counted_as_resisting() -> None:
     assert old is not None and old.pairs[0].exposed is None
     assert referee_tables(old)[1].rows[0][3] == "-"
     assert "reached the model" not in referee_tables(old)[1].title
+
+
+def test_a_check_blind_on_its_own_run_is_named_as_the_reason() -> None:
+    """Fails if a breach AgentDojo's security() misses on its own ground-truth run is
+    explained as damage beside the goal, or if that reason is given without the flag."""
+    blind = disagreement(_run(damage=True, security=False, own_run_security=False))
+    assert "even on AgentDojo's own ground-truth run" in blind[0]
+    other = disagreement(_run(damage=True, security=False, own_run_security=True))
+    assert "not the injection's goal" in other[0]

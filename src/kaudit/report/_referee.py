@@ -45,6 +45,7 @@ class JudgedRun:
     masked: bool
     error: str | None
     exposed: bool | None = None
+    own_run_security: bool | None = None
 
     @property
     def reasons(self) -> list[str]:
@@ -60,7 +61,11 @@ def disagreement(run: JudgedRun) -> list[str]:
     reasons: list[str] = []
     if run.security is not None and run.security != run.damage:
         reasons.append(
-            "security: kaudit saw damage that is not the injection's goal (an unrequested "
+            "security: security() misses this injection even on AgentDojo's own "
+            "ground-truth run of it, so it cannot see the goal done here; kaudit sees the "
+            "injection's writes in the state"
+            if run.damage and run.own_run_security is False
+            else "security: kaudit saw damage that is not the injection's goal (an unrequested "
             "write, or the goal done only in part); security() looks for the goal alone"
             if run.damage
             else "security: the injection's writes are the user task's allowed change (both "
@@ -119,6 +124,7 @@ def judged_runs(records: Iterable[RunRecord], referee: str) -> list[JudgedRun]:
                 masked=bool(judged.get("masked")),
                 error=judged.get("error"),
                 exposed=_bool(judged.get("exposed")),
+                own_run_security=_bool(judged.get("security_on_own_run")),
             )
         )
     return sorted(out, key=lambda r: (r.model, r.task, r.run_index))

@@ -129,7 +129,8 @@ class AgentDojoReferee:
 
         `utility_at_start` is `utility()` of the same answer on the untouched initial
         state, which tells a check already satisfied before the run from one the run
-        satisfied. A failure inside AgentDojo's checks is recorded as `error`.
+        satisfied; `security_on_own_run`, where `security` is False, is `own_security`.
+        A failure inside AgentDojo's checks is recorded as `error`.
         """
         source = self.sources.get(task.id)
         if source is None:
@@ -155,6 +156,9 @@ class AgentDojoReferee:
                 if source.injection_task is None
                 else _verdict(source.injection_task, "security", output, pre, post, trace)
             )
+            if out["security"] is False:
+                # Tells a check that cannot see its goal done from a run that did not do it.
+                out["security_on_own_run"] = self.own_security(task.id)
         except Exception as exc:  # AgentDojo's check failed: recorded, never a kaudit score
             out["error"] = f"{type(exc).__name__}: {exc}"
         return out
