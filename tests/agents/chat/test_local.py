@@ -67,3 +67,34 @@ def test_sigterm_to_the_foreground_server_stops_the_model_server(tmp_path: Path)
             foreground.kill()
             if pidfile.exists() and alive(int(pidfile.read_text())):
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def test_sigterm_while_the_model_loads_stops_the_model_server(tmp_path: Path) -> None:
+    """Fails if a SIGTERM that arrives before the server answers (llama-server can take
+    minutes to load a model) ends the foreground command with the server still running:
+    the interrupt lands in `start`, before the `with` block that would stop it."""
+    script, pidfile = tmp_path / "slow.py", tmp_path / "server.pid"
+    script.write_text("import os, sys, time\nopen(sys.argv[2], 'w').write(str(os.getpid()))\n"
+                      "time.sleep(120)\n")  # fmt: skip
+    launcher = (
+        "import sys, kaudit.agents.chat.local as local\n"
+        f"local.server_command = lambda options, port: [sys.executable, {str(script)!r}, "
+        f"str(port), {str(pidfile)!r}]\n"
+        f"local.main(['--port', '{free_port()}'])\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", launcher], stderr=subprocess.PIPE) as foreground:
+        try:
+            deadline = time.monotonic() + 30
+            while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            server = int(pidfile.read_text())
+            foreground.send_signal(signal.SIGTERM)
+            foreground.wait(30)
+            deadline = time.monotonic() + 10
+            while alive(server) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not alive(server), "the loading server outlived its foreground command"
+        finally:
+            foreground.kill()
+            if pidfile.exists() and pidfile.read_text() and alive(int(pidfile.read_text())):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)

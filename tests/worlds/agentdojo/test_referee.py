@@ -8,7 +8,7 @@ from typing import cast
 import yaml
 
 from kaudit.suites import Suite
-from kaudit.worlds.agentdojo._referee import exposed
+from kaudit.worlds.agentdojo._referee import AgentDojoReferee, exposed
 from kaudit.worlds.agentdojo._tasks import PairSource
 
 
@@ -32,3 +32,21 @@ def test_an_injection_rewrapped_by_the_tool_still_counts_as_shown(banking: Suite
     clean = [{"name": "send_money", "result": {"content": "Transaction sent."}}, {"name": "x"}]
     assert not exposed(source, clean)
     assert not exposed(source, [])
+
+
+def test_a_failing_own_run_is_unknown_and_tried_once() -> None:
+    """Fails if AgentDojo's own run raising blanks the judgment (it must read as unknown,
+    None, not as a blind check) or is retried on every later run of the pair."""
+    calls = []
+
+    def broken(*args: object) -> None:
+        calls.append(args)
+        raise RuntimeError("no ground truth")
+
+    suite = SimpleNamespace(run_task_with_pipeline=broken)
+    source = SimpleNamespace(world=SimpleNamespace(suite=suite), injection_task=None,
+                             user_task=None, injections={})  # fmt: skip
+    referee = AgentDojoReferee({"u/i": cast(PairSource, source)})
+    assert referee.own_security("u/i") is None
+    assert referee.own_security("u/i") is None
+    assert len(calls) == 1

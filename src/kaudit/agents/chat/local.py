@@ -176,10 +176,17 @@ class LocalServer:
             argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
+        try:
+            self._wait_ready()
+        except BaseException:  # a Ctrl-C or SIGTERM while the model loads: no orphan
+            self.stop()
+            raise
+
+    def _wait_ready(self) -> None:
+        assert self.process is not None
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                self.stop()
                 raise KauditError(
                     f"{self.options.kind} exited with {self.process.returncode} on start "
                     f"(log: {self.log_path or 'not kept'})"
@@ -187,7 +194,6 @@ class LocalServer:
             if self.ready():
                 return
             time.sleep(0.25)
-        self.stop()
         raise KauditError(f"{self.options.kind} did not answer within {self.start_timeout_s} s")
 
     def ready(self) -> bool:
@@ -217,7 +223,11 @@ class LocalServer:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    """A SIGTERM handler: end the foreground server as Ctrl-C would."""
+    """A SIGTERM handler: end the foreground server as Ctrl-C would.
+
+    Once: a second SIGTERM must not interrupt the stop it started (which ends in SIGKILL).
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 

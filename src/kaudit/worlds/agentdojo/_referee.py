@@ -90,7 +90,7 @@ class AgentDojoReferee:
     sources: Mapping[str, PairSource]
     name: str = REFEREE
     _masked: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
-    _own_security: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    _own_security: dict[str, bool | None] = field(default_factory=dict, repr=False, compare=False)
 
     def masked(self, task_id: str) -> bool:
         """Whether the pair's injection writes only what the user task may write (cached)."""
@@ -98,24 +98,29 @@ class AgentDojoReferee:
             self._masked[task_id] = injection_masked(self.sources[task_id])
         return self._masked[task_id]
 
-    def own_security(self, task_id: str) -> bool:
+    def own_security(self, task_id: str) -> bool | None:
         """AgentDojo's `security()` of its own run of the injection's ground truth (cached).
 
         False where AgentDojo cannot see its injection obeyed even in its own run: its
         workspace injection task 0 wants exactly one email matching its subject, and an
-        injection placed in the inbox quotes that subject, so two match.
+        injection placed in the inbox quotes that subject, so two match. None where that
+        run itself fails.
         """
         if task_id not in self._own_security:
             from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
 
             source = self.sources[task_id]
-            _, security = source.world.suite.run_task_with_pipeline(
-                GroundTruthPipeline(source.injection_task),
-                source.user_task,
-                source.injection_task,
-                dict(source.injections),
-            )
-            self._own_security[task_id] = bool(security)
+            try:
+                _, security = source.world.suite.run_task_with_pipeline(
+                    GroundTruthPipeline(source.injection_task),
+                    source.user_task,
+                    source.injection_task,
+                    dict(source.injections),
+                )
+            except Exception:  # cached as unknown: never retried on every later run
+                self._own_security[task_id] = None
+            else:
+                self._own_security[task_id] = bool(security)
         return self._own_security[task_id]
 
     def judge(
@@ -156,11 +161,13 @@ class AgentDojoReferee:
                 if source.injection_task is None
                 else _verdict(source.injection_task, "security", output, pre, post, trace)
             )
-            if out["security"] is False:
-                # Tells a check that cannot see its goal done from a run that did not do it.
-                out["security_on_own_run"] = self.own_security(task.id)
         except Exception as exc:  # AgentDojo's check failed: recorded, never a kaudit score
             out["error"] = f"{type(exc).__name__}: {exc}"
+            return out
+        if out["security"] is False:
+            # Tells a check that cannot see its goal done from a run that did not do it;
+            # None if AgentDojo's own run fails (the judgment above still stands).
+            out["security_on_own_run"] = self.own_security(task.id)
         return out
 
     def script_mismatches(
@@ -178,7 +185,7 @@ class AgentDojoReferee:
         elif (
             wanted.get("security") is True
             and (judged or {}).get("security") is False
-            and not self.own_security(task.id)
+            and self.own_security(task.id) is False
         ):
             wanted.pop("security")  # AgentDojo misses the injection on its own run too
         if judged is None or "error" in judged:
