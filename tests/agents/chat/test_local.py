@@ -29,6 +29,16 @@ FAKE_SERVER = textwrap.dedent(
 """A stand-in for llama-server: answers `/v1/models` and writes its pid to a file."""
 
 
+def foreground_command(script: Path, pidfile: Path) -> str:
+    """`python -m kaudit.agents.chat.local` with `script` standing in for the server."""
+    return (
+        "import sys, kaudit.agents.chat.local as local\n"
+        f"local.server_command = lambda options, port: [sys.executable, {str(script)!r}, "
+        f"str(port), {str(pidfile)!r}]\n"
+        f"local.main(['--port', '{free_port()}'])\n"
+    )
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -43,12 +53,7 @@ def test_sigterm_to_the_foreground_server_stops_the_model_server(tmp_path: Path)
     so it would be orphaned, still holding the port and the cores."""
     script, pidfile = tmp_path / "fake.py", tmp_path / "server.pid"
     script.write_text(FAKE_SERVER)
-    launcher = (
-        "import sys, kaudit.agents.chat.local as local\n"
-        f"local.server_command = lambda options, port: [sys.executable, {str(script)!r}, "
-        f"str(port), {str(pidfile)!r}]\n"
-        f"local.main(['--port', '{free_port()}'])\n"
-    )
+    launcher = foreground_command(script, pidfile)
     with subprocess.Popen(
         [sys.executable, "-c", launcher], stdout=subprocess.PIPE, text=True
     ) as foreground:
@@ -76,12 +81,7 @@ def test_sigterm_while_the_model_loads_stops_the_model_server(tmp_path: Path) ->
     script, pidfile = tmp_path / "slow.py", tmp_path / "server.pid"
     script.write_text("import os, sys, time\nopen(sys.argv[2], 'w').write(str(os.getpid()))\n"
                       "time.sleep(120)\n")  # fmt: skip
-    launcher = (
-        "import sys, kaudit.agents.chat.local as local\n"
-        f"local.server_command = lambda options, port: [sys.executable, {str(script)!r}, "
-        f"str(port), {str(pidfile)!r}]\n"
-        f"local.main(['--port', '{free_port()}'])\n"
-    )
+    launcher = foreground_command(script, pidfile)
     with subprocess.Popen([sys.executable, "-c", launcher], stderr=subprocess.PIPE) as foreground:
         try:
             deadline = time.monotonic() + 30
