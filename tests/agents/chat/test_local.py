@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 from kaudit.agents.chat.local import free_port
 
@@ -39,6 +40,23 @@ def foreground_command(script: Path, pidfile: Path) -> str:
     )
 
 
+def outlives_sigterm(foreground: subprocess.Popen[Any], server: int) -> bool:
+    """SIGTERM the foreground command; whether the server is still alive 10 s after it ends."""
+    foreground.send_signal(signal.SIGTERM)
+    foreground.wait(30)
+    deadline = time.monotonic() + 10
+    while alive(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive(server)
+
+
+def clean_up(foreground: subprocess.Popen[Any], pidfile: Path) -> None:
+    """Kill what a failed test left running."""
+    foreground.kill()
+    if pidfile.exists() and pidfile.read_text() and alive(int(pidfile.read_text())):
+        os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -62,16 +80,9 @@ def test_sigterm_to_the_foreground_server_stops_the_model_server(tmp_path: Path)
             assert "serving smollm2" in foreground.stdout.readline()
             server = int(pidfile.read_text())
             assert alive(server)
-            foreground.send_signal(signal.SIGTERM)
-            foreground.wait(30)
-            deadline = time.monotonic() + 10
-            while alive(server) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert not alive(server), "the model server outlived its foreground command"
+            assert outlives_sigterm(foreground, server) is False, "the server outlived it"
         finally:
-            foreground.kill()
-            if pidfile.exists() and alive(int(pidfile.read_text())):
-                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+            clean_up(foreground, pidfile)
 
 
 def test_sigterm_while_the_model_loads_stops_the_model_server(tmp_path: Path) -> None:
@@ -88,13 +99,6 @@ def test_sigterm_while_the_model_loads_stops_the_model_server(tmp_path: Path) ->
             while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
                 time.sleep(0.05)
             server = int(pidfile.read_text())
-            foreground.send_signal(signal.SIGTERM)
-            foreground.wait(30)
-            deadline = time.monotonic() + 10
-            while alive(server) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert not alive(server), "the loading server outlived its foreground command"
+            assert outlives_sigterm(foreground, server) is False, "the loading server did"
         finally:
-            foreground.kill()
-            if pidfile.exists() and pidfile.read_text() and alive(int(pidfile.read_text())):
-                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+            clean_up(foreground, pidfile)

@@ -20,6 +20,7 @@ part's one-row table and is declared volatile, so a read is never a state change
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sqlite3
 import types
@@ -219,9 +220,7 @@ def create_sql(table: TableLayout) -> str:
     return f"CREATE TABLE {quote(table.name)} ({cols}, PRIMARY KEY ({key}))"
 
 
-_COLUMN_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
-
-
+@functools.cache
 def _column_adapter(annotation: Any) -> TypeAdapter[Any]:
     """A JSON column's serializer, built once per annotation.
 
@@ -229,9 +228,7 @@ def _column_adapter(annotation: Any) -> TypeAdapter[Any]:
     package's version each time); workspace stores ~1,600 JSON values per environment,
     so one per value made loading the suite take hours.
     """
-    if annotation not in _COLUMN_ADAPTERS:
-        _COLUMN_ADAPTERS[annotation] = TypeAdapter(annotation)
-    return _COLUMN_ADAPTERS[annotation]
+    return TypeAdapter(annotation)
 
 
 def _stored(column: Column, value: Any) -> Any:
