@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from kaudit.errors import SubstrateError
 from kaudit.label import diff_images
-from kaudit.substrate import CHANGE_LOG, DatabaseError, SqliteSandbox, SqliteSubstrate, build_image
+from kaudit.substrate import (
+    CHANGE_LOG,
+    DatabaseError,
+    SqliteSandbox,
+    SqliteSubstrate,
+    _pool,
+    build_image,
+)
 from kaudit.substrate._pool import _POOLS, PooledRun
 from kaudit.tools import ToolContext, tool
 from kaudit.worlds import get_world
@@ -455,3 +462,84 @@ def test_a_reused_connection_shows_the_counters_and_functions_of_a_fresh_one() -
         second.db.one("SELECT kaudit_boundary_note('account', 'k', 'org') AS x")
     assert guard.denials == []
     second.close()
+
+
+@pytest.fixture
+def no_sampled_compare(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Releases of runs that wrote nothing compare bytes only when a test says so."""
+    monkeypatch.setattr(_pool, "FULL_CHECK_EVERY", 10**9)
+
+
+def released(substrate: SqliteSubstrate, *statements: str) -> sqlite3.Connection:
+    """Run `statements` as a tool would, then end the run; returns its connection."""
+    sandbox = substrate.seed("r")
+    for sql in statements:
+        sandbox.db.execute(sql)
+    conn = sandbox.db.conn
+    sandbox.close()
+    return conn
+
+
+def next_connection(substrate: SqliteSubstrate) -> tuple[sqlite3.Connection, bytes]:
+    """The connection the next run gets and the state it shows (the template, or a bug)."""
+    sandbox = substrate.seed("next")
+    conn = sandbox.db.conn
+    return conn, final_image(sandbox)
+
+
+@pytest.mark.usefixtures("no_sampled_compare")
+def test_only_a_run_that_may_have_written_has_its_bytes_compared() -> None:
+    """Fails if a read-only run still paid the byte compare (the per-run cost it removes)
+    or if a run that wrote, or ran a REINDEX (pages written that neither SQLite counter
+    sees), skipped it. Tried by hand: `_wrote` without `gate.rewrote` fails the REINDEX
+    case."""
+    substrate = mini()
+    pool = substrate._pool
+    assert pool is not None
+    released(substrate, "SELECT count(*) FROM account")
+    assert pool.compared == 0
+    released(substrate, "UPDATE account SET status = 'closed' WHERE id = 'ACC_003'")
+    assert pool.compared == 1
+    released(substrate, "REINDEX")
+    assert pool.compared == 2
+    released(substrate, "DELETE FROM account WHERE id = 'no such account'")
+    assert pool.compared == 2  # a write of no row writes no page
+
+
+def test_one_in_so_many_unwritten_releases_is_compared_all_the_same() -> None:
+    """Fails if the tripwire never fired (a write the argument missed would then stay
+    in the pool for good) or fired on every release (the cost it saves)."""
+    substrate = mini()
+    pool = substrate._pool
+    assert pool is not None
+    for _ in range(3 * _pool.FULL_CHECK_EVERY):
+        released(substrate, "SELECT 1")
+    assert pool.compared == 3
+
+
+@pytest.mark.usefixtures("no_sampled_compare")
+@pytest.mark.parametrize(
+    "behind",
+    [
+        "UPDATE account SET status = 'closed' WHERE id = 'ACC_003'",  # total_changes
+        "CREATE TABLE kept_table (a)",  # the schema cookie: no row counted
+        "CREATE INDEX kept_index ON account (status)",  # SQLite reports it as a REINDEX too
+    ],
+)
+def test_a_write_committed_behind_the_run_s_transaction_is_never_pooled(behind: str) -> None:
+    """World code on `ctx.db.conn` can commit where kaudit's rollback cannot reach. Fails
+    if the skip trusted the gate's notes alone: the next run would start from the dirty
+    state. Tried by hand: `_wrote` without `total_changes` fails the UPDATE case, without
+    the cookie the CREATE TABLE case."""
+    substrate = mini()
+    sandbox = substrate.seed("r")
+    dirty = sandbox.db.conn
+    sandbox.db.execute("SELECT 1")  # the run's transaction is open
+    dirty.execute("COMMIT")
+    dirty.execute(behind)
+    dirty.commit()
+    dirty.execute("BEGIN")  # what kaudit's release will roll back: nothing of the above
+    sandbox.close()
+    conn, image = next_connection(substrate)
+    assert conn is not dirty
+    assert image == substrate.template.image

@@ -46,6 +46,8 @@ class _Initial:
     captured: bool
     log_empty: bool
     cookie: int
+    width: int
+    """The change log's key columns (0 without change capture)."""
 
 
 def _initial(initial: bytes) -> _Initial:
@@ -74,7 +76,9 @@ def _initial(initial: bytes) -> _Initial:
         empty = (
             not captured or conn.execute(f"SELECT 1 FROM {CHANGE_LOG} LIMIT 1").fetchone() is None
         )
-        found = _Initial(conn, read_schema(conn), captured, empty, _schema_cookie(conn, "main"))
+        cookie = _schema_cookie(conn, "main")
+        width = key_width(conn) if captured else 0
+        found = _Initial(conn, read_schema(conn), captured, empty, cookie, width)
         cache[initial] = found
     return found
 
@@ -185,21 +189,29 @@ def diff_pair(
     only when asked, and otherwise masks inside its SQL.
     """
     volatile = volatile or {}
+    logged, fallback = _log_usable(pair) if fast else (False, None)
     if fast:
         before = pair.initial.schema  # read once per template and thread
     else:
         pair.attach()  # read the initial schema there too, not from a second copy
         before = read_schema(*pair.before)
-    after = read_schema(*pair.after)
+    # The log is usable only where no DDL ran since the initial state (equal cookies):
+    # the final schema is then the initial one, already read.
+    after = before if logged else read_schema(*pair.after)
     changes: list[RowChange] = []
-    comparable: list[TableSchema] = []
-    for name in sorted(set(before.tables) | set(after.tables)):
-        old, new = before.tables.get(name), after.tables.get(name)
-        if old is not None and new is not None and _same_shape(old, new):
-            comparable.append(new)
-        else:
-            changes.extend(_schema_changes(pair, old, new))
-    touched, fallback = _touched_keys(pair, after) if fast else (None, None)
+    if after is before:
+        comparable = [after.tables[name] for name in sorted(after.tables)]
+    else:
+        comparable = []
+        for name in sorted(set(before.tables) | set(after.tables)):
+            old, new = before.tables.get(name), after.tables.get(name)
+            if old is not None and new is not None and _same_shape(old, new):
+                comparable.append(new)
+            else:
+                changes.extend(_schema_changes(pair, old, new))
+    touched = None
+    if logged:
+        touched, fallback = _touched_keys(pair, after)
     if touched is None:
         conn = pair.attach()
         for table in comparable:
@@ -240,22 +252,27 @@ Touched = dict[str, set[tuple[Value, ...] | int]]
 """Per table: logged keys (typed tuples), or rowids for rows whose key holds a NULL."""
 
 
-def _touched_keys(pair: ImagePair, schema: Schema) -> tuple[Touched | None, str | None]:
-    """Rows the change log saw, or (None, why) when the log cannot be trusted for this pair.
+def _log_usable(pair: ImagePair) -> tuple[bool, str | None]:
+    """Whether the change log can be trusted for this pair, and why not if it cannot.
 
     No change capture at all is not a fallback worth reporting (the world has none).
     """
     initial, (final, final_db) = pair.initial, pair.after
     if not (initial.captured and has_change_capture(final, final_db)):
-        return None, None
+        return False, None
     if not initial.log_empty:
-        return None, "the initial state's change log is not empty"
+        return False, "the initial state's change log is not empty"
     if initial.cookie != _schema_cookie(final, final_db):
         # Equal triggers at the end prove nothing: one dropped and re-created with the
         # same text logged none of the writes made in between.
-        return None, "DDL ran during the run: triggers or the change log may have missed writes"
-    width = key_width(final, final_db)
-    keys = ", ".join(f"k{i}" for i in range(width))
+        return False, "DDL ran during the run: triggers or the change log may have missed writes"
+    return True, None
+
+
+def _touched_keys(pair: ImagePair, schema: Schema) -> tuple[Touched | None, str | None]:
+    """Rows the change log saw (`_log_usable` said it can be trusted), or (None, why)."""
+    final, final_db = pair.after
+    keys = ", ".join(f"k{i}" for i in range(pair.initial.width))
     sql = f"SELECT DISTINCT tbl, rid, recursive, {keys} FROM {final_db}.{CHANGE_LOG}"
     touched: Touched = {}
     for table, rid, recursive, *key in final.execute(sql):

@@ -57,6 +57,8 @@ _CREATES = frozenset({sqlite3.SQLITE_CREATE_TABLE, sqlite3.SQLITE_CREATE_TEMP_TA
                       sqlite3.SQLITE_CREATE_VIEW, sqlite3.SQLITE_CREATE_TEMP_VIEW,
                       sqlite3.SQLITE_CREATE_VTABLE})  # fmt: skip
 """The only actions that make a table or view, which could shadow a main table."""
+_REWRITES = frozenset({sqlite3.SQLITE_REINDEX, sqlite3.SQLITE_ANALYZE})
+"""Actions that write pages without a row change or a schema change SQLite counts."""
 _MEMORY = frozenset({"", ":memory:"})
 _CHANGES = frozenset(
     {getattr(sqlite3, f"SQLITE_{name}") for name in (
@@ -147,7 +149,9 @@ class StatementGate:
     a pooled run must commit and run it again in autocommit, `ends` that it is a COMMIT
     inside a block. Per run (`begin`): `touched` (a PRAGMA, ATTACH or DETACH: the final
     state is read on a fresh copy), `created` (a table or view: temporary ones are
-    dropped before the checks), `doomed` (the connection is not pooled again).
+    dropped before the checks), `doomed` (the connection is not pooled again),
+    `rewrote` (REINDEX or ANALYZE: pages written that neither `total_changes` nor the
+    schema cookie counts, so the pool compares the bytes at release).
     """
 
     def __init__(self) -> None:
@@ -165,6 +169,7 @@ class StatementGate:
         self.touched = False
         self.created = False
         self.doomed = False
+        self.rewrote = False
         self._dropping: str | None = None
 
     def install(self, conn: sqlite3.Connection) -> None:
@@ -176,7 +181,7 @@ class StatementGate:
         self.mode = Mode.RUN
         self.grant = None
         self._functions.clear()
-        self.touched = self.created = self.doomed = False
+        self.touched = self.created = self.doomed = self.rewrote = False
         self.reason = None
         self.leave = self.ends = self.pending = False
 
@@ -277,6 +282,8 @@ class StatementGate:
             self.touched = True
         elif action in _CREATES:
             self.created = True
+        elif action in _REWRITES:
+            self.rewrote = True
 
     def _sandbox(
         self, action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None
