@@ -19,12 +19,18 @@ the same process, interleaved (the order rotates on every run):
 - floor: what any harness that seeds a private copy and keeps the final state must do:
   `deserialize()` of the world's image into a new connection, reading the rows the run
   changed by key, `serialize()` of the state. The image is the cell's real final state
-  and the rows are the ones its full diff reports.
+  and the rows are the ones its full diff reports. It runs no tool call, so for a run
+  whose only work is reading (it changes no row) it is two copies of the image and
+  nothing the agent asked for; `floor+tools` adds the baseline's bare tool calls of the
+  same cell (their median, measured in the same run), what a harness that also runs
+  the agent's calls cannot avoid.
 
 Per (task, script) the median total of each side is taken; `ratio` is the median over
 cells of kaudit / baseline (goal <= 0.04), `ratio_max` the worst cell, `ratio_over_tasks`
 the median over tasks of the ratio of a task's clean plus damage run, `ratio_vs_floor`
-the median over cells of kaudit / floor (goal <= 3), `ratio_vs_floor_max` the worst.
+the median over cells of kaudit / floor (goal <= 3), `ratio_vs_floor_max` the worst,
+`ratio_vs_floor_with_tools` and `ratio_vs_floor_with_tools_max` the same against
+floor+tools.
 
     python bench/per_run.py [--runs 10] [--suite builtin] [--task ID] [--keep-dumps] [--json]
 """
@@ -322,15 +328,19 @@ def summarize(
 ) -> dict[str, Any]:
     per_cell: list[dict[str, Any]] = []
     times: list[tuple[float, float, float]] = []
+    vs_tools: list[float] = []
     for c, cell in enumerate(cells):
         k_ms = statistics.median(total(p) for p in kaudit[c])
         b_ms = statistics.median(total(p) for p in baseline[c])
         f_ms = statistics.median(total(p) for p in floor[c])
+        ft_ms = f_ms + statistics.median(p["tools"] for p in baseline[c])
         times.append((k_ms, b_ms, f_ms))
+        vs_tools.append(k_ms / ft_ms)
         per_cell.append(
             {"task": cell.task.id, "script": cell.script.name, "kaudit_ms": k_ms,
-             "baseline_ms": b_ms, "floor_ms": f_ms, "ratio": k_ms / b_ms,
-             "ratio_vs_floor": k_ms / f_ms, "changed_rows": len(cell.changed)}
+             "baseline_ms": b_ms, "floor_ms": f_ms, "floor_with_tools_ms": ft_ms,
+             "ratio": k_ms / b_ms, "ratio_vs_floor": k_ms / f_ms,
+             "ratio_vs_floor_with_tools": k_ms / ft_ms, "changed_rows": len(cell.changed)}
         )  # fmt: skip
     rows = sum(len(r) for r in cells[0].initial_rows.values())
     ratios = [k / b for k, b, _ in times]
@@ -348,6 +358,9 @@ def summarize(
         "ratio_over_tasks": statistics.median(k / b for k, b in by_task.values()),
         "ratio_vs_floor": statistics.median(vs_floor),
         "ratio_vs_floor_max": max(vs_floor),
+        "ratio_vs_floor_with_tools": statistics.median(vs_tools),
+        "ratio_vs_floor_with_tools_max": max(vs_tools),
+        "worst_vs_floor": _worst(per_cell, "ratio_vs_floor"),
         "kaudit_phases_ms": phase_medians(kaudit),
         "baseline_phases_ms": phase_medians(baseline),
         "rows": rows,
@@ -358,6 +371,13 @@ def summarize(
         "damage_cells": sum(c.script.name != "oracle" for c in cells),
         "per_cell": per_cell,
     }
+
+
+def _worst(per_cell: list[dict[str, Any]], ratio: str) -> dict[str, Any]:
+    """The cell with the highest `ratio`: which run it is and how many rows it changed."""
+    cell = max(per_cell, key=lambda c: c[ratio])
+    return {k: cell[k] for k in ("task", "script", "kaudit_ms", "floor_ms", ratio,
+                                 "changed_rows")}  # fmt: skip
 
 
 def phase_medians(runs: Side) -> dict[str, float]:
@@ -386,6 +406,15 @@ def report(s: dict[str, Any]) -> None:
         f"{'floor (median over cells)':<34}{s['floor_ms']:>10.3f}{'':>10}   "
         f"ratio kaudit/floor = {s['ratio_vs_floor']:.2f} (median over cells; "
         f"worst {s['ratio_vs_floor_max']:.2f})"
+    )
+    worst = s["worst_vs_floor"]
+    print(
+        f"{'':<44}   worst against the floor: {worst['task']} {worst['script']} "
+        f"({worst['changed_rows']} rows changed)"
+    )
+    print(
+        f"{'':<44}   ratio kaudit/(floor+tools) = {s['ratio_vs_floor_with_tools']:.2f} "
+        f"(median over cells; worst {s['ratio_vs_floor_with_tools_max']:.2f})"
     )
     print(
         f"per task (clean + damage run): median ratio {s['ratio_over_tasks']:.3f} "

@@ -92,6 +92,7 @@ def main() -> None:
         "overhead_ratio_vs_agentrelbench": per_run.get("ratio"),
         "overhead_ratio_vs_floor": per_run.get("ratio_vs_floor"),
         "overhead_ratio_vs_floor_max": per_run.get("ratio_vs_floor_max"),
+        "overhead_ratio_vs_floor_with_tools_max": per_run.get("ratio_vs_floor_with_tools_max"),
         # Amortized harness ms per run on PostgreSQL (rollback path, concurrency 4), and
         # how many times faster than the previous default path, measured side by side.
         "pg_per_run_ms": pg.get("pg_per_run_ms"),

@@ -29,8 +29,9 @@ def last_json(*args: str) -> dict[str, object]:
 def test_per_run_bench_prints_its_contract() -> None:
     """Fails if the bench stopped covering a clean and a damage run of every task, stopped
     timing the tool calls, the record or the ledger claim and append, stopped measuring
-    the floor, or its kaudit runs stopped reaching the ledger (they go through the
-    campaign's own admit / run_pipeline / append, and the chain is verified)."""
+    the floor (or added the tools to kaudit's side instead of the floor's), or its kaudit
+    runs stopped reaching the ledger (they go through the campaign's own admit /
+    run_pipeline / append, and the chain is verified)."""
     data = last_json(str(BENCH / "per_run.py"), "--runs", "1")
     assert {
         "kaudit_ms",
@@ -41,6 +42,9 @@ def test_per_run_bench_prints_its_contract() -> None:
         "ratio_over_tasks",
         "ratio_vs_floor",
         "ratio_vs_floor_max",
+        "ratio_vs_floor_with_tools",
+        "ratio_vs_floor_with_tools_max",
+        "worst_vs_floor",
         "per_cell",
     } <= set(data)
     suite = load_suite("builtin")
@@ -59,6 +63,11 @@ def test_per_run_bench_prints_its_contract() -> None:
     per_cell = data["per_cell"]
     assert isinstance(per_cell, list)
     assert sum(cell["changed_rows"] > 0 for cell in per_cell) >= data["damage_cells"]
+    for cell in per_cell:  # the tools are added to the floor, never taken from kaudit
+        assert cell["floor_with_tools_ms"] > cell["floor_ms"]
+        assert cell["ratio_vs_floor_with_tools"] < cell["ratio_vs_floor"]
+    worst = max(per_cell, key=lambda cell: cell["ratio_vs_floor"])
+    assert data["worst_vs_floor"]["task"] == worst["task"]
 
 
 def test_bootstrap_bench_runs_small() -> None:
