@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import subprocess
 import sys
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -186,6 +188,27 @@ def test_clones_made_ahead_are_what_the_next_runs_get_and_release_drops_them(
     pool.release()
     assert not made & set(databases("kaudit_r_"))
     assert not pool._idle
+
+
+def test_a_substrate_nobody_holds_releases_its_pool(pg_url: str) -> None:
+    """Fails if anything but its users keeps a substrate alive once its runs are closed,
+    so the finalizer never drops its pooled databases or closes their sessions. Tried:
+    the worker kept its last cleanup job (a closure over the sandbox, and so over the
+    substrate) in a local while waiting; every substrate of the test suite then held its
+    sessions open until PostgreSQL refused new clients ("too many clients already")."""
+    substrate = open_substrate(pg_url + "?reset=rollback", pg_world.blueprint())
+    assert isinstance(substrate, PostgresSubstrate)
+    box = substrate.seed("kaudit_unheld/m/t/0")
+    pooled = box.database
+    box.close()
+    pool = substrate.pool()
+    pool.settle()
+    assert pooled in {prepared.database for prepared in pool._idle}
+    alive = weakref.ref(substrate)
+    del substrate, box, pool
+    gc.collect()
+    assert alive() is None
+    assert pooled not in databases("kaudit_r_")
 
 
 def test_unknown_dump_and_ahead_options_are_refused() -> None:

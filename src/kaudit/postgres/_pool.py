@@ -209,6 +209,9 @@ def _work(idle: list[Prepared], state: _State, make: Callable[[], Prepared | Non
         if job is not None:
             with contextlib.suppress(Exception):  # a failed drop is left to reclaim/prune
                 job()
+            # Held while the worker waits, the last job (a closure over its sandbox) would
+            # keep its substrate alive, so the finalizer that releases this pool never runs.
+            job = None
             with state.cond:
                 state.running -= 1
                 state.cond.notify_all()
