@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import weakref
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ import pytest
 from kaudit.agents import ScriptedAgent
 from kaudit.harness import RunRequest, run_pipeline
 from kaudit.postgres._dump import first_difference
+from kaudit.postgres._pool import Prepared, pool_serial
 from kaudit.postgres._substrate import PostgresSubstrate
 from kaudit.substrate import open_substrate
 from kaudit.suites import load_suite
@@ -209,6 +211,42 @@ def test_a_substrate_nobody_holds_releases_its_pool(pg_url: str) -> None:
     gc.collect()
     assert alive() is None
     assert pooled not in databases("kaudit_r_")
+
+
+def test_a_database_made_while_its_substrate_dies_is_dropped(pg_url: str) -> None:
+    """Fails if a database the worker makes ahead outlives a pool released while it was
+    being made: the substrate's last reference can die in the worker thread, as `make`
+    returns, and its finalizer then empties the idle list before the worker appends to
+    it. Tried: without the worker's drain after a release, that database stays on the
+    server and its session open until psycopg warns "deleted while still open" (the CI
+    failure of `test_a_run_after_a_dead_pooled_session_is_labeled`)."""
+    substrate = open_substrate(pg_url + "?reset=rollback", pg_world.blueprint())
+    assert isinstance(substrate, PostgresSubstrate)
+    pool, holder, made, go = substrate.pool(), [substrate], [], threading.Event()
+    alive = weakref.ref(substrate)
+
+    def make() -> Prepared:
+        go.wait(30)
+        found = holder.pop()
+        prepared = found._prepare("kaudit_dying/ahead", pool_serial())
+        made.append(prepared)
+        del found
+        gc.collect()  # the substrate dies here, in the worker, before `make` returns
+        return prepared
+
+    pool._make = make
+    state = pool._state
+    with state.cond:
+        state.peak = 1  # one run served so far: the worker makes one ahead
+        pool._wake()
+    worker = state.thread
+    assert worker is not None
+    del substrate, pool
+    go.set()
+    worker.join(30)
+    assert alive() is None and state.closed
+    assert made and made[0].conn.closed
+    assert made[0].database not in databases("kaudit_r_")
 
 
 def test_unknown_dump_and_ahead_options_are_refused() -> None:

@@ -61,7 +61,7 @@ class Prepared:
     """None when change capture cannot be trusted on it (the dump then reads every table)."""
 
 
-def _release(url: str, idle: list[Prepared], state: _State) -> None:
+def _release(idle: list[Prepared], state: _State) -> None:
     """Stop the worker, finish its cleanup, then close and drop every idle database.
 
     Nothing in any process but the pool's maker: a forked child's copy of the list holds
@@ -77,11 +77,25 @@ def _release(url: str, idle: list[Prepared], state: _State) -> None:
     with contextlib.suppress(Exception):
         while state.jobs:
             state.jobs.pop(0)()
-    with contextlib.suppress(Exception), connect(url) as admin:
-        while idle:
-            prepared = idle.pop()
-            prepared.conn.close()
-            drop_database(admin, prepared.database)
+    _drain(state.url, idle)
+
+
+def _drain(url: str, idle: list[Prepared]) -> None:
+    """Close and drop every idle database; safe from two threads at once.
+
+    Every connection is closed even when the server refuses the admin session that drops
+    the databases (those are left to `reclaim` and `prune`).
+    """
+    taken: list[Prepared] = []
+    with contextlib.suppress(IndexError):
+        while True:
+            taken.append(idle.pop())
+    for prepared in taken:
+        prepared.conn.close()
+    if taken:
+        with contextlib.suppress(Exception), connect(url) as admin:
+            for prepared in taken:
+                drop_database(admin, prepared.database)
 
 
 @dataclass
@@ -89,6 +103,7 @@ class _State:
     """What the worker and the finalizer share (never the substrate itself)."""
 
     pid: int
+    url: str
     cond: threading.Condition
     jobs: list[Callable[[], None]]
     ahead: int
@@ -115,11 +130,10 @@ class DatabasePool:
     def __init__(
         self, substrate: PostgresSubstrate, make: Callable[[], Prepared | None], ahead: int
     ) -> None:
-        self._url = substrate.url
         self._idle: list[Prepared] = []
         self._make = make
-        self._state = _State(os.getpid(), threading.Condition(), [], ahead)
-        weakref.finalize(substrate, _release, substrate.url, self._idle, self._state)
+        self._state = _State(os.getpid(), substrate.url, threading.Condition(), [], ahead)
+        weakref.finalize(substrate, _release, self._idle, self._state)
 
     @property
     def mine(self) -> bool:
@@ -173,7 +187,7 @@ class DatabasePool:
 
     def release(self) -> None:
         """Finish the cleanup and drop every idle database now (nothing in a forked child)."""
-        _release(self._url, self._idle, self._state)
+        _release(self._idle, self._state)
         with self._state.cond:
             self._state.closed = False
             self._state.thread = None
@@ -225,7 +239,13 @@ def _work(idle: list[Prepared], state: _State, make: Callable[[], Prepared | Non
                 state.ahead = 0  # the server refuses: stop making ahead
             else:
                 idle.append(made)  # dropped with the rest when the pool is released
+            released = state.closed
             state.cond.notify_all()
+        if released:
+            # The substrate's last reference can die in this thread, as `make` returns:
+            # its finalizer then released the pool before `made` was in the idle list.
+            _drain(state.url, idle)
+            return
 
 
 def pool_serial() -> str:
