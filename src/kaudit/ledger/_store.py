@@ -15,8 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor
+from kaudit.ledger._floats import finite_floats
 from kaudit.ledger._parse import record_data, run_record
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._schema import LEDGER_FORMAT, READABLE_FORMATS, SCHEMA, upgrade_format1
@@ -44,8 +47,20 @@ def record_hash(prev_hash: str, record_json: str) -> str:
 
 
 def canonical(record: RunRecord) -> str:
-    """The record as sorted-key compact JSON, the form that is hashed and stored."""
-    return json.dumps(record.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """The record as sorted-key compact JSON, the form that is hashed and stored.
+
+    orjson writes it about five times faster than `json.dumps`, which matters for a run
+    whose tool results fill its record. Both read back to the same record; where orjson
+    would not (a non-finite typed float, which it writes as null; a lone surrogate,
+    deep nesting or an integer past 64 bits, which it refuses), `json.dumps` writes it.
+    """
+    data = record.model_dump(mode="json")
+    if finite_floats(record):
+        try:
+            return orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode()
+        except orjson.JSONEncodeError:
+            pass
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
 class Ledger:
