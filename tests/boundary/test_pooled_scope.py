@@ -238,3 +238,27 @@ def test_a_run_moves_to_the_idle_connection_that_holds_its_scope() -> None:
     assert again.db.conn is conn_b
     assert again.db.execute(OUT_OF_ORG_A) == 1
     again.close()
+
+
+@pytest.mark.usefixtures("one_idle")
+def test_a_connection_whose_temp_schema_changed_beside_the_run_drops_its_script() -> None:
+    """Fails if release kept a guard script whose temp schema changed outside the run's
+    transaction: the next run with the same scope would reuse objects the script did not
+    make. Tried: release comparing nothing (the stray table reached the second run)."""
+    substrate = mini()
+    identity = Identity(role="agent", scope={"org": "ORG_A"})
+    first = substrate.seed("r1")
+    guard_for(first, identity)
+    conn = first.db.conn
+    with _pool.gate_of(conn).trusted():
+        conn.execute("CREATE TEMP TABLE stray (x)")  # beside the run: it commits at once
+    assert first.db.execute(IN_ORG_A) == 1  # the run's own transaction, rolled back
+    first.close()
+    [(_, held)] = substrate._pool._idle  # type: ignore[union-attr]
+    assert held is None  # pooled as a plain connection, its temp schema dropped
+    second = substrate.seed("r2")
+    assert second.db.conn is conn
+    guard_for(second, identity)
+    names = {row["name"] for row in second.db.query("SELECT name FROM temp.sqlite_master")}
+    assert "stray" not in names and names  # the script ran again, and only it
+    second.close()

@@ -268,10 +268,11 @@ class PooledRun(StatementRules):
         self._opened = False
         self._left = False
         self._script = script
-        self._script_rows: frozenset[tuple[str, str]] = frozenset()
+        self._script_cookie = -1
+        """`temp`'s schema cookie once the script's objects were in place (-1: no script)."""
         if script is not None:
             with self.gate.trusted():
-                self._script_rows = _temp_rows(conn)
+                self._script_cookie = _temp_cookie(conn)
         self._holds_script = False
         self._changes = conn.total_changes
         self._cookie = int.from_bytes(template[40:44], "big")  # the header's schema cookie
@@ -288,7 +289,7 @@ class PooledRun(StatementRules):
             with self.gate.trusted():
                 drop_temporary(self.conn, _TEMPORARY)
                 self.conn.executescript(script)
-                self._script_rows = _temp_rows(self.conn)
+                self._script_cookie = _temp_cookie(self.conn)
             self._script = script
         self._holds_script = True
 
@@ -307,7 +308,7 @@ class PooledRun(StatementRules):
             with self.gate.trusted():
                 drop_temporary(self.conn, _TEMPORARY)
             self._script = None
-            self._script_rows = frozenset()
+            self._script_cookie = -1
 
     @property
     def pending(self) -> bool:
@@ -395,7 +396,7 @@ class PooledRun(StatementRules):
                     if reusable:
                         _reset_counters(conn)
                     conn.execute("ROLLBACK")
-                if script is not None and _temp_rows(conn) != self._script_rows:
+                if script is not None and _temp_cookie(conn) != self._script_cookie:
                     script = None  # the run's SQL changed what the script made outside kaudit
                 keep = script is not None
                 reusable = reusable and self._pristine(
@@ -456,7 +457,11 @@ def _schema_cookie(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA main.schema_version").fetchone()[0])
 
 
-def _temp_rows(conn: sqlite3.Connection) -> frozenset[tuple[str, str]]:
-    """The temp schema's objects as SQLite stores them: (name, sql)."""
-    rows = conn.execute("SELECT name, coalesce(sql, '') FROM temp.sqlite_master").fetchall()
-    return frozenset(rows)
+def _temp_cookie(conn: sqlite3.Connection) -> int:
+    """`temp`'s schema cookie: any DDL on a temporary object moves it, a rollback restores it.
+
+    Read instead of the temp schema's rows (a scope script's triggers are long SQL): a
+    run's rolled-back temporary objects leave it as it was, and anything else moves it
+    for good (no sandbox may set a cookie by hand).
+    """
+    return int(conn.execute("PRAGMA temp.schema_version").fetchone()[0])
