@@ -86,3 +86,18 @@ def test_ctrl_c_during_a_check_raises_keyboard_interrupt_not_a_budget_error(
         timer.cancel()
         resume_checks()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize("previous", [signal.SIG_IGN, signal.SIG_DFL])
+def test_an_ignored_or_default_sigint_is_restored_after_a_check(
+    template: bytes, previous: signal.Handlers
+) -> None:
+    """Fails if the check's SIGINT hook, swapped with the C functions, restored SIG_IGN or
+    SIG_DFL as anything else (a Ctrl-C would then kill or be swallowed where the caller
+    chose otherwise); tried by hand restoring `default_int_handler` instead."""
+    before = signal.signal(signal.SIGINT, previous)
+    try:
+        run_checks(template, (check("SELECT 1"),), {})
+        assert signal.getsignal(signal.SIGINT) is previous
+    finally:
+        signal.signal(signal.SIGINT, before)
