@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kaudit.tools import Tool, ToolResult
+
+
+def argument_bytes(raw: dict[str, Any] | str) -> int:
+    """Size of the arguments as sent: UTF-8 bytes of the string, or of its JSON encoding."""
+    text = raw if isinstance(raw, str) else json.dumps(raw, default=str, ensure_ascii=False)
+    return len(text.encode())
 
 
 @dataclass(frozen=True)
@@ -25,6 +33,11 @@ class GatewayCall:
     tool: Tool | None = None
     arguments: dict[str, Any] | None = None
     problem: str | None = None
+
+    @functools.cached_property
+    def raw_bytes(self) -> int:
+        """`argument_bytes` of `raw`, encoded once for the layers that cap and record it."""
+        return argument_bytes(self.raw)
 
     @property
     def ready(self) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -11,12 +10,6 @@ from kaudit.tools import ToolResult
 
 MAX_ARGUMENT_BYTES = 64 * 1024
 """Arguments larger than this are refused and never copied into a record."""
-
-
-def argument_bytes(raw: dict[str, Any] | str) -> int:
-    """Size of the arguments as sent: UTF-8 bytes of the string, or of its JSON encoding."""
-    text = raw if isinstance(raw, str) else json.dumps(raw, default=str, ensure_ascii=False)
-    return len(text.encode())
 
 
 class LimitsLayer:
@@ -31,7 +24,7 @@ class LimitsLayer:
 
     def handle(self, call: GatewayCall, forward: Forward) -> ToolResult:
         """Forward the call, or fail it when its arguments are too large."""
-        size = argument_bytes(call.raw)
+        size = call.raw_bytes
         if size > self.max_bytes:
             problem = f"arguments are {size} bytes; the limit is {self.max_bytes}"
             return forward(replace(call, tool=None, arguments=None, problem=problem))
@@ -52,7 +45,7 @@ class RecordingLayer:
     def handle(self, call: GatewayCall, forward: Forward) -> ToolResult:
         """Forward the call and record it with what came back."""
         result = forward(call)
-        size = argument_bytes(call.raw)
+        size = call.raw_bytes
         arguments = call.raw if size <= self.max_bytes else {"omitted_bytes": size}
         self.calls.append(
             {
