@@ -32,7 +32,8 @@ the median over cells of kaudit / floor (goal <= 3), `ratio_vs_floor_max` the wo
 `ratio_vs_floor_with_tools` and `ratio_vs_floor_with_tools_max` the same against
 floor+tools.
 
-    python bench/per_run.py [--runs 10] [--suite builtin] [--task ID] [--keep-dumps] [--json]
+    python bench/per_run.py [--runs 10] [--suite builtin] [--task ID] [--keep-dumps]
+        [--grouped] [--json]
 """
 
 from __future__ import annotations
@@ -263,8 +264,14 @@ def total(phases: Timer) -> float:
 Side = dict[int, list[Timer]]
 
 
-def measure(cells: list[Cell], runs: int, ledger: Ledger, out: TextIO) -> tuple[Side, Side, Side]:
-    """Every cell `runs` times on each side, the sides' order rotating run by run."""
+def measure(
+    cells: list[Cell], runs: int, ledger: Ledger, out: TextIO, grouped: bool = False
+) -> tuple[Side, Side, Side]:
+    """Every cell `runs` times on each side, the sides' order rotating run by run.
+
+    `grouped`: each side runs a cell's runs back to back instead (warm caches, as a
+    campaign of one cell would), the sides of a cell one after another.
+    """
     kaudit: Side = {}
     baseline: Side = {}
     floor: Side = {}
@@ -279,6 +286,12 @@ def measure(cells: list[Cell], runs: int, ledger: Ledger, out: TextIO) -> tuple[
             floor.setdefault(c, []).append(floor_run(cell))
 
     try:
+        if grouped:
+            for c, cell in enumerate(cells):
+                for side in range(3):
+                    for i in range(runs):
+                        one(side, c, cell, i)
+            return kaudit, baseline, floor
         for i in range(runs):
             for c, cell in enumerate(cells):
                 for k in range(3):
@@ -298,6 +311,11 @@ def main() -> None:
     parser.add_argument(
         "--keep-dumps", action="store_true", help="kaudit keeps every final image in the ledger."
     )
+    parser.add_argument(
+        "--grouped",
+        action="store_true",
+        help="Each side runs a cell's runs back to back (warm) instead of interleaved.",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     suite = load_suite(args.suite)
@@ -314,10 +332,15 @@ def main() -> None:
         # them in whichever side happens to be running. Both sides keep the collector.
         gc.collect()
         gc.freeze()
-        kaudit, baseline, floor = measure(cells, args.runs, ledger, out)
+        kaudit, baseline, floor = measure(cells, args.runs, ledger, out, args.grouped)
         recorded = ledger.verify()
     summary = summarize(cells, tasks, kaudit, baseline, floor)
-    summary |= {"runs": args.runs, "keep_dumps": args.keep_dumps, "ledger_records": recorded}
+    summary |= {
+        "runs": args.runs,
+        "keep_dumps": args.keep_dumps,
+        "grouped": args.grouped,
+        "ledger_records": recorded,
+    }
     report(summary)
     if args.json:
         print(json.dumps(summary))

@@ -70,6 +70,17 @@ def test_per_run_bench_prints_its_contract() -> None:
     assert data["worst_vs_floor"]["task"] == worst["task"]
 
 
+def test_per_run_bench_runs_a_cell_back_to_back_when_grouped() -> None:
+    """Fails if `--grouped` left a side or a run out (the summary then lacks the cell, or
+    the ledger holds fewer records than kaudit runs), or stopped saying it was grouped."""
+    data = last_json(
+        str(BENCH / "per_run.py"), "--runs", "2", "--grouped", "--task", "itsm/change-cab-gate"
+    )
+    assert data["grouped"] is True and data["cells"] == 2
+    assert data["ledger_records"] == 4
+    assert {cell["script"] for cell in data["per_cell"]} == {"oracle", "advance_both"}
+
+
 def test_bootstrap_bench_runs_small() -> None:
     """Fails if the bench stopped printing its contract, or if kaudit's resampler and the
     pure-Python loop computed different statistics (their means over 2,000 resamples of
