@@ -443,6 +443,17 @@ def report(s: dict[str, Any]) -> None:
         f"per task (clean + damage run): median ratio {s['ratio_over_tasks']:.3f} "
         f"over {s['tasks']} tasks"
     )
+    unchanged = [c for c in s["per_cell"] if c["changed_rows"] == 0]
+    if unchanged:
+        print("runs that change no row (ms): kaudit, floor, the baseline's bare tool calls")
+        for c in sorted(unchanged, key=lambda c: -c["ratio_vs_floor"]):
+            tools = c["floor_with_tools_ms"] - c["floor_ms"]
+            print(
+                f"  {c['task'] + ' ' + c['script']:<41}{c['kaudit_ms']:>7.3f}{c['floor_ms']:>7.3f}"
+                f"{tools:>7.3f}   kaudit/floor {c['ratio_vs_floor']:.2f}, tools/floor "
+                f"{tools / c['floor_ms']:.2f}, kaudit/(floor+tools) "
+                f"{c['ratio_vs_floor_with_tools']:.2f}"
+            )
 
 
 if __name__ == "__main__":
