@@ -258,15 +258,11 @@ def _log_usable(pair: ImagePair) -> tuple[bool, str | None]:
     No change capture at all is not a fallback worth reporting (the world has none).
     """
     initial, (final, final_db) = pair.initial, pair.after
-    if not initial.captured:
-        return False, None
-    ddl = initial.cookie != _schema_cookie(final, final_db)
-    # Equal cookies mean no DDL, so the final state has the initial's log: look only after DDL.
-    if ddl and not has_change_capture(final, final_db):
+    if not (initial.captured and has_change_capture(final, final_db)):
         return False, None
     if not initial.log_empty:
         return False, "the initial state's change log is not empty"
-    if ddl:
+    if initial.cookie != _schema_cookie(final, final_db):
         # Equal triggers at the end prove nothing: one dropped and re-created with the
         # same text logged none of the writes made in between.
         return False, "DDL ran during the run: triggers or the change log may have missed writes"

@@ -53,6 +53,9 @@ def canonical(record: RunRecord) -> str:
     whose tool results fill its record. Both read back to the same record; where orjson
     would not (a non-finite typed float, which it writes as null; a lone surrogate,
     deep nesting or an integer past 64 bits, which it refuses), `json.dumps` writes it.
+    The record's `Any` fields hold plain data (every writer builds them from dicts and
+    lists), where the dump turns a non-finite float into None for both writers; a
+    pydantic model put there would keep its NaN and lose it to orjson's null.
     """
     data = record.model_dump(mode="json")
     if finite_floats(record):
