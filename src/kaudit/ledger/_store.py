@@ -49,8 +49,9 @@ def record_hash(prev_hash: str, record_json: str) -> str:
 def canonical(record: RunRecord) -> str:
     """The record as sorted-key compact JSON, the form that is hashed and stored.
 
-    orjson writes it about five times faster than `json.dumps`, which matters for a run
-    whose tool results fill its record. Both read back to the same record; where orjson
+    orjson encodes it about nine times faster than `json.dumps` (the whole call, model
+    dump included, about three times), which matters for a run whose tool results fill
+    its record. Both read back to the same record; where orjson
     would not (a non-finite typed float, which it writes as null; a lone surrogate,
     deep nesting or an integer past 64 bits, which it refuses), `json.dumps` writes it.
     The record's `Any` fields hold plain data (every writer builds them from dicts and
