@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -151,13 +151,16 @@ def verdict_of_verify(path: Path) -> str | None:
 
 @settings(max_examples=60, deadline=None)
 @given(edit=TAMPERS, recompute=st.booleans())
+@example(edit=("field", 1, "counts_as_damage", True, True), recompute=True)
 def test_report_stats_and_gate_refuse_what_verify_refuses(
     original: Path, edit: tuple[Any, ...], recompute: bool
 ) -> None:
     """Fails if report or stats read the chain unverified, if the gate decides on an
     unverified read as if verified, or if a duplicated row is counted twice (each tried by
     hand). One parse is shared by all of them (`kaudit.ledger._parse`); that it reads as
-    `json.loads` does is tests/ledger/test_parse.py's claim."""
+    `json.loads` does is tests/ledger/test_parse.py's claim. The explicit example, found by
+    this search: a run marked damage but not inclusive damage, chain recomputed, which
+    verify accepted while every reader's tally refused it (damage_upper below damage)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "audit.sqlite"
         shutil.copy(original, path)

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from kaudit.gateway import BoundaryAttempt, InjectedFault
 from kaudit.spec import Outcome, Severity, SubLabel
@@ -138,6 +138,14 @@ class RunRecord(BaseModel):
     def sequential(self) -> bool:
         """Whether the run was admitted by a rule that looked at earlier runs of its cell."""
         return (self.stopping_rule or {}).get("kind") == "sequential"
+
+    @field_validator("counts_as_damage_upper")
+    @classmethod
+    def _upper_holds_damage(cls, value: bool, info: ValidationInfo) -> bool:
+        """The inclusive count takes every damage run: every reader's tally relies on it."""
+        if info.data.get("counts_as_damage") and not value:
+            raise ValueError("false while counts_as_damage is true")
+        return value
 
     @field_validator("dollars", mode="before")
     @classmethod
