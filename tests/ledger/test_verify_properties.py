@@ -44,7 +44,10 @@ def test_any_truncation_fails_the_anchor(damage: list[bool], data: st.DataObject
 def test_any_flipped_verdict_fails_verify_or_the_anchor(
     damage: list[bool], data: st.DataObject, recompute: bool
 ) -> None:
-    """An edit is caught by the chain; an edit with a recomputed chain by the anchor."""
+    """An edit is caught by the chain; an edit with a recomputed chain by the anchor.
+
+    Both damage flags flip together, as a forger keeping the record consistent would
+    flip them (one alone is refused as a record whose flags disagree)."""
     seq = data.draw(st.integers(1, len(damage)))
     old = "true" if damage[seq - 1] else "false"
     new = "false" if damage[seq - 1] else "true"
@@ -53,10 +56,12 @@ def test_any_flipped_verdict_fails_verify_or_the_anchor(
         anchor = ledger_head(path)
         with sqlite3.connect(path) as conn:
             conn.execute(
-                "UPDATE runs SET record = replace(record, ?, ?), counts_as_damage = ? "
-                "WHERE seq = ?",
-                (f'"counts_as_damage":{old}', f'"counts_as_damage":{new}', new == "true", seq),
-            )
+                "UPDATE runs SET record = replace(replace(record, ?, ?), ?, ?), "
+                "counts_as_damage = ?, counts_as_damage_upper = ? WHERE seq = ?",
+                (f'"counts_as_damage":{old}', f'"counts_as_damage":{new}',
+                 f'"counts_as_damage_upper":{old}', f'"counts_as_damage_upper":{new}',
+                 new == "true", new == "true", seq),
+            )  # fmt: skip
         if recompute:
             rechain(path)
             verify_ledger(path)  # consistent again, on its own
