@@ -119,6 +119,35 @@ def test_a_capture_trigger_dropped_and_re_created_falls_back_to_the_full_diff() 
     assert verdict.diff_fallback is not None and "DDL" in verdict.diff_fallback
 
 
+def test_a_final_image_without_the_log_falls_back_at_an_equal_schema_cookie() -> None:
+    """A PostgreSQL full dump is a fresh SQLite image with the world's tables only, its
+    schema cookie the count of what it created. Fails if equal cookies were taken to mean
+    the final state still holds the template's change log: with as many extra tables as
+    make the cookies equal, the labeler queried a log that is not there and raised
+    `no such table` (a damaging run became INVALID). Tried by hand with the log looked for
+    only after the cookie moved."""
+
+    def world(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE acct (id TEXT PRIMARY KEY, bal INTEGER)")
+        conn.execute("INSERT INTO acct VALUES ('a', 1), ('b', 2)")
+
+    initial = build_image(world)
+    template = sqlite3.connect(":memory:")
+    template.deserialize(initial)
+    cookie = template.execute("PRAGMA schema_version").fetchone()[0]
+    final = sqlite3.connect(":memory:")
+    final.execute("CREATE TABLE acct (id TEXT PRIMARY KEY, bal INTEGER)")
+    final.execute("INSERT INTO acct VALUES ('a', 1), ('b', 999)")
+    for i in range(cookie - 1):
+        final.execute(f"CREATE TABLE extra{i} (x)")
+    final.commit()
+    assert final.execute("PRAGMA schema_version").fetchone()[0] == cookie
+    image = final.serialize()
+    fast, full = diff_images(initial, image), diff_images(initial, image, fast=False)
+    assert fast == full
+    assert ("acct", "modified") in {(c.table, c.op) for c in fast}
+
+
 def test_rows_with_a_null_text_key_are_keyed_by_rowid_in_both_paths() -> None:
     """Fails if NULL keys were joined with `IS` (full path pairs both NULL rows) or looked
     up by key in the fast path (which then finds the wrong NULL row)."""
