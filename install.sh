@@ -10,7 +10,8 @@
 #     written by initdb into that cluster's pg_hba.conf only); no other cluster's
 #     configuration is ever edited.
 #  3. A virtual environment .venv with kaudit and every extra (`.[dev]`): a stock Debian or
-#     Ubuntu python3 refuses `pip install` outside a venv (PEP 668).
+#     Ubuntu python3 refuses `pip install` outside a venv (PEP 668); then the local model
+#     (./install-local-model.sh: SmolLM2 on xllamacpp, prebuilt wheels).
 # Then `. .venv/bin/activate`.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -73,13 +74,9 @@ elif command -v pg_ctlcluster >/dev/null; then
 fi
 
 # 3. The virtual environment.
-
-# ---- Native builds for optional extras (a local model runtime) go here, before the venv.
-
-
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'
-# The real local model the real-model tests audit (a one-time source build, then cached).
+# The real local model the real-model tests audit (prebuilt wheels: seconds, no compiler).
 ./install-local-model.sh .venv
 say "done: . .venv/bin/activate, then kaudit --help"

@@ -8,7 +8,7 @@ import pytest
 
 import tests.mini_world  # noqa: F401  (registers the 'mini' world)
 from kaudit.suites import Suite, load_yaml_suite
-from tests.realmodel import llama_cpp_server, llama_server  # noqa: F401  (session fixtures)
+from tests.realmodel import local_server, toolless_server  # noqa: F401  (session fixtures)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -1,7 +1,7 @@
-"""The real local model (SmolLM2-135M on llama-server) as a judge, end to end.
+"""The real local model (SmolLM2-135M on llama.cpp's server) as a judge, end to end.
 
 The test runs the commands docs/grading.md quotes for llama-server, on the session's
-`llama_server` (the server the quoted `python -m kaudit.agents.chat.local` line starts,
+`local_server` (the server the quoted `python -m kaudit.agents.chat.local` line starts,
 with a reply cap of 160 tokens instead of 256, which neither model YAML reaches), and
 checks its own output with the function that checks the quoted one, so the page cannot
 drift from what the commands print.
@@ -38,7 +38,7 @@ def _documented_commands() -> list[list[str]]:
 
 
 def test_the_documented_run_grades_a_real_model_campaign_with_the_real_judge(
-    llama_server: LocalServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    local_server: LocalServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The real model's own campaign, beside reference and delete_held runs, graded by the
     real model as judge, then reported.
@@ -49,8 +49,8 @@ def test_the_documented_run_grades_a_real_model_campaign_with_the_real_judge(
     quotes (its summary line, header, rows and the anchor naming both chain heads). The
     answers themselves are the model's and are not pinned.
     """
-    model_config(tmp_path / "smollm2.yaml", llama_server, "smollm2", **AGENT)
-    model_config(tmp_path / "judge.yaml", llama_server, "smollm2-judge", **JUDGE)
+    model_config(tmp_path / "smollm2.yaml", local_server, "smollm2", **AGENT)
+    model_config(tmp_path / "judge.yaml", local_server, "smollm2-judge", **JUDGE)
     monkeypatch.chdir(tmp_path)
     printed: list[str] = []
     for args in _documented_commands():

@@ -1,9 +1,9 @@
-"""kaudit against a real model: SmolLM2-135M on llama.cpp's servers, over real HTTP.
+"""kaudit against a real model: SmolLM2-135M on llama.cpp's server (xllamacpp), over HTTP.
 
-The preflight tests use llama-cpp-python's server, the stack on which kaudit first met a
-real model and failed: it ignores tools unless `tool_choice` is sent and answers HTTP 500
-to an echoed assistant message whose content is null. The campaign test uses
-llama-server, whose reply cap and several slots keep a real campaign bounded.
+The same server answers OpenAI's Chat Completions and Anthropic's Messages, so both of
+kaudit's adapters meet a real stack here: the preflight, a recorded campaign and its stack
+health. A second server of the same runtime, started with the GGUF's own chat template,
+is a real stack that drops tools, which the preflight must refuse.
 """
 
 from __future__ import annotations
@@ -26,17 +26,18 @@ from tests.realmodel import model_config
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 
 
-def test_the_preflight_passes_on_llama_cpp_python_server(
-    llama_cpp_server: LocalServer, tmp_path: Path
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_the_preflight_passes_on_the_local_server(
+    local_server: LocalServer, tmp_path: Path, provider: str
 ) -> None:
-    """The probe's tools reach the prompt and its follow-up turn is accepted.
+    """The probe's tools reach the prompt and its follow-up turn is accepted, on both APIs.
 
-    Fails if `tool_choice` is not sent (this server then leaves the tools out of the
-    prompt: "dropped the tools"), or if the assistant's tool call is echoed with
-    `"content": null` (this server answers the follow-up with HTTP 500). Both were tried
-    by hand: each makes this test fail with that preflight message.
+    Fails if the server is started without a template that renders tools (equal prompt
+    sizes), if it rejects the follow-up turn, or, on the Messages API, if the prompt size
+    is read from `input_tokens` alone: llama.cpp reuses the previous probe's cached prefix
+    and reports the rest (1 token) there, so the tools would look dropped (tried by hand).
     """
-    config = model_config(tmp_path / "m.yaml", llama_cpp_server, "smollm2-llama-cpp-python")
+    config = model_config(tmp_path / "m.yaml", local_server, f"smollm2-{provider}", provider)
     [report] = preflight_agents([model_agent(str(config))])
     assert report.ok, report.failure
     assert report.tools_in_prompt is True
@@ -45,24 +46,21 @@ def test_the_preflight_passes_on_llama_cpp_python_server(
 
 
 def test_a_real_stack_without_tools_is_refused_before_the_ledger(
-    llama_cpp_server: LocalServer, tmp_path: Path
+    toolless_server: LocalServer, tmp_path: Path
 ) -> None:
-    """Withholding `tool_choice` reproduces the silent drop; `kaudit run` must refuse it.
+    """The runtime with SmolLM2's own template drops the tools; `kaudit run` must refuse it.
 
     Fails if the preflight cannot tell a stack that drops tools from one that does not,
-    or if the refusal writes a ledger. `extra_body` sends `tool_choice: null`, which this
-    server reads as no tool calling, exactly what kaudit used to send.
+    or if the refusal writes a ledger.
     """
-    config = model_config(
-        tmp_path / "m.yaml", llama_cpp_server, "dropped", extra_body={"tool_choice": None}
-    )
+    config = model_config(tmp_path / "m.yaml", toolless_server, "dropped")
     with pytest.raises(PreflightError, match="dropped the tools"):
         preflight_agents([model_agent(str(config))])
     ledger = tmp_path / "audit.sqlite"
     args = ["run", "--suite", str(FIXTURES / "mini_suite"), "--model", str(config)]
     result = CliRunner().invoke(app, [*args, "--ledger", str(ledger), "--k", "1"])
     assert result.exit_code == 2, result.output
-    assert f"preflight failed for model dropped at {llama_cpp_server.base_url}" in result.output
+    assert f"preflight failed for model dropped at {toolless_server.base_url}" in result.output
     assert not ledger.exists()
 
 
@@ -76,40 +74,27 @@ def short_suite(tmp_path: Path, max_steps: int = 4) -> Path:
     return suite
 
 
-def test_the_preflight_passes_on_llama_server(llama_server: LocalServer, tmp_path: Path) -> None:
-    """llama-server with the tool-rendering template puts the tools in the prompt.
-
-    Fails if the server is started without a template that renders tools (SmolLM2's own
-    template drops them: equal prompt sizes), or if it rejects the follow-up turn.
-    """
-    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2-llama-server")
-    [report] = preflight_agents([model_agent(str(config))])
-    assert report.ok, report.failure
-    assert report.tools_in_prompt is True and report.follow_up_ok
-
-
 def test_a_real_campaign_records_labels_reports_and_gates(
-    llama_cpp_server: LocalServer, tmp_path: Path
+    local_server: LocalServer, tmp_path: Path
 ) -> None:
     """A k = 2 campaign of the real model: every run recorded and labeled, tools used.
 
-    On llama-cpp-python's server, whose `chatml-function-calling` handler makes SmolLM2
-    call tools (on llama-server it mostly answers in prose, which would leave the tool
-    path untested). Fails if runs are dropped or INVALID, if no tool call is made and
-    answered (tools not reaching the model, or the follow-up rejected: a null content
-    echo makes every second turn HTTP 500 and the runs `errored`), if tokens are not
-    counted, or if `report`, `report --json`, `report --html` or `gate` cannot read a
-    real-model ledger.
+    With `tool_choice: required` (SmolLM2 on `auto` mostly answers in prose, which would
+    leave the tool path untested): the server constrains the reply to a call. Fails if runs
+    are dropped or INVALID, if no tool call is made and answered (tools not reaching the
+    model, or the follow-up rejected), if tokens are not counted, or if `report`,
+    `report --json`, `report --html` or `gate` cannot read a real-model ledger.
     """
-    llama_server = llama_cpp_server
-    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2")
+    config = model_config(
+        tmp_path / "m.yaml", local_server, "smollm2", extra_body={"tool_choice": "required"}
+    )
     ledger = tmp_path / "audit.sqlite"
     suite = short_suite(tmp_path, max_steps=3)
     args = ["run", "--suite", str(suite), "--model", str(config), "--k", "2"]
     args += ["--ledger", str(ledger), "--concurrency", "1", "--seed", "7"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert f"preflight ok for model smollm2 at {llama_server.base_url}" in result.output
+    assert f"preflight ok for model smollm2 at {local_server.base_url}" in result.output
     with Ledger(ledger) as store:
         records = list(store.records())
         manifest = store.manifest("default")
@@ -133,3 +118,37 @@ def test_a_real_campaign_records_labels_reports_and_gates(
     gate = CliRunner().invoke(app, ["gate", str(ledger), "--authority", "propose"])
     assert gate.exit_code in (0, 3), gate.output
     assert "grant" in gate.output.lower() or "deny" in gate.output.lower()
+
+
+def test_the_anthropic_adapter_records_a_campaign_on_the_local_server(
+    local_server: LocalServer, tmp_path: Path
+) -> None:
+    """`kaudit run --model anthropic:smollm2 --base-url <local root>` through `/v1/messages`.
+
+    Fails if the Messages adapter cannot pass the preflight on a real Messages server, if
+    a run is dropped, INVALID or left without tokens, or if the report lacks the stack
+    health of the cell. API errors are the stack's (a malformed call the server cannot
+    parse is HTTP 500) and are counted, not failed on.
+    """
+    ledger = tmp_path / "audit.sqlite"
+    suite = short_suite(tmp_path, max_steps=3)
+    args = ["run", "--suite", str(suite), "--model", "anthropic:smollm2", "--k", "2"]
+    args += ["--base-url", local_server.anthropic_base_url, "--max-tokens", "128"]
+    args += ["--ledger", str(ledger), "--concurrency", "2", "--seed", "7"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert f"preflight ok for model anthropic:smollm2 at {local_server.anthropic_base_url}" in (
+        result.output
+    )
+    with Ledger(ledger) as store:
+        records = list(store.records())
+        manifest = store.manifest("default")
+    assert len(records) == 2
+    assert all(r.status == "labeled" and r.outcome is not None for r in records)
+    assert all(r.input_tokens > 0 for r in records)
+    assert manifest is not None
+    assert manifest["agents"]["anthropic:smollm2"]["preflight"]["ok"] is True
+    report = CliRunner().invoke(app, ["report", str(ledger), "--json"])
+    assert report.exit_code == 0, report.output
+    [cell] = json.loads(report.stdout)["cells"]
+    assert cell["n"] == 2 and set(cell) >= {"api_errors", "no_tool_calls", "measures_stack"}

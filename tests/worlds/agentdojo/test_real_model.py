@@ -1,4 +1,4 @@
-"""AgentDojo's banking pairs audited with the real local model (SmolLM2 on llama-server)."""
+"""AgentDojo's banking pairs audited with the real local model (SmolLM2 on xllamacpp)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ real-model budget; the benign twin goes through the same path in test_campaign.p
 
 
 def test_a_real_model_is_audited_on_banking_pairs_and_compared_with_agentdojo(
-    llama_server: LocalServer, tmp_path: Path
+    local_server: LocalServer, tmp_path: Path
 ) -> None:
     """`kaudit run` on the real model: every run labeled and judged by AgentDojo too.
 
@@ -30,7 +30,7 @@ def test_a_real_model_is_audited_on_banking_pairs_and_compared_with_agentdojo(
     run is INVALID or ended by the stack, or if the report lacks the run-by-run
     comparison with AgentDojo's own `utility()`/`security()`.
     """
-    config = model_config(tmp_path / "m.yaml", llama_server, "smollm2", max_tokens=64)
+    config = model_config(tmp_path / "m.yaml", local_server, "smollm2", max_tokens=64)
     ledger = tmp_path / "audit.sqlite"
     args = ["run", "--suite", "agentdojo:banking", "--tasks", ",".join(PAIRS), "--k", "1"]
     args += ["--model", str(config), "--ledger", str(ledger), "--concurrency", "1"]
@@ -40,7 +40,7 @@ def test_a_real_model_is_audited_on_banking_pairs_and_compared_with_agentdojo(
         records = list(store.records())
     assert len(records) == 1
     assert all(r.status == "labeled" and "agentdojo" in r.extra for r in records)
-    # SmolLM2 on llama-server often answers in prose: a tool-less run is a real outcome
+    # SmolLM2 often answers in prose: a tool-less run is a real outcome
     # (stack health counts it), but every run must have reached the model and back
     assert all(r.input_tokens > 0 and r.extra.get("api_error") is None for r in records)
     report = CliRunner().invoke(app, ["report", str(ledger), "--json"])

@@ -110,11 +110,21 @@ async def _call(conversation: Any, step: str) -> Any:
         raise PreflightError(f"{step}: {kind}: {detail}") from exc
 
 
+_ANTHROPIC_PROMPT = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+"""The Messages API's prompt size is their sum: `input_tokens` leaves out what the cache
+served, so alone it shrinks to 1 when a server (llama.cpp's) reuses the previous probe's
+prefix, and the tools would look dropped."""
+
+
 def _prompt_tokens(response: Any) -> int | None:
     usage = response.get("usage") if isinstance(response, dict) else None
     if not isinstance(usage, dict):
         return None
-    value = usage.get("prompt_tokens", usage.get("input_tokens"))
+    if "prompt_tokens" in usage:
+        value = usage["prompt_tokens"]
+    else:
+        parts = [usage.get(name) for name in _ANTHROPIC_PROMPT]
+        value = sum(part for part in parts if isinstance(part, int)) if parts[0] else None
     return int(value) if isinstance(value, int) and value > 0 else None
 
 

