@@ -9,6 +9,7 @@ is a real stack that drops tools, which the preflight must refuse.
 from __future__ import annotations
 
 import json
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,34 @@ def test_the_anthropic_adapter_records_a_campaign_on_the_local_server(
     assert report.exit_code == 0, report.output
     [cell] = json.loads(report.stdout)["cells"]
     assert cell["n"] == 2 and set(cell) >= {"api_errors", "no_tool_calls", "measures_stack"}
+
+
+def test_kaudits_template_renders_tools_calls_and_results(local_server: LocalServer) -> None:
+    """The server's own rendering of a tool turn with kaudit's `chatml-tools.jinja`.
+
+    Fails if the template leaves out the offered tools, a call's name or arguments (given
+    as the raw string the model wrote, as kaudit echoes them), or a tool result, or if it
+    stops ending on the assistant's open turn.
+    """
+    tools = [{"type": "function", "function": {"name": "get_account", "parameters": {
+        "type": "object", "properties": {"account_id": {"type": "string"}}}}}]  # fmt: skip
+    arguments = '{"account_id": "ACC_002"}'
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "get_account", "arguments": arguments}}  # fmt: skip
+    messages = [
+        {"role": "system", "content": "You are an account assistant."},
+        {"role": "user", "content": "Close ACC_002."},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"status": "open"}'},
+    ]
+    body = json.dumps({"messages": messages, "tools": tools}).encode()
+    url = local_server.anthropic_base_url + "/apply-template"
+    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        prompt = json.loads(reply.read())["prompt"]
+    assert prompt.startswith("<|im_start|>system\nYou are an account assistant.")
+    assert '"name": "get_account"' in prompt.split("</tools>")[0]
+    call_text = '{"name": "get_account", "arguments": {"account_id": "ACC_002"}}'
+    assert f"<tool_call>[\n{call_text}\n]</tool_call>" in prompt
+    assert '<tool_response>\n{"status": "open"}\n</tool_response>' in prompt
+    assert prompt.endswith("<|im_start|>assistant\n")
