@@ -27,7 +27,7 @@ FAKE_SERVER = textwrap.dedent(
     http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Models).serve_forever()
     """
 )
-"""A stand-in for llama-server: answers `/v1/models` and writes its pid to a file."""
+"""A stand-in for the model server: answers `/v1/models` and writes its pid to a file."""
 
 
 def foreground_command(script: Path, pidfile: Path) -> str:
@@ -86,7 +86,7 @@ def test_sigterm_to_the_foreground_server_stops_the_model_server(tmp_path: Path)
 
 
 def test_sigterm_while_the_model_loads_stops_the_model_server(tmp_path: Path) -> None:
-    """Fails if a SIGTERM that arrives before the server answers (llama-server can take
+    """Fails if a SIGTERM that arrives before the server answers (a model server can take
     minutes to load a model) ends the foreground command with the server still running:
     the interrupt lands in `start`, before the `with` block that would stop it."""
     script, pidfile = tmp_path / "slow.py", tmp_path / "server.pid"
