@@ -2,9 +2,9 @@
 
 The test runs the commands docs/grading.md quotes for llama-server, on the session's
 `local_server` (the server the quoted `python -m kaudit.agents.chat.local` line starts,
-with a reply cap of 160 tokens instead of 256, which neither model YAML reaches), and
-checks its own output with the function that checks the quoted one, so the page cannot
-drift from what the commands print.
+with a default reply length of 160 tokens instead of 256; both model YAMLs set their
+`max_tokens`), and checks its own output with the function that checks the quoted one,
+so the page cannot drift from what the commands print.
 """
 
 from __future__ import annotations

