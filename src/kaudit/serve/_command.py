@@ -157,6 +157,7 @@ class CommandAgent(AgentDefaults):
 
     simulated = False
     reaches_world = True
+    world_required = True
 
     def __init__(
         self,
