@@ -28,6 +28,7 @@ from typing import Any
 from kaudit.agents import AgentDefaults, Episode, Observation, RunFacts, Turn, register_agent
 from kaudit.errors import AgentError, AgentStalledError, KauditError
 from kaudit.serve._doors import (
+    DOORS,
     Door,
     DoorEvidence,
     DoorFactory,
@@ -182,6 +183,14 @@ class ProgramAgent(AgentDefaults):
         self.watch_reach = False
         """Look at the server's sessions during each run (the preflight turns it on)."""
         self._facts: dict[str, RunFacts] = {}
+
+    def enforces_identity(self, on_server: bool) -> bool:
+        """Whether a door promises to enforce identities on a server's database.
+
+        A SQLite file enforces nothing, whatever stands in front of it.
+        """
+        factories = (*DOORS, *self.doors)
+        return on_server and any(getattr(f, "enforces_identity", False) for f in factories)
 
     def keep(self, run_id: str, evidence: DoorEvidence) -> None:
         """Keep what run `run_id`'s doors and process left, for `run_facts`."""
