@@ -23,7 +23,7 @@ import os
 import shlex
 import shutil
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from kaudit.agents import AgentDefaults, Episode, Observation, RunFacts, Turn, register_agent
 from kaudit.errors import AgentError, AgentStalledError, KauditError
@@ -223,13 +223,19 @@ def program_name(command: str, kind: str) -> str:
     return os.path.basename(argv[0])
 
 
+Program = TypeVar("Program", bound=ProgramAgent)
+
+
+def build_program_agent(kind: type[Program], argument: str, options: dict[str, Any]) -> Program:
+    """A `kind` agent from `--agent KIND[:NAME]` and the options `--agent-command` sets."""
+    command = options.get("agent_command")
+    if not command:
+        program_name("", kind.kind)  # refused, naming the missing option
+    timeout = options.get("agent_timeout")
+    return kind(str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout)
+
+
 @register_agent("command")
 def build_command_agent(argument: str, options: dict[str, Any]) -> CommandAgent:
     """Agent-registry builder for `command` and `command:NAME` (entry point `kaudit.agents`)."""
-    command = options.get("agent_command")
-    if not command:
-        raise KauditError("--agent command needs --agent-command: the agent program to start")
-    timeout = options.get("agent_timeout")
-    return CommandAgent(
-        str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout
-    )
+    return build_program_agent(CommandAgent, argument, options)
