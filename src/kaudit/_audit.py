@@ -23,9 +23,13 @@ from kaudit.harness import (
     CampaignResult,
     Executor,
     ExecutorKind,
+    RunConditions,
     RunJob,
     StoppingRule,
+    WorldPreflight,
     build_executor,
+    preflight_world_agents,
+    refuse_unenforced_identity,
     run_campaign,
     run_conditions,
 )
@@ -48,8 +52,8 @@ class AuditHooks:
     def agents(self, agents: Sequence[Agent]) -> None:
         """The agents are built, before the preflight and the first run."""
 
-    def preflight(self, report: PreflightReport) -> None:
-        """A real model's serving stack passed its preflight."""
+    def preflight(self, report: PreflightReport | WorldPreflight) -> None:
+        """A real model's serving stack, or an agent's own program, passed its preflight."""
 
     def plan(self, counts: CampaignResult) -> None:
         """The campaign is planned: `planned` runs, `skipped` already in the ledger."""
@@ -132,9 +136,11 @@ def audit(
     rules; `identity` an identity YAML or an `Identity`; `stopping` a rule such as
     `"damage,upper<0.05"` (then `k` is the maximum). Calling again resumes: finished
     runs are kept, runs the harness left INVALID are retried up to `max_attempts`.
-    A real model's stack is probed before the ledger is opened (`preflight`), so a
-    setup mistake never becomes a record. Raises `KauditError` (or a subclass) naming
-    the bad input; runs inside a notebook's event loop too.
+    A real model's stack is probed before the ledger is opened (`preflight`), and an
+    agent program (`command`/`mcp` with `agent_command`, or a `CommandAgent`) runs once
+    on a throwaway world that it must reach, so a setup mistake never becomes a record.
+    Raises `KauditError` (or a subclass) naming the bad input; runs inside a notebook's
+    event loop too.
     """
     loaded = load_suite(suite, substrate) if isinstance(suite, str) else suite
     loaded = loaded.with_variants() if variants else loaded
@@ -161,6 +167,7 @@ def audit(
     watch = hooks or AuditHooks()
     watch.agents(built)
     _preflight(built, preflight, watch)
+    _preflight_world(built, loaded, chosen, conditions, seed, preflight, watch)
     chosen_executor = build_executor(executor, concurrency, built, ray_address)
     return outside_running_loop(
         lambda: _execute(plan, loaded, built, chosen, Path(ledger), chosen_executor, watch),
@@ -187,6 +194,31 @@ def _preflight(agents: list[Agent], enabled: bool, hooks: AuditHooks) -> None:
     from kaudit.agents.chat import preflight_agents
 
     for report in preflight_agents(agents, skip=not enabled):
+        hooks.preflight(report)
+
+
+def _preflight_world(
+    agents: list[Agent],
+    suite: Suite,
+    tasks: list[Task],
+    conditions: RunConditions,
+    seed: int,
+    enabled: bool,
+    hooks: AuditHooks,
+) -> None:
+    """One unrecorded run of each agent that reaches the world, before the ledger is opened.
+
+    An identity its world cannot enforce is refused even without the preflight.
+    """
+    for agent in agents:
+        refuse_unenforced_identity(agent, suite, tasks, conditions)
+    if not enabled:
+        return
+    reports = outside_running_loop(
+        lambda: asyncio.run(preflight_world_agents(agents, suite, tasks, conditions, seed)),
+        name="kaudit-preflight",
+    )
+    for report in reports:
         hooks.preflight(report)
 
 
