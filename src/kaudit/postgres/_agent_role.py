@@ -1,0 +1,179 @@
+"""The login role an agent's own SQL runs as: one per run, owning nothing.
+
+Without an identity the role may read and change the world's rows (SELECT, INSERT,
+UPDATE, DELETE on its tables, its sequences) and nothing else: it owns no table, so DDL
+is refused, and it has no right on kaudit's change log (the capture triggers write the
+log as its owner). With an identity the role has no right of its own: it is a member
+of the identity role (`kaudit_identity`, without inheriting) and every session of it
+starts as that role in the run's database, under the grants and row-level security the
+boundary installs there (`kaudit.boundary`), the same ones kaudit's own tools run under;
+the scope triggers fire for any session of an agent role, whatever it sets. A session
+that resets its role is left with no rights at all. The identity role's right on the
+change log is revoked in that database, so the agent cannot erase what it changed.
+
+The role is named after the run's database (`kaudit_a_` for `kaudit_r_`), has a random
+password (passed to the agent in its URL, needed where the server asks for one), and is
+dropped with the run; `prune` drops every agent role whose database is gone, so a
+killed kaudit leaves none behind for long.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from kaudit.boundary._postgres import AGENT_ROLE_PREFIX, PostgresGuard, ensure_role
+from kaudit.errors import SubstrateError
+from kaudit.postgres._catalog import RUN_PREFIX
+from kaudit.postgres._conn import connect, redacted
+from kaudit.postgres._db import PostgresDb
+from kaudit.spec import Identity
+from kaudit.substrate import INTERNAL_PREFIX, ForeignKey, Schema
+
+_GUARDED = "SELECT 1 FROM pg_proc WHERE proname = 'kaudit_scope_refuse'"
+
+
+def agent_role_name(database: str) -> str:
+    """The agent role of the run database `database`."""
+    return AGENT_ROLE_PREFIX + database.removeprefix(RUN_PREFIX)
+
+
+@dataclass(frozen=True)
+class AgentRole:
+    """A run's login role: its name and password, on `server`, for `database`."""
+
+    server: str
+    database: str
+    name: str
+    password: str
+
+    def drop(self) -> None:
+        """End the role's sessions and drop it (its rights in the run database with it)."""
+        try:
+            with connect(self.server, self.database) as conn:
+                _end_sessions(conn, self.name)
+                conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(self.name)))
+        except (SubstrateError, psycopg.Error):
+            pass  # the run's database is already gone, and its rights with it
+        try:
+            with connect(self.server) as admin:
+                _end_sessions(admin, self.name)
+                admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(self.name)))
+        except psycopg.Error as exc:
+            raise SubstrateError(
+                f"PostgreSQL at {redacted(self.server)}: cannot drop role {self.name}: {exc}"
+            ) from None
+
+
+def create_agent_role(
+    server: str,
+    database: str,
+    schema: Schema,
+    identity: Identity | None = None,
+    ownership: Sequence[ForeignKey] = (),
+) -> AgentRole:
+    """Create the login role for the agent's own SQL in run database `database`.
+
+    Raises:
+        SubstrateError: the server refused (the message names the server and the role).
+    """
+    role = AgentRole(server, database, agent_role_name(database), secrets.token_hex(16))
+    name = sql.Identifier(role.name)
+    try:
+        with connect(server) as admin:
+            admin.execute(
+                sql.SQL("CREATE ROLE {} LOGIN NOINHERIT PASSWORD {}").format(
+                    name, sql.Literal(role.password)
+                )
+            )
+            if identity is not None:
+                identity_role = sql.Identifier(ensure_role(server))
+                admin.execute(sql.SQL("GRANT {} TO {}").format(identity_role, name))
+                admin.execute(
+                    sql.SQL("ALTER ROLE {} IN DATABASE {} SET role = {}").format(
+                        name, sql.Identifier(database), sql.Literal(ensure_role(server))
+                    )
+                )
+        with connect(server, database) as conn:
+            if identity is None:
+                _grant_rows(conn, name, schema)
+            else:
+                _guard(conn, server, schema, identity, ownership)
+    except (psycopg.Error, SubstrateError) as exc:
+        try:
+            role.drop()
+        except SubstrateError:
+            pass  # the first failure is the one to report
+        raise SubstrateError(
+            f"PostgreSQL at {redacted(server)}: cannot set up role {role.name} "
+            f"for database {database}: {exc}"
+        ) from None
+    return role
+
+
+def _grant_rows(conn: psycopg.Connection[Any], name: sql.Identifier, schema: Schema) -> None:
+    conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(name))
+    for table in schema.tables:
+        conn.execute(
+            sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON TABLE {} TO {}").format(
+                sql.Identifier(table), name
+            )
+        )
+    conn.execute(sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {}").format(name))
+
+
+def _guard(
+    conn: psycopg.Connection[Any],
+    server: str,
+    schema: Schema,
+    identity: Identity,
+    ownership: Sequence[ForeignKey],
+) -> None:
+    """The identity's boundary in the run database, unless kaudit's tools installed it."""
+    if conn.execute(_GUARDED).fetchone() is None:
+        PostgresGuard(PostgresDb(conn), identity, server, schema, ownership)
+    conn.execute(
+        sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {}").format(
+            sql.Identifier(ensure_role(server))
+        )
+    )
+    internal = conn.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+        "AND starts_with(tablename, %s)",
+        (INTERNAL_PREFIX,),
+    ).fetchall()
+    for (table,) in internal:
+        conn.execute(
+            sql.SQL("REVOKE ALL ON TABLE {} FROM {}").format(
+                sql.Identifier(table), sql.Identifier(ensure_role(server))
+            )
+        )
+
+
+def _end_sessions(conn: psycopg.Connection[Any], role: str) -> None:
+    conn.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE usename = %s AND pid <> pg_backend_pid()",
+        (role,),
+    )
+
+
+def prune_agent_roles(admin: psycopg.Connection[Any], *, dry_run: bool) -> list[str]:
+    """Drop every agent role whose run database is gone; the names dropped (or to drop)."""
+    rows = admin.execute(
+        "SELECT r.rolname FROM pg_roles r WHERE starts_with(r.rolname, %s) "
+        "AND NOT EXISTS (SELECT 1 FROM pg_database d WHERE d.datname = %s || "
+        "substr(r.rolname, %s)) ORDER BY 1",
+        (AGENT_ROLE_PREFIX, RUN_PREFIX, len(AGENT_ROLE_PREFIX) + 1),
+    ).fetchall()
+    names = [name for (name,) in rows]
+    if not dry_run:
+        for name in names:
+            _end_sessions(admin, name)
+            admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(name)))
+    return names
