@@ -17,7 +17,9 @@ _WORD = re.compile(r"[A-Za-z_]+")
 _COMMITS = {"COMMIT", "END"}
 _BEGINS = {"BEGIN", "START"}
 _ROLLBACKS = {"ROLLBACK", "ABORT"}
-_WRITES = {"INSERT", "UPDATE", "DELETE", "MERGE", "COPY", "TRUNCATE"}
+_WRITES = {"INSERT", "UPDATE", "DELETE", "MERGE", "TRUNCATE"}
+"""COPY is left out: COPY FROM STDIN needs the client's data before the batch ends, so
+its answer cannot be held back."""
 WRITE_TAGS = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE", "COPY", "TRUNCATE"})
 """CommandComplete tags of statements that change rows (`COPY n` of COPY FROM as well)."""
 
@@ -85,7 +87,7 @@ def is_rollback(statement: str) -> bool:
 
 
 def may_write(statement: str) -> bool:
-    """Whether the statement changes rows: INSERT, UPDATE, DELETE, MERGE, COPY, TRUNCATE,
+    """Whether the statement changes rows: INSERT, UPDATE, DELETE, MERGE, TRUNCATE,
     or a WITH query holding one of them. A function called by a SELECT is not seen."""
     word = _leading_word(statement)
     if word in _WRITES:

@@ -171,7 +171,9 @@ class WireSession:
                     await self._batch(held, queries, early)
                     held, queries, early = [], [], False
                 elif kind not in _EXTENDED:
-                    early = True  # Flush, COPY data, a function call: the server acts now
+                    # Flush, COPY data, a function call: the server acts now, on the
+                    # batch's extended messages too, so that batch can no longer be broken.
+                    early = early or any(m.kind in _EXTENDED for m in held)
                     await self._forward(held)
                     held = []
                 if kind == b"X":
