@@ -128,7 +128,7 @@ def test_close_ends_the_sessions_and_drops_the_role(box: Sandbox, pg_url: str) -
 def test_prune_drops_the_role_a_killed_run_left(pg_url: str) -> None:
     """Fails if prune leaves agent roles behind once their run's database is gone."""
     sandbox = get_world("mini").substrate(pg_url).seed("role-prune")
-    role = create_agent_role(pg_url, sandbox.database, sandbox.schema, ORG_A)  # type: ignore[attr-defined]
+    role = create_agent_role(pg_url, sandbox.database, ORG_A, sandbox.schema)  # type: ignore[attr-defined]
     sandbox.close()  # the database goes; the role, as after a kill, stays
     with psycopg.connect(pg_url, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{role.database}" WITH (FORCE)')

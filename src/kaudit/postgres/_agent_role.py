@@ -73,14 +73,18 @@ class AgentRole:
 def create_agent_role(
     server: str,
     database: str,
-    schema: Schema,
     identity: Identity | None = None,
+    schema: Schema | None = None,
     ownership: Sequence[ForeignKey] = (),
 ) -> AgentRole:
     """Create the login role for the agent's own SQL in run database `database`.
 
+    With an identity, the boundary kaudit's own tools run under is reused when the run's
+    gateway has installed it; otherwise it is installed from `schema` and `ownership`.
+
     Raises:
-        SubstrateError: the server refused (the message names the server and the role).
+        SubstrateError: the server refused, or an identity's boundary is missing and
+            no schema was given (the message names the server and the role).
     """
     role = AgentRole(server, database, agent_role_name(database), secrets.token_hex(16))
     name = sql.Identifier(role.name)
@@ -101,7 +105,7 @@ def create_agent_role(
                 )
         with connect(server, database) as conn:
             if identity is None:
-                _grant_rows(conn, name, schema)
+                _grant_rows(conn, name)
             else:
                 _guard(conn, server, schema, identity, ownership)
     except (psycopg.Error, SubstrateError) as exc:
@@ -116,9 +120,10 @@ def create_agent_role(
     return role
 
 
-def _grant_rows(conn: psycopg.Connection[Any], name: sql.Identifier, schema: Schema) -> None:
+def _grant_rows(conn: psycopg.Connection[Any], name: sql.Identifier) -> None:
+    """Rights on the rows of every world table (kaudit's own tables excepted)."""
     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(name))
-    for table in schema.tables:
+    for table in _tables(conn, internal=False):
         conn.execute(
             sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON TABLE {} TO {}").format(
                 sql.Identifier(table), name
@@ -130,29 +135,36 @@ def _grant_rows(conn: psycopg.Connection[Any], name: sql.Identifier, schema: Sch
 def _guard(
     conn: psycopg.Connection[Any],
     server: str,
-    schema: Schema,
+    schema: Schema | None,
     identity: Identity,
     ownership: Sequence[ForeignKey],
 ) -> None:
     """The identity's boundary in the run database, unless kaudit's tools installed it."""
     if conn.execute(_GUARDED).fetchone() is None:
+        if schema is None:
+            raise SubstrateError("the identity's boundary is not installed and no schema given")
         PostgresGuard(PostgresDb(conn), identity, server, schema, ownership)
     conn.execute(
         sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {}").format(
             sql.Identifier(ensure_role(server))
         )
     )
-    internal = conn.execute(
-        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
-        "AND starts_with(tablename, %s)",
-        (INTERNAL_PREFIX,),
-    ).fetchall()
-    for (table,) in internal:
+    for table in _tables(conn, internal=True):
         conn.execute(
             sql.SQL("REVOKE ALL ON TABLE {} FROM {}").format(
                 sql.Identifier(table), sql.Identifier(ensure_role(server))
             )
         )
+
+
+def _tables(conn: psycopg.Connection[Any], *, internal: bool) -> list[str]:
+    """The run database's own tables (`internal`: kaudit's), by name."""
+    rows = conn.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+        "AND starts_with(tablename, %s) = %s ORDER BY 1",
+        (INTERNAL_PREFIX, internal),
+    ).fetchall()
+    return [name for (name,) in rows]
 
 
 def _end_sessions(conn: psycopg.Connection[Any], role: str) -> None:

@@ -29,13 +29,18 @@ _DENIED = re.compile(r"permission denied for (?:table|relation|sequence|view) (.
 
 
 class WireDoor:
-    """One run's agent role and proxy; `open` once, then `close` once."""
+    """One run's agent role and proxy; `open` once, then `close` once.
+
+    `server` is any URL of the server whose user may create roles (the run's database
+    URL will do); `schema` and `ownership` are needed only to install an identity's
+    boundary the run's gateway has not installed already.
+    """
 
     def __init__(
         self,
         server: str,
         database: str,
-        schema: Schema,
+        schema: Schema | None = None,
         ownership: Sequence[ForeignKey] = (),
         *,
         hold: float = DEFAULT_HOLD,
@@ -52,7 +57,9 @@ class WireDoor:
         Raises:
             SubstrateError: the role cannot be created or the proxy cannot listen.
         """
-        role = create_agent_role(self.server, self.database, self.schema, identity, self.ownership)
+        role = create_agent_role(
+            self.server, self.database, identity, self.schema, self.ownership
+        )
         self._role = role
         self._proxy = WireProxy(
             upstream_of(conninfo_to_dict(self.server)),

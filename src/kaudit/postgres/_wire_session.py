@@ -300,8 +300,9 @@ class WireSession:
                 "kind": kind,
                 "committed": committed,
                 "applied": int(committed),
-                "statement": _clip(statement),
-                "transaction": [_clip(s) for s in transaction],
+                "statement": "; ".join(
+                    _clip(s) for s in dict.fromkeys((*transaction, statement))
+                ),
             }
         )
 

@@ -34,6 +34,7 @@ from kaudit.serve._doors import (
     register_door,
 )
 from kaudit.serve._http import http_endpoint
+from kaudit.serve._wire_door import PostgresWireDoor
 from kaudit.serve._mcp import FINISH, listed_tools, mcp_server, task_instructions
 from kaudit.serve._serve import (
     ServeOptions,
