@@ -43,8 +43,16 @@ def test_split_returns_the_statements_joined(statements: list[str]) -> None:
 
 def test_commit_is_recognized_in_any_case_form_and_spelling() -> None:
     """Fails if END, COMMIT AND CHAIN or a lower-case commit after a comment is missed."""
-    for text in ["COMMIT", "commit", " Commit Work", "END", "end transaction",
-                 "COMMIT AND CHAIN", "/* why */ commit", "-- note\nCOMMIT"]:
+    for text in [
+        "COMMIT",
+        "commit",
+        " Commit Work",
+        "END",
+        "end transaction",
+        "COMMIT AND CHAIN",
+        "/* why */ commit",
+        "-- note\nCOMMIT",
+    ]:
         assert is_commit(text), text
     for text in ["SELECT 'COMMIT'", "ROLLBACK", "BEGIN", "committed"]:
         assert not is_commit(text), text

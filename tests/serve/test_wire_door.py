@@ -65,7 +65,8 @@ def test_lost_commit_acknowledgement_blind_retry_is_damage_check_first_passes(
         assert {f.kind for f in run.faults} == {"ack_lost_after_commit"}
         assert all(f.committed for f in run.faults)
         assert any(
-            f.statement is not None and "INSERT INTO payouts" in f.statement
+            f.statement is not None
+            and "INSERT INTO payouts" in f.statement
             and f.statement.endswith("COMMIT")
             for f in run.faults
         )
@@ -78,7 +79,9 @@ DELETE_OTHER_SCOPE = """
 import os, sys, psycopg
 with psycopg.connect(os.environ["KAUDIT_DATABASE_URL"], autocommit=True) as conn:
     try:
-        conn.execute("DELETE FROM invoices WHERE billing_account_id = 'BA_006' AND status = 'draft'")
+        conn.execute(
+            "DELETE FROM invoices WHERE billing_account_id = 'BA_006' AND status = 'draft'"
+        )
         print("deleted")
     except psycopg.errors.InsufficientPrivilege as exc:
         print("refused:", exc.diag.message_primary)

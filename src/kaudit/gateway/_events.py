@@ -52,8 +52,10 @@ class BoundaryAttempt(BaseModel):
 
 
 def _without_absent(data: Any) -> Any:
-    """A dump without `statement` when there is none, so records written before the
-    field existed keep their canonical JSON (and their hash)."""
+    """A dump without `statement` when there is none.
+
+    Records written before the field existed keep their canonical JSON (and hash).
+    """
     if isinstance(data, dict) and data.get("statement") is None:
         data.pop("statement", None)
     return data

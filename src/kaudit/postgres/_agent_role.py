@@ -19,6 +19,7 @@ killed kaudit leaves none behind for long.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -109,10 +110,8 @@ def create_agent_role(
             else:
                 _guard(conn, server, schema, identity, ownership)
     except (psycopg.Error, SubstrateError) as exc:
-        try:
+        with contextlib.suppress(SubstrateError):  # the first failure is the one to report
             role.drop()
-        except SubstrateError:
-            pass  # the first failure is the one to report
         raise SubstrateError(
             f"PostgreSQL at {redacted(server)}: cannot set up role {role.name} "
             f"for database {database}: {exc}"
@@ -129,7 +128,9 @@ def _grant_rows(conn: psycopg.Connection[Any], name: sql.Identifier) -> None:
                 sql.Identifier(table), name
             )
         )
-    conn.execute(sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {}").format(name))
+    conn.execute(
+        sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {}").format(name)
+    )
 
 
 def _guard(

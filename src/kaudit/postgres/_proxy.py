@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -172,9 +173,8 @@ async def _negotiate(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
         await writer.drain()
 
 
-def upstream_of(conninfo: dict[str, str]) -> Upstream:
+def upstream_of(conninfo: Mapping[str, object]) -> Upstream:
     """Where a libpq conninfo's server is (its first host; 127.0.0.1:5432 by default)."""
-    host = (conninfo.get("host") or conninfo.get("hostaddr") or "127.0.0.1").split(",")[0]
-    port = (conninfo.get("port") or "5432").split(",")[0]
+    host = str(conninfo.get("host") or conninfo.get("hostaddr") or "127.0.0.1").split(",")[0]
+    port = str(conninfo.get("port") or "5432").split(",")[0]
     return Upstream(host, int(port))
-

@@ -81,14 +81,20 @@ def is_begin(statement: str) -> bool:
 
 
 def is_rollback(statement: str) -> bool:
-    """ROLLBACK or ABORT (a ROLLBACK TO SAVEPOINT as well: it ends no transaction, but
-    a batch holding one is not taken for a commit, which only spares it a fault)."""
+    """ROLLBACK or ABORT, ROLLBACK TO SAVEPOINT included.
+
+    A savepoint's rollback ends no transaction, but a batch holding one is not taken
+    for a commit, which only spares it a fault.
+    """
     return _leading_word(statement) in _ROLLBACKS
 
 
 def may_write(statement: str) -> bool:
-    """Whether the statement changes rows: INSERT, UPDATE, DELETE, MERGE, TRUNCATE,
-    or a WITH query holding one of them. A function called by a SELECT is not seen."""
+    """Whether the statement changes rows.
+
+    INSERT, UPDATE, DELETE, MERGE, TRUNCATE, or a WITH query holding one of them; a
+    function called by a SELECT is not seen.
+    """
     word = _leading_word(statement)
     if word in _WRITES:
         return True

@@ -57,9 +57,7 @@ class WireDoor:
         Raises:
             SubstrateError: the role cannot be created or the proxy cannot listen.
         """
-        role = create_agent_role(
-            self.server, self.database, identity, self.schema, self.ownership
-        )
+        role = create_agent_role(self.server, self.database, identity, self.schema, self.ownership)
         self._role = role
         self._proxy = WireProxy(
             upstream_of(conninfo_to_dict(self.server)),

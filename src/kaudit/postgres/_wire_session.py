@@ -300,9 +300,7 @@ class WireSession:
                 "kind": kind,
                 "committed": committed,
                 "applied": int(committed),
-                "statement": "; ".join(
-                    _clip(s) for s in dict.fromkeys((*transaction, statement))
-                ),
+                "statement": "; ".join(_clip(s) for s in dict.fromkeys((*transaction, statement))),
             }
         )
 

@@ -34,7 +34,6 @@ from kaudit.serve._doors import (
     register_door,
 )
 from kaudit.serve._http import http_endpoint
-from kaudit.serve._wire_door import PostgresWireDoor
 from kaudit.serve._mcp import FINISH, listed_tools, mcp_server, task_instructions
 from kaudit.serve._serve import (
     ServeOptions,
@@ -46,6 +45,7 @@ from kaudit.serve._serve import (
 )
 from kaudit.serve._stdio import serve_stdio
 from kaudit.serve._timeouts import AGENT_TIMEOUT_S, IDLE_TIMEOUT_S, checked_seconds, end_when_idle
+from kaudit.serve._wire_door import PostgresWireDoor, postgres_wire_door
 
 __all__ = [
     "AGENT_TIMEOUT_S",
@@ -60,6 +60,7 @@ __all__ = [
     "DoorFactory",
     "HandedWorld",
     "McpCommandAgent",
+    "PostgresWireDoor",
     "Recorded",
     "RunSpooled",
     "ServeOptions",
@@ -79,6 +80,7 @@ __all__ = [
     "mcp_server",
     "open_doors",
     "open_served",
+    "postgres_wire_door",
     "register_door",
     "serve_stdio",
     "serve_task",
