@@ -136,3 +136,27 @@ def test_prune_drops_the_role_a_killed_run_left(pg_url: str) -> None:
     done = prune_postgres(pg_url, keep=databases("kaudit_t_"))  # others' templates stay
     assert [(p.kind, p.action) for p in done if p.name == role.name] == [("role", "dropped")]
     assert role.name not in roles(pg_url)
+
+
+def test_setting_off_the_identity_does_not_silence_the_scope_triggers(pg_url: str) -> None:
+    """Fails if the owned-row triggers fire only while `kaudit.identity` is on: the agent
+    sets it off and changes a line of another account's invoice (no policy guards lines,
+    only the trigger that follows the line to its invoice)."""
+    world = get_world("enterprise")
+    sandbox = world.substrate(pg_url).seed("role-setting-off")
+    scoped = Identity(role="billing", scope={"billing_account_id": "BA_001"})
+    try:
+        door = WireDoor(sandbox.server, sandbox.database, sandbox.schema, world.ownership)  # type: ignore[attr-defined]
+        url = door.open([], seed=1, identity=scoped)
+        line = (
+            "UPDATE invoice_lines SET quantity = quantity + 1 WHERE invoice_id IN "
+            "(SELECT invoice_id FROM invoices WHERE billing_account_id = 'BA_006')"
+        )
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SET kaudit.identity = off")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(line)
+        log = door.close()
+        assert [a["table"] for a in log.boundary_attempts] == ["invoice_lines"]
+    finally:
+        sandbox.close()

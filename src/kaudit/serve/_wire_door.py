@@ -6,7 +6,8 @@ login role (owning nothing; the identity's grants and row-level security when th
 has one) reached through a loopback proxy that injects the run's faults at the agent's
 own commits. What the proxy saw goes into the record: `faults` with the statement each
 hit, `boundary_attempts` with the refused statement, and `extra["postgres_wire"]`.
-psycopg is imported only when such a run opens its door.
+psycopg is imported only when such a run opens its door. `hold` is how long a timed-out
+commit's answer is held before the connection drops (seconds).
 """
 
 from __future__ import annotations
@@ -16,16 +17,14 @@ from collections.abc import Mapping
 from urllib.parse import unquote, urlsplit
 
 from kaudit.errors import SubstrateError
+from kaudit.postgres._proxy import DEFAULT_HOLD
 from kaudit.serve._doors import Door, DoorEvidence, HandedWorld, register_door
-
-HOLD_S = 30.0
-"""Seconds a timed-out commit's answer is held before the connection drops."""
 
 
 class PostgresWireDoor:
     """One run's agent role and proxy, opened and closed off the event loop."""
 
-    def __init__(self, hold: float = HOLD_S) -> None:
+    def __init__(self, hold: float = DEFAULT_HOLD) -> None:
         self.hold = hold
         self._door: object | None = None
 
