@@ -1,32 +1,37 @@
 """The login role an agent's own SQL runs as: one per run, owning nothing.
 
-Without an identity the role may read and change the world's rows (SELECT, INSERT,
-UPDATE, DELETE on its tables, its sequences) and nothing else: it owns no table, so DDL
-is refused, and it has no right on kaudit's change log (the capture triggers write the
-log as its owner). With an identity the role has no right of its own: it is a member
-of the identity role (`kaudit_identity`, without inheriting) and every session of it
-starts as that role in the run's database, under the grants and row-level security the
-boundary installs there (`kaudit.boundary`), the same ones kaudit's own tools run under;
-the scope triggers fire for any session of an agent role, whatever it sets. A session
-that resets its role is left with no rights at all. The identity role's right on the
-change log is revoked in that database, so the agent cannot erase what it changed.
+The role has no right of its own anywhere: it may connect to its run's database only
+(`CONNECT` is revoked from PUBLIC there), and all it may do inside comes from a role it
+is a member of, whose rights exist only inside run databases (dropped with them):
+without an identity `kaudit_agent` (SELECT, INSERT, UPDATE, DELETE on the world's
+tables, its sequences; it owns no table, so DDL is refused, and has no right on
+kaudit's change log, which the capture triggers write as its owner); with an identity
+`kaudit_identity`, without inheriting: every session of the role starts as that role
+in the run's database, under the grants and row-level security the boundary installs
+there (`kaudit.boundary`), the same ones kaudit's own tools run under. The scope
+triggers fire for any session of an agent role, whatever it sets; a session that sets
+its role to NONE has no right at all. The identity role's right on the change log is
+revoked in that database, so the agent cannot erase what it changed.
 
-The role is named after the run's database (`kaudit_a_` for `kaudit_r_`), has a random
-password (passed to the agent in its URL, needed where the server asks for one), and is
-dropped with the run; `prune` drops every agent role whose database is gone, so a
-killed kaudit leaves none behind for long.
+Dropping the role opens no session on the run's database (a watcher counts sessions
+there to tell whether the agent reached its world): it is dropped from another database
+of the server. The role is named after the run's database (`kaudit_a_` for
+`kaudit_r_`) and has a random password (in the agent's URL, for a server that asks);
+`prune` drops every agent role whose database is gone, so a killed kaudit leaves none
+behind for long.
 """
 
 from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from kaudit.boundary._postgres import AGENT_ROLE_PREFIX, PostgresGuard, ensure_role
 from kaudit.errors import SubstrateError
@@ -54,17 +59,19 @@ class AgentRole:
     password: str
 
     def drop(self) -> None:
-        """End the role's sessions and drop it (its rights in the run database with it)."""
+        """End the role's sessions and drop it, from outside the run's database."""
+        name, database = sql.Identifier(self.name), sql.Identifier(self.database)
         try:
-            with connect(self.server, self.database) as conn:
-                _end_sessions(conn, self.name)
-                conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(self.name)))
-        except (SubstrateError, psycopg.Error):
-            pass  # the run's database is already gone, and its rights with it
-        try:
-            with connect(self.server) as admin:
+            with _elsewhere(self.server, self.database) as admin:
                 _end_sessions(admin, self.name)
-                admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(self.name)))
+                found = admin.execute(
+                    "SELECT 1 FROM pg_database WHERE datname = %s", (self.database,)
+                )
+                if found.fetchone() is not None:
+                    admin.execute(
+                        sql.SQL("REVOKE CONNECT ON DATABASE {} FROM {}").format(database, name)
+                    )
+                admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(name))
         except psycopg.Error as exc:
             raise SubstrateError(
                 f"PostgreSQL at {redacted(self.server)}: cannot drop role {self.name}: {exc}"
@@ -88,26 +95,28 @@ def create_agent_role(
             no schema was given (the message names the server and the role).
     """
     role = AgentRole(server, database, agent_role_name(database), secrets.token_hex(16))
-    name = sql.Identifier(role.name)
+    name, target = sql.Identifier(role.name), sql.Identifier(database)
     try:
-        with connect(server) as admin:
-            admin.execute(
-                sql.SQL("CREATE ROLE {} LOGIN NOINHERIT PASSWORD {}").format(
-                    name, sql.Literal(role.password)
+        group = _ensure_agent_group(server) if identity is None else ensure_role(server)
+        with connect(server, database) as conn:
+            conn.execute(
+                sql.SQL("CREATE ROLE {} LOGIN {} PASSWORD {}").format(
+                    name,
+                    sql.SQL("INHERIT" if identity is None else "NOINHERIT"),
+                    sql.Literal(role.password),
                 )
             )
-            if identity is not None:
-                identity_role = sql.Identifier(ensure_role(server))
-                admin.execute(sql.SQL("GRANT {} TO {}").format(identity_role, name))
-                admin.execute(
+            conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(group), name))
+            conn.execute(sql.SQL("REVOKE CONNECT ON DATABASE {} FROM PUBLIC").format(target))
+            conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(target, name))
+            if identity is None:
+                _grant_rows(conn, sql.Identifier(group))
+            else:
+                conn.execute(
                     sql.SQL("ALTER ROLE {} IN DATABASE {} SET role = {}").format(
-                        name, sql.Identifier(database), sql.Literal(ensure_role(server))
+                        name, target, sql.Literal(group)
                     )
                 )
-        with connect(server, database) as conn:
-            if identity is None:
-                _grant_rows(conn, name)
-            else:
                 _guard(conn, server, schema, identity, ownership)
     except (psycopg.Error, SubstrateError) as exc:
         with contextlib.suppress(SubstrateError):  # the first failure is the one to report
@@ -117,6 +126,37 @@ def create_agent_role(
             f"for database {database}: {exc}"
         ) from None
     return role
+
+
+AGENT_GROUP = "kaudit_agent"
+"""The role whose rights, inside each run database without an identity, agent roles use."""
+
+
+def _ensure_agent_group(server: str) -> str:
+    """Create `kaudit_agent` on the server if it is not there; concurrent creators do not fail."""
+    with connect(server) as admin:
+        admin.execute(
+            f"DO $$ BEGIN CREATE ROLE {AGENT_GROUP} NOLOGIN; "
+            "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+        )
+    return AGENT_GROUP
+
+
+@contextlib.contextmanager
+def _elsewhere(server: str, database: str) -> Iterator[psycopg.Connection[Any]]:
+    """An admin connection to a database of the server other than `database`."""
+    given = conninfo_to_dict(server).get("dbname")
+    choices = [d for d in (given, "postgres", "template1") if d and d != database]
+    for number, choice in enumerate(choices):
+        try:
+            conn = connect(server, str(choice))
+        except SubstrateError:
+            if number == len(choices) - 1:
+                raise
+            continue
+        with conn:
+            yield conn
+        return
 
 
 def _grant_rows(conn: psycopg.Connection[Any], name: sql.Identifier) -> None:

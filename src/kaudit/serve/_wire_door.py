@@ -52,6 +52,7 @@ class PostgresWireDoor:
             faults=list(log.faults),
             boundary_attempts=list(log.boundary_attempts),
             extra={"postgres_wire": {"connections": log.connections, "batches": log.batches}},
+            reached=log.connections > 0,
         )
 
 
