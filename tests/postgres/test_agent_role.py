@@ -160,3 +160,28 @@ def test_setting_off_the_identity_does_not_silence_the_scope_triggers(pg_url: st
         assert [a["table"] for a in log.boundary_attempts] == ["invoice_lines"]
     finally:
         sandbox.close()
+
+
+def test_a_runs_role_cannot_open_another_runs_database(pg_url: str) -> None:
+    """Fails if run databases keep PUBLIC's CONNECT: an agent that goes around the proxy
+    with its own role could then act, through the shared group role, in another agent's
+    run (whose database grants that group its rows)."""
+    first = get_world("mini").substrate(pg_url).seed("role-first")
+    second = get_world("mini").substrate(pg_url).seed("role-second")
+    try:
+        door = WireDoor(first.server, first.database, first.schema)  # type: ignore[attr-defined]
+        other = WireDoor(second.server, second.database, second.schema)  # type: ignore[attr-defined]
+        url = door.open([], seed=1, identity=None)
+        other.open([], seed=1, identity=None)
+        user = url.split("//")[1].split("@")[0]
+        direct = pg_url.replace("postgres@", f"{user}@", 1).rsplit("/", 1)[0]
+        try:
+            with pytest.raises(psycopg.OperationalError, match="permission denied for database"):
+                psycopg.connect(f"{direct}/{second.database}").close()  # type: ignore[attr-defined]
+            psycopg.connect(f"{direct}/{first.database}").close()  # type: ignore[attr-defined]
+        finally:
+            door.close()
+            other.close()
+    finally:
+        first.close()
+        second.close()
