@@ -74,7 +74,16 @@ _REFUSE = "kaudit_scope_refuse"
 _CASCADE = "kaudit_scope_cascade"
 _ACTIVE = "kaudit.identity"
 """The session setting that is 'on' exactly while a call runs as the identity."""
-_ACTING = "current_setting('kaudit.identity', true) = 'on' AND current_user <> 'kaudit_identity'"
+AGENT_ROLE_PREFIX = "kaudit_a_"
+"""Login roles of agents' own SQL (`kaudit.postgres` makes one per run): their sessions
+act as the identity for as long as they live, whatever they set."""
+_AS_IDENTITY = (
+    "(current_setting('kaudit.identity', true) = 'on' "
+    f"OR starts_with(session_user, '{AGENT_ROLE_PREFIX}'))"
+)
+"""A trigger condition true while the identity acts: a call of kaudit's own tools, or
+any statement of an agent's own login role (which could reset the setting)."""
+_ACTING = f"{_AS_IDENTITY} AND current_user <> 'kaudit_identity'"
 """A trigger condition true only inside a cascade of the identity's statement."""
 _CASCADING = """
 SELECT DISTINCT c.relname FROM pg_constraint f JOIN pg_class c ON c.oid = f.conrelid
@@ -248,7 +257,7 @@ class PostgresGuard:
         conn.execute(
             sql.SQL(
                 "CREATE TRIGGER {name} BEFORE INSERT OR UPDATE OR DELETE ON {t} FOR EACH ROW "
-                "WHEN (current_setting('kaudit.identity', true) = 'on') EXECUTE FUNCTION {f}()"
+                f"WHEN ({_AS_IDENTITY}) EXECUTE FUNCTION {{f}}()"
             ).format(
                 name=sql.Identifier(function),
                 t=sql.Identifier(table),
@@ -360,31 +369,51 @@ class PostgresGuard:
 
     def _note(self, exc: psycopg.Error, statement: str) -> None:
         """Record a refusal the database raised; any other error is the tool's own."""
-        if exc.sqlstate != "42501" or exc.diag is None:
+        if exc.diag is None:
             return
-        message = exc.diag.message_primary or ""
-        if message == _MESSAGE and exc.diag.message_detail:
-            table, key, column = json.loads(exc.diag.message_detail)
-            value = self.identity.scope[column]
-            reason = f"row outside the {column} = {value} scope of role {self.identity.role}"
-            self.denials.append(Denial(table, sqlite_json(key), reason))
-            return
-        denied = _DENIED.match(message)
-        if denied is not None:
-            table, detail = denied.group(1), exc.diag.message_detail
-            # A foreign key's need is named by its trigger; PostgreSQL's own refusal
-            # names no operation: the first right SQLite's authorizer would ask for.
-            op = detail if detail in _PRIVILEGES else self._first_lacking(table, statement)
-            reason = f"role {self.identity.role} may not {op} {table}"
-            self.denials.append(Denial(table, None, reason))
+        found = denial_of(
+            self.identity,
+            exc.sqlstate or "",
+            exc.diag.message_primary or "",
+            exc.diag.message_detail,
+            statement,
+        )
+        if found is not None:
+            self.denials.append(found)
 
-    def _first_lacking(self, table: str, statement: str) -> str:
-        """The first right on `table` the statement needs and the identity lacks."""
-        verb = statement.lstrip().split(None, 1)[0].upper() if statement.strip() else ""
-        asked: list[TableOp] = [_VERBS[verb], "read"] if verb in _VERBS else ["read"]
-        if verb == "INSERT" and _UPSERT.search(statement):
-            asked.append("update")
-        return next((op for op in asked if not self.identity.allows(table, op)), "read")
+
+def denial_of(
+    identity: Identity, sqlstate: str, message: str, detail: str | None, statement: str
+) -> Denial | None:
+    """The boundary's refusal an error reports (table, key, reason), or None for another error.
+
+    Shared by kaudit's own tool calls and the wire proxy in front of an agent's own SQL,
+    which reads the same fields from the server's ErrorResponse.
+    """
+    if sqlstate != "42501":
+        return None
+    if message == _MESSAGE and detail:
+        table, key, column = json.loads(detail)
+        value = identity.scope[column]
+        reason = f"row outside the {column} = {value} scope of role {identity.role}"
+        return Denial(table, sqlite_json(key), reason)
+    denied = _DENIED.match(message)
+    if denied is None:
+        return None
+    table = denied.group(1)
+    # A foreign key's need is named by its trigger; PostgreSQL's own refusal
+    # names no operation: the first right SQLite's authorizer would ask for.
+    op = detail if detail in _PRIVILEGES else _first_lacking(identity, table, statement)
+    return Denial(table, None, f"role {identity.role} may not {op} {table}")
+
+
+def _first_lacking(identity: Identity, table: str, statement: str) -> str:
+    """The first right on `table` the statement needs and the identity lacks."""
+    verb = statement.lstrip().split(None, 1)[0].upper() if statement.strip() else ""
+    asked: list[TableOp] = [_VERBS[verb], "read"] if verb in _VERBS else ["read"]
+    if verb == "INSERT" and _UPSERT.search(statement):
+        asked.append("update")
+    return next((op for op in asked if not identity.allows(table, op)), "read")
 
 
 def _statement_needs(

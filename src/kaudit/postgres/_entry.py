@@ -9,8 +9,9 @@ from typing import Any, Literal
 from kaudit.errors import SubstrateError
 from kaudit.substrate import SUBSTRATES, Blueprint, Substrate, substrate_scheme
 
-Kind = Literal["run", "pool", "template", "build"]
-"""What a kaudit database on a server is: a run's, a rollback pool's, a template, a build."""
+Kind = Literal["run", "pool", "template", "build", "role"]
+"""What kaudit left on a server is: a run's database, a rollback pool's, a template, a
+build, or an agent's login role (`role`, named in `Pruned.name` like a database)."""
 Action = Literal["dropped", "would drop", "kept"]
 
 
@@ -61,8 +62,9 @@ def prune_postgres(
 ) -> list[Pruned]:
     """Drop what kaudit left on the PostgreSQL server `url` that nobody uses any more.
 
-    Run and pool databases whose owner process is gone (killed campaigns), half-built
-    templates whose builder is gone, and templates neither built nor used by this
+    Run and pool databases whose owner process is gone (killed campaigns), the agent
+    login roles of run databases that are gone, half-built templates whose builder is
+    gone, and templates neither built nor used by this
     kaudit version go; with `keep` (substrates, or template database names), so does
     every template not among theirs. A database a live process owns or holds is never
     dropped (a dropped template that was still useful costs a rebuild at its next use).
@@ -76,6 +78,7 @@ def prune_postgres(
     try:
         import psycopg
 
+        from kaudit.postgres._agent_role import prune_agent_roles
         from kaudit.postgres._catalog import prune
         from kaudit.postgres._conn import connect, redacted
         from kaudit.postgres._substrate import TRANSLATION_VERSION, PostgresSubstrate, split_reset
@@ -90,7 +93,11 @@ def prune_postgres(
     with connect(server) as admin:
         try:
             kept = None if names is None else {name for name in names if name is not None}
-            return prune(admin, translation=TRANSLATION_VERSION, keep=kept, dry_run=dry_run)
+            done = prune(admin, translation=TRANSLATION_VERSION, keep=kept, dry_run=dry_run)
+            gone = "its run's database is gone"
+            action: Action = "would drop" if dry_run else "dropped"
+            roles = prune_agent_roles(admin, dry_run=dry_run)
+            return [*done, *(Pruned(name, "role", action, gone) for name in roles)]
         except psycopg.Error as exc:
             raise SubstrateError(f"PostgreSQL at {redacted(server)}: {exc}") from None
 

@@ -45,6 +45,7 @@ from kaudit.serve._serve import (
 )
 from kaudit.serve._stdio import serve_stdio
 from kaudit.serve._timeouts import AGENT_TIMEOUT_S, IDLE_TIMEOUT_S, checked_seconds, end_when_idle
+from kaudit.serve._wire_door import PostgresWireDoor, postgres_wire_door
 
 __all__ = [
     "AGENT_TIMEOUT_S",
@@ -59,6 +60,7 @@ __all__ = [
     "DoorFactory",
     "HandedWorld",
     "McpCommandAgent",
+    "PostgresWireDoor",
     "Recorded",
     "RunSpooled",
     "ServeOptions",
@@ -78,6 +80,7 @@ __all__ = [
     "mcp_server",
     "open_doors",
     "open_served",
+    "postgres_wire_door",
     "register_door",
     "serve_stdio",
     "serve_task",

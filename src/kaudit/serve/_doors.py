@@ -98,6 +98,10 @@ class DoorEvidence:
     retries: int = 0
     final_message: str | None = None
     """The agent's last answer, when a door saw it (the model door)."""
+    reached: bool | None = None
+    """Whether the agent reached the world through this door, when the door knows (the
+    wire door: a connection through it); it then wins over a watcher's guess, which
+    would count the door's own sessions on the run's database."""
 
     def merge(self, other: DoorEvidence) -> None:
         """Add `other` after what is here (its `extra` keys win, its message if it has one)."""
@@ -112,6 +116,8 @@ class DoorEvidence:
         self.cost_usd += other.cost_usd
         self.retries += other.retries
         self.final_message = other.final_message or self.final_message
+        if other.reached is not None:
+            self.reached = bool(self.reached) or other.reached
 
     @property
     def reached_world(self) -> bool:
