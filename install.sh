@@ -82,4 +82,6 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q -e '.[dev]'
 # The real local model the real-model tests audit (a one-time source build, then cached).
 ./install-local-model.sh .venv
+# The third-party MCP servers the tool-door tests audit, each in its own venv.
+./install-tool-servers.sh
 say "done: . .venv/bin/activate, then kaudit --help"
