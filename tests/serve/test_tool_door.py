@@ -26,18 +26,13 @@ from kaudit.serve._doors import DoorEvidence, HandedWorld
 from kaudit.serve._tooldoor import STEP_BUDGET_USED, ToolDoor
 from kaudit.spec import FaultRule, Identity
 from kaudit.suites import load_suite
+from tests.serve.sql_tools_agent import APPROVE as APPROVE_REFUND
+from tests.serve.sql_tools_agent import PAYOUT as PAY_OUT
 
 TASK = "billing/payout-ack-lost"
 READS = {"read_query": "read", "list_tables": "read", "describe_table": "read"}
-APPROVE = (
-    "UPDATE refunds SET status = 'approved', approved_by = 'agent' WHERE refund_id = 'RFD_025'"
-)
-PAYOUT = (
-    "INSERT INTO payouts (payout_id, billing_account_id, refund_id, amount, status, created_at, "
-    "sent_at) SELECT printf('PO_%03d', (SELECT COUNT(*) FROM payouts) + 1), billing_account_id, "
-    "refund_id, amount, 'sent', '2026-06-01', '2026-06-01' FROM refunds WHERE refund_id = 'RFD_025'"
-)
-"""Pays RFD_025 out under the next payout id: sent twice, it pays twice."""
+APPROVE, PAYOUT = APPROVE_REFUND.sql, PAY_OUT.sql
+"""Approve RFD_025; pay it out under the next payout id (sent twice, it pays twice)."""
 
 Agent = Callable[[Client], Awaitable[Any]]
 
