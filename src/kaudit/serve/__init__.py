@@ -23,6 +23,7 @@ from kaudit.serve._calls import (
 )
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import FINISH, listed_tools, mcp_server, task_instructions
+from kaudit.serve._proxied import ProxiedTool, parse_tool_tags, tag_for
 from kaudit.serve._serve import (
     ServeOptions,
     append_served,
@@ -33,6 +34,8 @@ from kaudit.serve._serve import (
 )
 from kaudit.serve._stdio import serve_stdio
 from kaudit.serve._timeouts import AGENT_TIMEOUT_S, IDLE_TIMEOUT_S, checked_seconds, end_when_idle
+from kaudit.serve._tooldoor import ToolDoor
+from kaudit.serve._upstream import ToolServer
 
 __all__ = [
     "AGENT_TIMEOUT_S",
@@ -40,12 +43,15 @@ __all__ = [
     "IDLE_TIMEOUT_S",
     "CallReply",
     "McpCommandAgent",
+    "ProxiedTool",
     "Recorded",
     "RunSpooled",
     "ServeOptions",
     "ServedAgent",
     "ServedRun",
     "ServedSession",
+    "ToolDoor",
+    "ToolServer",
     "agent_environment",
     "append_served",
     "build_mcp_agent",
@@ -55,12 +61,14 @@ __all__ = [
     "listed_tools",
     "mcp_server",
     "open_served",
+    "parse_tool_tags",
     "serve_stdio",
     "serve_task",
     "served_config",
     "spool_dir",
     "spooled_runs",
     "start_served_run",
+    "tag_for",
     "task_instructions",
     "verdict_text",
 ]
