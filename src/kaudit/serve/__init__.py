@@ -21,6 +21,18 @@ from kaudit.serve._calls import (
     ServedSession,
     start_served_run,
 )
+from kaudit.serve._command import CommandAgent, CommandRun, build_command_agent, task_environment
+from kaudit.serve._doors import (
+    DOORS,
+    Door,
+    DoorEvidence,
+    DoorFactory,
+    HandedWorld,
+    close_doors,
+    doors_for,
+    open_doors,
+    register_door,
+)
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import FINISH, listed_tools, mcp_server, task_instructions
 from kaudit.serve._proxied import ProxiedTool, parse_tool_tags, tag_for
@@ -39,9 +51,16 @@ from kaudit.serve._upstream import ToolServer
 
 __all__ = [
     "AGENT_TIMEOUT_S",
+    "DOORS",
     "FINISH",
     "IDLE_TIMEOUT_S",
     "CallReply",
+    "CommandAgent",
+    "CommandRun",
+    "Door",
+    "DoorEvidence",
+    "DoorFactory",
+    "HandedWorld",
     "McpCommandAgent",
     "ProxiedTool",
     "Recorded",
@@ -54,14 +73,19 @@ __all__ = [
     "ToolServer",
     "agent_environment",
     "append_served",
+    "build_command_agent",
     "build_mcp_agent",
     "checked_seconds",
+    "close_doors",
+    "doors_for",
     "end_when_idle",
     "http_endpoint",
     "listed_tools",
     "mcp_server",
+    "open_doors",
     "open_served",
     "parse_tool_tags",
+    "register_door",
     "serve_stdio",
     "serve_task",
     "served_config",
@@ -69,6 +93,7 @@ __all__ = [
     "spooled_runs",
     "start_served_run",
     "tag_for",
+    "task_environment",
     "task_instructions",
     "verdict_text",
 ]
