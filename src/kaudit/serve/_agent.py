@@ -158,6 +158,11 @@ def build_mcp_agent(argument: str, options: dict[str, Any]) -> McpCommandAgent:
     command = options.get("agent_command")
     if not command:
         raise KauditError("--agent mcp needs --agent-command: the MCP-client agent to start")
+    if options.get("tools_command") or options.get("tools_tag"):
+        raise KauditError(
+            "--tools-command needs --agent command: the third-party server's tools replace "
+            "kaudit's own at KAUDIT_MCP_URL, which --agent mcp serves"
+        )
     timeout = options.get("agent_timeout")
     return McpCommandAgent(
         str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout

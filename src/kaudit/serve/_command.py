@@ -37,6 +37,7 @@ from kaudit.serve._doors import (
 from kaudit.serve._process import EXIT_GRACE_S, AgentProcess
 from kaudit.serve._reach import FileReach, ServerReach
 from kaudit.serve._timeouts import AGENT_TIMEOUT_S, checked_seconds
+from kaudit.serve._tooldoor import tool_doors
 
 
 def task_environment(episode: Episode) -> dict[str, str]:
@@ -136,6 +137,8 @@ class CommandSession:
         evidence = await self._finish()
         if ended.timed_out:
             raise AgentStalledError(f"agent command timed out after {self._agent.timeout_s:g} s")
+        if evidence.stalled is not None:
+            raise AgentStalledError(evidence.stalled)
         if ended.code != 0:
             raise AgentError(
                 f"agent command exited with code {ended.code}: {run.process.stderr_line()}"
@@ -210,5 +213,8 @@ def build_command_agent(argument: str, options: dict[str, Any]) -> CommandAgent:
         raise KauditError("--agent command needs --agent-command: the agent program to start")
     timeout = options.get("agent_timeout")
     return CommandAgent(
-        str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout
+        str(command),
+        argument or None,
+        AGENT_TIMEOUT_S if timeout is None else timeout,
+        doors=tool_doors(options),
     )

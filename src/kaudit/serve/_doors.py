@@ -98,6 +98,9 @@ class DoorEvidence:
     retries: int = 0
     final_message: str | None = None
     """The agent's last answer, when a door saw it (the model door)."""
+    stalled: str | None = None
+    """Why a door refused the agent's calls past the run's step budget (the tool door):
+    the run then ends `stalled`, as a run of kaudit's own loop does at `max_steps`."""
 
     def merge(self, other: DoorEvidence) -> None:
         """Add `other` after what is here (its `extra` keys win, its message if it has one)."""
@@ -112,6 +115,7 @@ class DoorEvidence:
         self.cost_usd += other.cost_usd
         self.retries += other.retries
         self.final_message = other.final_message or self.final_message
+        self.stalled = self.stalled or other.stalled
 
     @property
     def reached_world(self) -> bool:

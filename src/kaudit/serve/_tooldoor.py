@@ -33,14 +33,15 @@ from mcp.server.lowlevel import Server
 from kaudit.errors import KauditError
 from kaudit.faults import FaultLayer
 from kaudit.gateway import Layer, LimitsLayer, RecordingLayer, ToolGateway
-from kaudit.serve._doors import DoorEvidence, HandedWorld
+from kaudit.serve._doors import DoorEvidence, DoorFactory, HandedWorld
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import FINISH, listed_tools, task_instructions
-from kaudit.serve._proxied import ServerOwnsTheWorld, proxied_tools
+from kaudit.serve._proxied import ServerOwnsTheWorld, parse_tool_tags, proxied_tools
 from kaudit.serve._upstream import ToolServer, WorldAddress, checked_tools_command, tools_argv
 from kaudit.tools import ToolContext, ToolResult, ToolTag
 
 STEP_BUDGET_USED = "the step budget of this run is used: this call was not executed"
+STEP_BUDGET_STALLED = "the agent called tools past the task's max_steps"
 
 
 class ToolDoor:
@@ -120,6 +121,8 @@ class ToolDoor:
             tool_calls=list(self._recording.calls),
             faults=[fault.model_dump(mode="json") for fault in injected],
             extra={"tool_door": facts},
+            final_message=self._finish,
+            stalled=None if not self._refused else f"{STEP_BUDGET_STALLED} ({self._budget})",
         )
 
     async def call(self, name: str, arguments: dict[str, Any] | str) -> ToolResult:
@@ -159,6 +162,24 @@ class ToolDoor:
             "kaudit-tools", instructions=instructions, on_list_tools=list_tools,
             on_call_tool=call_tool,
         )  # fmt: skip
+
+
+def tool_doors(options: Mapping[str, Any]) -> tuple[DoorFactory, ...]:
+    """The tool door an external agent's options ask for (`tools_command`, `tools_tag`).
+
+    Both are checked here, before any run: the program must exist and every tag parse.
+    """
+    command, tags = options.get("tools_command"), options.get("tools_tag")
+    if not command:
+        if tags:
+            raise KauditError("--tools-tag needs --tools-command: the server whose tools it tags")
+        return ()
+    checked, parsed = checked_tools_command(str(command)), parse_tool_tags(tags)
+
+    def door(world: HandedWorld) -> ToolDoor:
+        return ToolDoor(checked, parsed)
+
+    return (door,)
 
 
 def _reply(result: ToolResult) -> types.CallToolResult:
