@@ -11,6 +11,8 @@
 #     configuration is ever edited.
 #  3. A virtual environment .venv with kaudit and every extra (`.[dev]`): a stock Debian or
 #     Ubuntu python3 refuses `pip install` outside a venv (PEP 668).
+#  4. The third-party MCP servers the tool-door tests audit, each in its own venv under
+#     .venv-tools/ (install-tool-servers.sh; docs/tool-door.md).
 # Then `. .venv/bin/activate`.
 set -euo pipefail
 cd "$(dirname "$0")"

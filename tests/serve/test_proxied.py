@@ -7,10 +7,12 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 
+from kaudit.agents import build_agents
 from kaudit.errors import KauditError
-from kaudit.serve import ProxiedTool, ToolServer, parse_tool_tags, tag_for
+from kaudit.serve import CommandAgent, ProxiedTool, ToolDoor, ToolServer, parse_tool_tags, tag_for
 from kaudit.serve._proxied import proxied_tools
 from kaudit.serve._upstream import WorldAddress, tool_result, tools_argv
+from kaudit.suites import load_suite
 
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}}
 
@@ -97,3 +99,37 @@ def test_a_server_answer_reaches_the_agent_as_sent() -> None:
     structured = types.CallToolResult(content=text, structured_content={"rows": 2})
     assert tool_result(structured).content == {"rows": 2}
     assert tool_result(types.CallToolResult(content=text)).content == "no such table: x"
+
+
+@pytest.mark.parametrize(
+    ("agent", "tools", "message"),
+    [
+        ("command", {"tools_tag": "read_query=read"}, "--tools-tag needs --tools-command"),
+        ("command", {"tools_command": "no-such-server {db}"}, "program 'no-such-server' not"),
+        ("command", {"tools_command": "env {db}", "tools_tag": "q"}, "'q' is not NAME=TAG"),
+        ("mcp", {"tools_command": "env {db}"}, "--tools-command needs --agent command"),
+        ("reference", {"tools_command": "env {db}"}, "--tools-command needs --agent"),
+    ],
+)
+def test_tool_door_options_are_checked_before_any_run(
+    agent: str, tools: dict[str, str], message: str
+) -> None:
+    """Fails if a bad tools option is accepted and only fails (or is ignored) per run:
+    a tag without a server, a missing program, an MCP agent whose own tools it would hide."""
+    task = load_suite("builtin").tasks["billing/payout-ack-lost"]
+    command = None if agent == "reference" else "env true"
+    with pytest.raises(KauditError, match=message):
+        build_agents([agent], [task], agent_command=command, tools=tools)
+
+
+def test_a_command_agent_gets_one_tool_door_per_run() -> None:
+    """Fails if `--tools-command` does not reach the command agent as a door, or its
+    factory hands two runs the same door (one run's calls would land in the other's)."""
+    task = load_suite("builtin").tasks["billing/payout-ack-lost"]
+    (agent,) = build_agents(
+        ["command"], [task], agent_command="env true", tools={"tools_command": "env {db}"}
+    )
+    assert isinstance(agent, CommandAgent) and len(agent.doors) == 1
+    world = object()  # the factory does not look at the world: the door does, when opened
+    first, second = agent.doors[0](world), agent.doors[0](world)
+    assert isinstance(first, ToolDoor) and first is not second
