@@ -123,13 +123,15 @@ def test_tool_door_options_are_checked_before_any_run(
 
 
 def test_a_command_agent_gets_one_tool_door_per_run() -> None:
-    """Fails if `--tools-command` does not reach the command agent as a door, or its
-    factory hands two runs the same door (one run's calls would land in the other's)."""
+    """Fails if `--tools-command` does not reach the command agent as a door (or its
+    manifest), or its factory hands two runs the same door (one run's calls would land
+    in the other's)."""
     task = load_suite("builtin").tasks["billing/payout-ack-lost"]
     (agent,) = build_agents(
         ["command"], [task], agent_command="env true", tools={"tools_command": "env {db}"}
     )
     assert isinstance(agent, CommandAgent) and len(agent.doors) == 1
+    assert agent.describe()["doors"] == [{"kind": "tools", "command": "env {db}", "tags": {}}]
     world = object()  # the factory does not look at the world: the door does, when opened
     first, second = agent.doors[0](world), agent.doors[0](world)
     assert isinstance(first, ToolDoor) and first is not second

@@ -31,6 +31,7 @@ from kaudit.serve._doors import (
     DoorFactory,
     HandedWorld,
     close_doors,
+    described_doors,
     doors_for,
     open_doors,
 )
@@ -191,8 +192,10 @@ class CommandAgent(AgentDefaults):
         return self._facts.pop(run_id, None)
 
     def describe(self) -> dict[str, Any]:
-        """Configuration for the manifest."""
-        return {"kind": "command", "command": self.command, "timeout_s": self.timeout_s}
+        """Configuration for the manifest, with the doors it adds (its tools' server)."""
+        entry = {"kind": "command", "command": self.command, "timeout_s": self.timeout_s}
+        doors = described_doors(self.doors)
+        return entry | {"doors": doors} if doors else entry
 
 
 def program_name(command: str, kind: str) -> str:

@@ -155,6 +155,25 @@ class Door(Protocol):
 DoorFactory = Callable[[HandedWorld], "Door | None"]
 """Chooses a door for a run from its world (None: this run has no such door)."""
 
+
+@runtime_checkable
+class DescribedDoor(Protocol):
+    """A configured door factory that says what it adds, for the campaign's manifest."""
+
+    def __call__(self, world: HandedWorld) -> Door | None:
+        """The run's door."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """The door's configuration (its command, its tags), as the manifest keeps it."""
+        ...
+
+
+def described_doors(doors: Iterable[DoorFactory]) -> list[dict[str, Any]]:
+    """What each configured door that can describe itself says, in order."""
+    return [door.describe() for door in doors if isinstance(door, DescribedDoor)]
+
+
 DOORS: list[DoorFactory] = []
 """Every door kind, asked in order for each handed-over run (`register_door`)."""
 

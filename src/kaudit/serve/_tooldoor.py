@@ -24,6 +24,7 @@ import asyncio
 import json
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
@@ -164,6 +165,22 @@ class ToolDoor:
         )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class ToolDoorConfig:
+    """What `--tools-command` / `--tools-tag` configure: a fresh `ToolDoor` per run."""
+
+    command: str
+    tags: Mapping[str, ToolTag] = field(default_factory=dict)
+
+    def __call__(self, world: HandedWorld) -> ToolDoor:
+        """The run's own door (each run its own server, gateway and step count)."""
+        return ToolDoor(self.command, self.tags)
+
+    def describe(self) -> dict[str, Any]:
+        """The tools under audit, for the manifest."""
+        return {"kind": "tools", "command": self.command, "tags": dict(self.tags)}
+
+
 def tool_doors(options: Mapping[str, Any]) -> tuple[DoorFactory, ...]:
     """The tool door an external agent's options ask for (`tools_command`, `tools_tag`).
 
@@ -174,12 +191,7 @@ def tool_doors(options: Mapping[str, Any]) -> tuple[DoorFactory, ...]:
         if tags:
             raise KauditError("--tools-tag needs --tools-command: the server whose tools it tags")
         return ()
-    checked, parsed = checked_tools_command(str(command)), parse_tool_tags(tags)
-
-    def door(world: HandedWorld) -> ToolDoor:
-        return ToolDoor(checked, parsed)
-
-    return (door,)
+    return (ToolDoorConfig(checked_tools_command(str(command)), parse_tool_tags(tags)),)
 
 
 def _reply(result: ToolResult) -> types.CallToolResult:
