@@ -171,6 +171,23 @@ def test_a_failure_before_commit_never_reaches_the_server(
     ]
 
 
+def test_a_duplicated_delivery_reaches_the_server_twice(
+    tmp_path: Path, sqlite_mcp_server: Path
+) -> None:
+    """Fails if the door's fault layer cannot forward one call twice to the server (the
+    file would hold one payout) or the agent is told about the second delivery."""
+    handed = world(tmp_path, faults=(FaultRule(kind="duplicate_delivery"),))
+
+    async def agent(client: Client) -> str:
+        return text(await client.call_tool("write_query", {"query": PAYOUT}))
+
+    seen, evidence = through_door(sqlite_mcp_server, handed, agent)
+    assert seen == "[{'affected_rows': 1}]"
+    assert [(f["kind"], f["applied"]) for f in evidence.faults] == [("duplicate_delivery", 2)]
+    paid = "SELECT payout_id FROM payouts WHERE refund_id = 'RFD_025' ORDER BY payout_id"
+    assert rows(handed.db_path, paid) == [("PO_032",), ("PO_033",)]
+
+
 def test_calls_past_the_step_budget_are_refused_and_not_forwarded(
     tmp_path: Path, sqlite_mcp_server: Path
 ) -> None:

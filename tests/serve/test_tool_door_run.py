@@ -85,3 +85,25 @@ def test_an_agent_past_the_step_budget_is_cut_off_and_stalled(
         assert record.extra["tool_door"]["refused_over_budget"] == 1
         assert (record.termination, record.outcome) == ("stalled", "FAIL_SAFE")
         assert record.agent_error is not None and "max_steps" in record.agent_error
+
+
+def test_a_tool_server_that_does_not_start_stops_the_campaign_before_any_record(
+    tmp_path: Path,
+) -> None:
+    """Fails if a broken `--tools-command` becomes INVALID (or worse, scored) runs instead
+    of the preflight's exit 2 with the server's own last words, and nothing written."""
+    crash = f"{sys.executable} -c 'import sys; sys.exit(\"cannot open {{db}}\")'"
+    ledger = tmp_path / "audit.sqlite"
+    done = subprocess.run(
+        [
+            *(*KAUDIT, "run", "--suite", "builtin", "--tasks", "billing/payout-ack-lost"),
+            *("--agent", "command:careful", "--agent-command", f"{AGENT} careful"),
+            *("--tools-command", crash, "--ledger", str(ledger)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2
+    assert "did not start" in done.stderr and "cannot open /" in done.stderr
+    assert not ledger.exists()
