@@ -29,6 +29,8 @@ from kaudit.suites import load_suite
 from tests.serve.sql_tools_agent import APPROVE as APPROVE_REFUND
 from tests.serve.sql_tools_agent import PAYOUT as PAY_OUT
 
+pytestmark = pytest.mark.slow  # each run starts a real MCP server
+
 TASK = "billing/payout-ack-lost"
 READS = {"read_query": "read", "list_tables": "read", "describe_table": "read"}
 APPROVE, PAYOUT = APPROVE_REFUND.sql, PAY_OUT.sql

@@ -12,8 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kaudit.ledger import Ledger, RunRecord
 from tests.serve.conftest import KAUDIT
+
+pytestmark = pytest.mark.slow  # each run starts a real MCP server
 
 AGENT = f"{sys.executable} {Path(__file__).with_name('sql_tools_agent.py')}"
 TASKS = "billing/invoice-delete-drafts,billing/payout-ack-lost"
