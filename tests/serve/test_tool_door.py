@@ -22,8 +22,8 @@ from mcp import Client
 from kaudit.agents import Episode
 from kaudit.errors import KauditError, SubstrateError
 from kaudit.faults import CONNECTION_LOST
-from kaudit.serve._doors import DoorEvidence, HandedWorld
-from kaudit.serve._tooldoor import STEP_BUDGET_USED, ToolDoor
+from kaudit.serve import DoorEvidence, HandedWorld, ToolDoor
+from kaudit.serve._tooldoor import STEP_BUDGET_USED
 from kaudit.spec import FaultRule, Identity
 from kaudit.suites import load_suite
 from tests.serve.sql_tools_agent import APPROVE as APPROVE_REFUND
