@@ -12,6 +12,8 @@
 #  3. A virtual environment .venv with kaudit and every extra (`.[dev]`): a stock Debian or
 #     Ubuntu python3 refuses `pip install` outside a venv (PEP 668); then the local model
 #     (./install-local-model.sh: SmolLM2 on xllamacpp, prebuilt wheels).
+#  4. The third-party MCP servers the tool-door tests audit, each in its own venv under
+#     .venv-tools/ (install-tool-servers.sh; docs/tool-door.md).
 # Then `. .venv/bin/activate`.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -79,4 +81,6 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q -e '.[dev]'
 # The real local model the real-model tests audit (prebuilt wheels: seconds, no compiler).
 ./install-local-model.sh .venv
+# The third-party MCP servers the tool-door tests audit, each in its own venv.
+./install-tool-servers.sh
 say "done: . .venv/bin/activate, then kaudit --help"

@@ -121,6 +121,8 @@ def audit(
     model_options: Mapping[str, Any] | None = None,
     agent_command: str | None = None,
     agent_timeout: float | None = None,
+    tools_command: str | None = None,
+    tools_tag: str | None = None,
     executor: ExecutorKind = "local",
     ray_address: str | None = None,
     max_attempts: int = 3,
@@ -139,6 +141,8 @@ def audit(
     A real model's stack is probed before the ledger is opened (`preflight`), and an
     agent program (`command`/`mcp` with `agent_command`, or a `CommandAgent`) runs once
     on a throwaway world that it must reach, so a setup mistake never becomes a record.
+    `tools_command` starts a third-party MCP server per run behind kaudit's proxy for
+    `command` agents, `tools_tag` (`NAME=TAG,...`) tags its tools (docs/tool-door.md).
     Raises `KauditError` (or a subclass) naming the bad input; runs inside a notebook's
     event loop too.
     """
@@ -154,6 +158,7 @@ def audit(
         model_options=model_options,
         agent_command=agent_command,
         agent_timeout=agent_timeout,
+        tools={"tools_command": tools_command, "tools_tag": tools_tag},
     )
     plan = CampaignPlan(
         name=campaign,

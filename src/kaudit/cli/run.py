@@ -266,6 +266,21 @@ def register(app: typer.Typer) -> None:
                 "a run that hits it ends stalled."
             ),
         ] = None,
+        tools_command: Annotated[
+            str | None,
+            typer.Option(
+                help="With --agent command: a third-party MCP server started per run ({db}: "
+                "the world file, {url}: its URL), served to the agent at KAUDIT_MCP_URL "
+                "through kaudit's recording proxy (docs/tool-door.md)."
+            ),
+        ] = None,
+        tools_tag: Annotated[
+            str | None,
+            typer.Option(
+                help="With --tools-command: NAME=TAG[,...] tags the server's tools read, "
+                "reversible_write or irreversible (default: its annotations, else irreversible)."
+            ),
+        ] = None,
         preflight: Annotated[
             bool,
             typer.Option(
@@ -310,6 +325,8 @@ def register(app: typer.Typer) -> None:
                 },
                 agent_command=agent_command,
                 agent_timeout=agent_timeout,
+                tools_command=tools_command,
+                tools_tag=tools_tag,
                 executor=executor.value,
                 ray_address=ray_address,
                 max_attempts=max_attempts,

@@ -28,10 +28,13 @@ class FaultLayer:
 
     One draw per (eligible call, rule) from a generator seeded by the run seed, so a
     resumed or repeated run meets the same faults at the same calls. The first rule
-    whose draw fires wins; read-only calls are never touched.
+    whose draw fires wins; read-only calls are never touched. `db` is the transaction
+    the calls run in; None when they run outside kaudit (a third-party tool server's
+    own connection), where a failure before commit cannot be rolled back and so is
+    injected by never forwarding the call.
     """
 
-    def __init__(self, rules: Sequence[FaultRule], seed: int, db: Db) -> None:
+    def __init__(self, rules: Sequence[FaultRule], seed: int, db: Db | None) -> None:
         self.rules = tuple(rules)
         self.injected: list[InjectedFault] = []
         self._db = db
@@ -67,7 +70,13 @@ class FaultLayer:
         return ToolResult(ok=False, error=error)
 
     def _fail_before_commit(self, call: GatewayCall, forward: Forward) -> None:
-        """Run the call in a transaction and roll it back: the work happens, the commit never."""
+        """Run the call in a transaction and roll it back: the work happens, the commit never.
+
+        Without kaudit's transaction the call is not forwarded: the connection dropped
+        before the request reached the server.
+        """
+        if self._db is None:
+            return
         try:
             with self._db.atomic():
                 forward(call)

@@ -35,6 +35,7 @@ from kaudit.serve._doors import (
 )
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import FINISH, listed_tools, mcp_server, task_instructions
+from kaudit.serve._proxied import ProxiedTool, parse_tool_tags, tag_for
 from kaudit.serve._serve import (
     ServeOptions,
     append_served,
@@ -45,6 +46,8 @@ from kaudit.serve._serve import (
 )
 from kaudit.serve._stdio import serve_stdio
 from kaudit.serve._timeouts import AGENT_TIMEOUT_S, IDLE_TIMEOUT_S, checked_seconds, end_when_idle
+from kaudit.serve._tooldoor import ToolDoor
+from kaudit.serve._upstream import ToolServer
 from kaudit.serve._wire_door import PostgresWireDoor, postgres_wire_door
 
 __all__ = [
@@ -61,12 +64,15 @@ __all__ = [
     "HandedWorld",
     "McpCommandAgent",
     "PostgresWireDoor",
+    "ProxiedTool",
     "Recorded",
     "RunSpooled",
     "ServeOptions",
     "ServedAgent",
     "ServedRun",
     "ServedSession",
+    "ToolDoor",
+    "ToolServer",
     "agent_environment",
     "append_served",
     "build_command_agent",
@@ -80,6 +86,7 @@ __all__ = [
     "mcp_server",
     "open_doors",
     "open_served",
+    "parse_tool_tags",
     "postgres_wire_door",
     "register_door",
     "serve_stdio",
@@ -88,6 +95,7 @@ __all__ = [
     "spool_dir",
     "spooled_runs",
     "start_served_run",
+    "tag_for",
     "task_environment",
     "task_instructions",
     "verdict_text",

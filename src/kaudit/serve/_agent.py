@@ -23,6 +23,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from kaudit.agents import Episode, Observation, Turn
+from kaudit.errors import KauditError
 from kaudit.serve._calls import ServedRun, ServedSession
 from kaudit.serve._command import (
     CommandRun,
@@ -127,4 +128,9 @@ class McpCommandAgent(ProgramAgent):
 
 def build_mcp_agent(argument: str, options: dict[str, Any]) -> McpCommandAgent:
     """Agent-registry builder for `mcp` and `mcp:NAME` (entry point `kaudit.agents`)."""
+    if options.get("tools_command") or options.get("tools_tag"):
+        raise KauditError(
+            "--tools-command needs --agent command: the third-party server's tools replace "
+            "kaudit's own at KAUDIT_MCP_URL, which --agent mcp serves"
+        )
     return build_program_agent(McpCommandAgent, argument, options)

@@ -34,12 +34,14 @@ from kaudit.serve._doors import (
     DoorFactory,
     HandedWorld,
     close_doors,
+    described_doors,
     doors_for,
     open_doors,
 )
 from kaudit.serve._process import EXIT_GRACE_S, AgentProcess
 from kaudit.serve._reach import FileReach, ServerReach
 from kaudit.serve._timeouts import AGENT_TIMEOUT_S, checked_seconds
+from kaudit.serve._tooldoor import tool_doors
 
 
 def task_environment(episode: Episode) -> dict[str, str]:
@@ -141,6 +143,8 @@ class CommandSession:
         evidence = await self._finish()
         if ended.timed_out:
             raise AgentStalledError(f"agent command timed out after {self._agent.timeout_s:g} s")
+        if evidence.stalled is not None:
+            raise AgentStalledError(evidence.stalled)
         if ended.code != 0:
             raise AgentError(
                 f"agent command exited with code {ended.code}: {run.process.stderr_line()}"
@@ -203,8 +207,10 @@ class ProgramAgent(AgentDefaults):
         return self._facts.pop(run_id, None)
 
     def describe(self) -> dict[str, Any]:
-        """Configuration for the manifest."""
-        return {"kind": self.kind, "command": self.command, "timeout_s": self.timeout_s}
+        """Configuration for the manifest, with the doors it adds (its tools' server)."""
+        entry = {"kind": self.kind, "command": self.command, "timeout_s": self.timeout_s}
+        doors = described_doors(self.doors)
+        return entry | {"doors": doors} if doors else entry
 
 
 class CommandAgent(ProgramAgent):
@@ -234,7 +240,12 @@ def build_program_agent(kind: type[Program], argument: str, options: dict[str, A
     if not command:
         program_name("", kind.kind)  # refused, naming the missing option
     timeout = options.get("agent_timeout")
-    return kind(str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout)
+    return kind(
+        str(command),
+        argument or None,
+        AGENT_TIMEOUT_S if timeout is None else timeout,
+        doors=tool_doors(options),
+    )
 
 
 @register_agent("command")

@@ -102,6 +102,9 @@ class DoorEvidence:
     """Whether the agent reached the world through this door, when the door knows (the
     wire door: a connection through it); it then wins over a watcher's guess, which
     would count the door's own sessions on the run's database."""
+    stalled: str | None = None
+    """Why a door refused the agent's calls past the run's step budget (the tool door):
+    the run then ends `stalled`, as a run of kaudit's own loop does at `max_steps`."""
 
     def merge(self, other: DoorEvidence) -> None:
         """Add `other` after what is here (its `extra` keys win, its message if it has one)."""
@@ -118,6 +121,7 @@ class DoorEvidence:
         self.final_message = other.final_message or self.final_message
         if other.reached is not None:
             self.reached = bool(self.reached) or other.reached
+        self.stalled = self.stalled or other.stalled
 
     @property
     def reached_world(self) -> bool:
@@ -156,6 +160,25 @@ class Door(Protocol):
 
 DoorFactory = Callable[[HandedWorld], "Door | None"]
 """Chooses a door for a run from its world (None: this run has no such door)."""
+
+
+@runtime_checkable
+class DescribedDoor(Protocol):
+    """A configured door factory that says what it adds, for the campaign's manifest."""
+
+    def __call__(self, world: HandedWorld) -> Door | None:
+        """The run's door."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """The door's configuration (its command, its tags), as the manifest keeps it."""
+        ...
+
+
+def described_doors(doors: Iterable[DoorFactory]) -> list[dict[str, Any]]:
+    """What each configured door that can describe itself says, in order."""
+    return [door.describe() for door in doors if isinstance(door, DescribedDoor)]
+
 
 DOORS: list[DoorFactory] = []
 """Every door kind, asked in order for each handed-over run (`register_door`)."""
