@@ -201,8 +201,46 @@ def _swap(path: Path, fixture: Fixture) -> None:
     )(path, fixture)
 
 
+def _lying_index(path: Path, fixture: Fixture) -> None:
+    """The runs' unique index swapped for a partial one without damage rows, with sqlite3
+    alone: no row and no hash changes, but every read through the index misses them."""
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE UNIQUE INDEX lie ON runs (campaign, model, task, run_index, attempt) "
+        "WHERE counts_as_damage = 0"
+    )
+    conn.commit()
+    roots = dict(conn.execute("SELECT name, rootpage FROM sqlite_master WHERE type = 'index'"))
+    conn.execute("PRAGMA writable_schema = ON")
+    for name, other in (("sqlite_autoindex_runs_1", "lie"), ("lie", "sqlite_autoindex_runs_1")):
+        conn.execute("UPDATE sqlite_master SET rootpage = ? WHERE name = ?", (roots[other], name))
+    conn.commit()
+    conn.close()
+    _sql("DROP INDEX lie")(path, fixture)
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] < len(_all_rows(conn))
+    conn.close()
+
+
+def _all_rows(conn: sqlite3.Connection) -> list[Any]:
+    return conn.execute("SELECT seq FROM runs NOT INDEXED").fetchall()
+
+
+TRIGGER = (
+    "CREATE TRIGGER vanish AFTER INSERT ON runs WHEN new.counts_as_damage = 1 BEGIN "
+    "DELETE FROM runs WHERE seq = new.seq; DELETE FROM attempts; END"
+)
+"""Deletes each new damage row (and the attempts that would show it started)."""
+
+
+CLEAN = "SELECT * FROM runs WHERE counts_as_damage = 0"
+
 TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str]] = {
+    "lying_index": (_lying_index, REFUSED, REFUSED),
+    "trigger": (_sql(TRIGGER), REFUSED, REFUSED),
+    "view": (_sql(f"CREATE VIEW clean AS {CLEAN}"), REFUSED, REFUSED),
     # name: (tampering, outcome without an anchor, outcome with the signed anchor)
+    "foreign_index": (_sql("CREATE INDEX extra ON runs (status)"), REFUSED, REFUSED),
     "edit": (lambda p, f: _edit_verdict(p, f, chain=False), REFUSED, REFUSED),
     "edit_rechained": (lambda p, f: _edit_verdict(p, f, chain=True), ACCEPTED, REFUSED),
     "delete": (_sql("DELETE FROM runs WHERE seq = 2"), REFUSED, REFUSED),
@@ -547,8 +585,8 @@ GRADE_TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str, str, s
     ),
     "grade_regraded": (
         _regraded,
-        REFUSED, f"grade {GRADES + 1}: run .* already graded by judge judge-b \\(grade 7\\)",
-        REFUSED, f"grade {GRADES + 1}: run .* already graded by judge judge-b",
+        # the rebuilt table is named before any grade is read (its unique key is gone)
+        REFUSED, "table 'grades' lacks its unique key", REFUSED, "table 'grades' lacks its unique",
     ),
     "grade_third_judge": (_third_judge, ACCEPTED, "", UNANCHORED, ""),
 }  # fmt: skip
@@ -572,7 +610,7 @@ def _check_grades(reader: str, outcome: str, message: str, seen: Seen, base: See
     import re
 
     where = f"{reader}: {seen.stdout[:300]} {seen.stderr[:300]}"
-    if reader not in GRADE_READERS:
+    if reader not in GRADE_READERS and "table 'grades'" not in message:
         assert (seen.code, seen.document()) == (base.code, base.document()), where
         return
     if outcome == REFUSED:
@@ -606,7 +644,8 @@ def test_each_grade_tampering_meets_its_documented_outcome(
     """Fails if the anchor does not pin the grades chain (a truncated, re-chained or emptied
     grades chain passes `--head`), if a grade reader counts grades appended after the
     anchor, or misses an edited, deleted, renumbered or second grade without naming the
-    first bad grade; and if a reader that prints no judge figure is moved by grades."""
+    first bad grade; and if a reader that prints no judge figure is moved by grades (a
+    rebuilt grades table is a file kaudit did not make: every reader refuses it)."""
     apply, bare, bare_message, pinned, pinned_message = GRADE_TAMPERS[tamper]
     copy = tmp_path / "audit.sqlite"
     shutil.copyfile(graded.ledger, copy)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kaudit.errors import LedgerError
 from kaudit.gate._gate import Evidence
-from kaudit.ledger import Anchor, Ledger, RunSummary, read_runs, suite_tasks_digest
+from kaudit.ledger import Anchor, Ledger, LedgerRuns, RunSummary, read_runs, suite_tasks_digest
 from kaudit.ledger._sign import load_public_key
 from kaudit.ledger._verify import check_anchor_signature
 from kaudit.report import cells_of_campaigns, sequential_campaigns
@@ -49,7 +49,7 @@ def ledger_evidence(
             read = read_runs(ledger, campaign, anchor=anchor)
         except LedgerError as exc:
             verified, error = False, str(exc)
-            read = read_runs(ledger, campaign, verify=False)
+            read = _unverified(ledger, campaign, exc)
         # Campaigns named by chained runs too: deleting a campaign row must not hide one.
         names = [campaign] if campaign is not None else _campaigns(ledger, read.runs)
         collected = _collection(ledger, names, read.runs)
@@ -71,6 +71,18 @@ def ledger_evidence(
         chain_records=read.records,
         anchored_records=read.anchored_records,
     )
+
+
+def _unverified(ledger: Ledger, campaign: str | None, problem: LedgerError) -> LedgerRuns:
+    """The runs read without verifying, so a denial can list what else fails.
+
+    When even that read fails, the problem verification found first is the one named,
+    as `kaudit ledger verify` names it, not whatever the unverified read trips on.
+    """
+    try:
+        return read_runs(ledger, campaign, verify=False)
+    except LedgerError:
+        raise problem from None
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kaudit.errors import KauditError, LedgerError
 from kaudit.gate._evidence import ledger_evidence
 from kaudit.gate._gate import GateResult, decide
 from kaudit.gate._policy import Authority, GatePolicy, load_policy
@@ -33,7 +34,13 @@ def gate_ledger(
     evidence = ledger_evidence(
         Path(ledger), model=model, campaign=campaign, anchor=anchor, public_key=_path(pubkey)
     )
-    return decide(rules, authority, evidence)
+    try:
+        return decide(rules, authority, evidence)
+    except KauditError:
+        if evidence.verified:
+            raise
+        # Unverified rows a tally refuses: name what verification found first instead.
+        raise LedgerError(str(evidence.verify_error)) from None
 
 
 def _path(value: str | Path | None) -> Path | None:

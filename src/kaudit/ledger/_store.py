@@ -21,6 +21,7 @@ from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor
 from kaudit.ledger._floats import finite_floats
 from kaudit.ledger._parse import record_data, run_record
+from kaudit.ledger._physical import check_physical
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._schema import LEDGER_FORMAT, READABLE_FORMATS, SCHEMA, upgrade_format1
 
@@ -118,10 +119,18 @@ class Ledger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._claim_file(conn)
-        conn.execute("PRAGMA busy_timeout = 10000")  # first: switching to WAL may wait
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.executescript(SCHEMA)
+        try:
+            conn.execute("PRAGMA busy_timeout = 10000")  # first: switching to WAL may wait
+            if conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
+                # Before anything is written: a trigger or a lying index would change
+                # what every append does, with the chain still valid.
+                check_physical(conn, self.path, LEDGER_FORMAT)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.executescript(SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _claim_file(self, conn: sqlite3.Connection) -> None:
@@ -192,6 +201,14 @@ class Ledger:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def check_physical(self) -> None:
+        """Raise LedgerError unless the file holds only kaudit's schema, intact.
+
+        See `kaudit.ledger._physical`: no foreign trigger, view, index or table, and
+        every index in step with its table.
+        """
+        check_physical(self._conn, self.path, self.format)
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         """One autocommitted write; a full disk or a read-only file becomes a LedgerError."""
@@ -427,7 +444,28 @@ class Ledger:
         except sqlite3.OperationalError as exc:
             # A full disk or a read-only file: one clear line, the transaction rolls back.
             raise LedgerError(f"{self.path}: cannot write ({exc})") from None
+        self._check_landed(key, digest)
         return digest
+
+    def _check_landed(self, key: tuple[str, str, str, int, int], digest: str) -> None:
+        """The chain's head must now be the record just inserted, else nothing commits.
+
+        Anything in the file that acts on an insert (a trigger that deletes the new row
+        or clears `attempts`) would let the next append link past a vanished run while
+        the chain still verifies; the caller rolls the transaction back on this error.
+        """
+        head = self._conn.execute(
+            "SELECT seq, record_hash, campaign, model, task, run_index, attempt FROM runs "
+            "NOT INDEXED ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        count = self._conn.execute("SELECT COUNT(*) FROM runs NOT INDEXED").fetchone()[0]
+        if head is None or head[1] != digest or tuple(head[2:]) != key or head[0] != count:
+            found = "no record" if head is None else f"record {head[0]} ({head[1][:12]}…)"
+            raise LedgerError(
+                f"{self.path}: run {key} did not land as the chain's head (the head is "
+                f"{found} of {count}): something in the file changed the append; "
+                "nothing was written"
+            )
 
     def _check_retry(self, key: tuple[str, str, str, int, int]) -> None:
         """Refuse what `kaudit ledger verify` would: a record after a verdict, a gap.
@@ -525,8 +563,10 @@ class Ledger:
         """
         from kaudit.ledger._grades import grades_head
 
+        # NOT INDEXED: a count through an index is only as true as that index.
         count, last = self._conn.execute(
-            "SELECT COUNT(*), (SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1) FROM runs"
+            "SELECT COUNT(*), (SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1) "
+            "FROM runs NOT INDEXED"
         ).fetchone()
         grades, grades_last = grades_head(self._conn)
         return Anchor(int(count), last or GENESIS, grades=grades, grades_head=grades_last)

@@ -15,7 +15,13 @@ from typing import Any
 from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor, AnchorCheck
 from kaudit.ledger._grades import verify_grades
-from kaudit.ledger._parse import SummaryView, record_data, run_record, summary_view
+from kaudit.ledger._parse import (
+    SummaryView,
+    record_data,
+    run_record,
+    summary_view,
+    with_inclusive,
+)
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import Ledger, record_hash
 
@@ -95,6 +101,7 @@ def _check_columns(path: Path, seq: int, columns: tuple[Any, ...], data: dict[st
     Without this, `UPDATE runs SET run_index = ...` leaves every hash intact while
     making the next resume re-run a finished key.
     """
+    data = with_inclusive(data)
     for name, stored in zip(_COLUMNS, columns, strict=True):
         hashed = data.get(name, 0 if name == "attempt" else None)
         if isinstance(hashed, bool):
@@ -122,7 +129,7 @@ def _hashed_columns(data: dict[str, Any]) -> tuple[Any, ...]:
         get("status"),
         get("outcome"),
         get("counts_as_damage"),
-        get("counts_as_damage_upper"),
+        get("counts_as_damage_upper", get("counts_as_damage")),
         get("success"),
     )
 
@@ -217,6 +224,8 @@ def chain_rows(
     reader.
     """
     path = ledger.path
+    if verify:
+        ledger.check_physical()
     check = AnchorCheck(path, anchor.records, anchor.head) if anchor is not None else None
     runs = _FinishedRuns(path)
     prev, count = GENESIS, 0
