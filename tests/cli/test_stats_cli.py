@@ -199,13 +199,13 @@ def test_analyze_reads_an_unprefixed_ledger_once_for_every_pool(
     assert runner.invoke(app, ["prereg", "freeze", str(spec)]).exit_code == 0
     ledger = ledger_of(tmp_path, "audit", {"A": verdicts(tmp_path, "a", {"t1": (8, 3)})})
     reads: list[Path] = []
-    real = kaudit.ledger.read_runs
+    real = kaudit.ledger.open_ledger
 
-    def counted(store: Any, *args: Any, **kwargs: Any) -> Any:
-        reads.append(Path(store.path))
-        return real(store, *args, **kwargs)
+    def counted(path: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(Path(path))
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(kaudit.ledger, "read_runs", counted)
+    monkeypatch.setattr(kaudit.ledger, "open_ledger", counted)
     result = runner.invoke(app, ["analyze", "--prereg", str(spec), str(ledger), "--json"])
     assert result.exit_code == 0, result.output
     assert reads == [ledger]

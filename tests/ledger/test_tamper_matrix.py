@@ -610,7 +610,7 @@ def _check_grades(reader: str, outcome: str, message: str, seen: Seen, base: See
     import re
 
     where = f"{reader}: {seen.stdout[:300]} {seen.stderr[:300]}"
-    if reader not in GRADE_READERS and "table 'grades'" not in message:
+    if reader not in GRADE_READERS and outcome != REFUSED:
         assert (seen.code, seen.document()) == (base.code, base.document()), where
         return
     if outcome == REFUSED:
@@ -644,8 +644,9 @@ def test_each_grade_tampering_meets_its_documented_outcome(
     """Fails if the anchor does not pin the grades chain (a truncated, re-chained or emptied
     grades chain passes `--head`), if a grade reader counts grades appended after the
     anchor, or misses an edited, deleted, renumbered or second grade without naming the
-    first bad grade; and if a reader that prints no judge figure is moved by grades (a
-    rebuilt grades table is a file kaudit did not make: every reader refuses it)."""
+    first bad grade; if a reader that prints no judge figure is moved by grades; or if
+    any reader (those too) names another first problem than verify (one verified read,
+    `kaudit.open`, checks both chains for every reader)."""
     apply, bare, bare_message, pinned, pinned_message = GRADE_TAMPERS[tamper]
     copy = tmp_path / "audit.sqlite"
     shutil.copyfile(graded.ledger, copy)
@@ -654,3 +655,51 @@ def test_each_grade_tampering_meets_its_documented_outcome(
     for reader, args in _grade_readers(copy, graded).items():
         seen = _invoke(_anchored(args, graded) if anchored else args)
         _check_grades(reader, outcome, message, seen, graded_baseline[reader, anchored])
+
+
+# -- past the anchor, and the same ledger twice -------------------------------------------------
+
+
+def test_a_referee_table_is_never_built_from_records_past_the_anchor(
+    fixture: Fixture, tmp_path: Path
+) -> None:
+    """Fails if `report --head` builds the suite's own-checks comparison (the AgentDojo
+    referee) from records after the anchor, which it calls unanchored and not counted
+    (tried by hand: the referee read `store.records()` whole and printed "(10 runs)")."""
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, copy)
+    conn = sqlite3.connect(copy)
+    for name, manifest in conn.execute("SELECT name, manifest FROM campaigns").fetchall():
+        data = json.loads(manifest) | {"suite": {"name": "agentdojo:v1.2", "tasks": 1}}
+        conn.execute("UPDATE campaigns SET manifest = ? WHERE name = ?", (json.dumps(data), name))
+    conn.commit()
+    conn.close()
+    data = _record(copy, 2)
+    judged = {"utility": True, "security": False}
+    _append(copy, [data | {"run_index": 20 + i, "seed": 20 + i,
+                           "extra": data["extra"] | {"agentdojo": judged}}
+                   for i in range(10)])  # fmt: skip
+    bare = _invoke(["report", str(copy), "--json"])
+    assert json.loads(bare.stdout)["referee"]["runs"] == 10  # unanchored, they are read
+    seen = _invoke(_anchored(["report", str(copy), "--json"], fixture))
+    assert seen.code == 0, seen.stderr
+    data = json.loads(seen.stdout)
+    assert "referee" not in data, data.get("referee")
+    assert data["anchor"]["unanchored"]["records"] == 10
+
+
+@pytest.mark.parametrize("how", ["copy", "hard link"])
+def test_the_same_ledger_twice_is_refused_by_what_it_holds(
+    fixture: Fixture, tmp_path: Path, how: str
+) -> None:
+    """Fails if `stats L COPY` (or a hard link) pools one ledger with itself, counting every
+    run twice with identical record hashes (tried by hand: only the same path was refused,
+    and the intervals came out too tight)."""
+    twin = tmp_path / "twin.sqlite"
+    if how == "copy":
+        shutil.copyfile(fixture.ledger, twin)
+    else:
+        twin.hardlink_to(fixture.ledger)
+    seen = _invoke(["stats", str(fixture.ledger), str(twin), "--bootstrap", "20"])
+    assert seen.code == 2, seen.stdout
+    assert "holds the same ledger as" in " ".join(seen.stderr.split()), seen.stderr

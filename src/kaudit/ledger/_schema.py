@@ -60,7 +60,6 @@ CLAIMS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS spool_claims (
     claim TEXT PRIMARY KEY,
     campaign TEXT NOT NULL,
-    model TEXT NOT NULL,
     task TEXT NOT NULL,
     claimed_at REAL NOT NULL
 );
@@ -68,8 +67,9 @@ CREATE TABLE IF NOT EXISTS spool_claims (
 """Served runs a writer let start: a spooled run is appended only under its own claim.
 
 Written when `kaudit mcp serve` checks the ledger before serving (under the writer
-lock); the appended record names its claim (`extra["served"]["claim"]`), which chains
-it, so each claim admits one record to its own cell and campaign.
+lock), before the client (and so the model) is known; the appended record names its
+claim (`extra["served"]["claim"]`), which chains it, so each claim admits one record of
+its own task to its own campaign.
 """
 
 _UPGRADE_1_TO_2 = """

@@ -10,6 +10,7 @@ import os
 import sqlite3
 import time
 import urllib.parse
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,7 +24,13 @@ from kaudit.ledger._floats import finite_floats
 from kaudit.ledger._parse import record_data, run_record
 from kaudit.ledger._physical import check_physical
 from kaudit.ledger._record import RunRecord
-from kaudit.ledger._schema import LEDGER_FORMAT, READABLE_FORMATS, SCHEMA, upgrade_format1
+from kaudit.ledger._schema import (
+    CLAIMS_SCHEMA,
+    LEDGER_FORMAT,
+    READABLE_FORMATS,
+    SCHEMA,
+    upgrade_format1,
+)
 
 RunKey = tuple[str, str, str, int]
 
@@ -373,6 +380,45 @@ class Ledger:
                 return record
         return None
 
+    def issue_claim(self, campaign: str, task: str) -> str:
+        """Let one served run of `task` in `campaign` be appended later from the spool.
+
+        Returns the claim's id, which the spooled run carries; see `kaudit.ledger._spool`.
+        """
+        claim = uuid.uuid4().hex
+        try:
+            self._conn.executescript(CLAIMS_SCHEMA)
+        except sqlite3.OperationalError as exc:
+            raise LedgerError(f"{self.path}: cannot write ({exc})") from None
+        self._write(
+            "INSERT INTO spool_claims (claim, campaign, task, claimed_at) VALUES (?, ?, ?, ?)",
+            (claim, campaign, task, time.time()),
+        )
+        return claim
+
+    def claim_cell(self, claim: str) -> tuple[str, str] | None:
+        """(campaign, task) a claim admits, or None when the ledger issued no such claim."""
+        has = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'spool_claims'"
+        ).fetchone()
+        if has is None:
+            return None
+        row = self._conn.execute(
+            "SELECT campaign, task FROM spool_claims WHERE claim = ?", (claim,)
+        ).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def claimed_record(self, claim: str) -> RunRecord | None:
+        """The chained record a claim was used by (`extra["served"]["claim"]`), if any."""
+        rows = self._conn.execute(
+            "SELECT seq, record FROM runs WHERE instr(record, ?) > 0 ORDER BY seq", (claim,)
+        ).fetchall()
+        for seq, body in rows:
+            record = self._record(seq, body)
+            if (record.extra.get("served") or {}).get("claim") == claim:
+                return record
+        return None
+
     def record(self, key: RunKey) -> RunRecord | None:
         """The newest attempt of one run, or None when the run has no record."""
         row = self._conn.execute(
@@ -579,6 +625,12 @@ class Ledger:
             key,
         ).fetchone()
         return bytes(row[0]) if row else None
+
+    def verify_grades(self) -> int:
+        """Check the grades chain as `kaudit ledger verify` does; returns its count."""
+        from kaudit.ledger._grades import grades_of
+
+        return grades_of(self._conn, self.path).count
 
     def verify(self) -> int:
         """Check every record's hash, link, indexed columns and fields; returns the count.

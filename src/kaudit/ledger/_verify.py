@@ -8,13 +8,12 @@ them refuses the others refuse, with the same message.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor, AnchorCheck
-from kaudit.ledger._grades import verify_grades
 from kaudit.ledger._parse import (
     SummaryView,
     record_data,
@@ -290,21 +289,26 @@ def verify_ledger(
     must also carry a valid ed25519 signature by that key, so an anchor stored next to
     the ledger cannot be forged along with a recomputed chain.
     """
+    from kaudit.ledger._snapshot import open_ledger
+
     check_anchor_signature(anchor, public_key)
-    with Ledger(path, readonly=True) as ledger:
-        report = walk_chain(ledger, anchor)
-        # judge grades: their own chain, each bound to its run, pinned by the same anchor
-        grades = verify_grades(ledger.path, anchor)
-    return replace(
-        report,
-        signed=public_key is not None,
-        grades=grades.count,
-        grades_head=grades.head,
-        anchored_grades=grades.anchored,
-    )
+    with open_ledger(path, head=anchor, pubkey=public_key) as snapshot:
+        grades = snapshot.grades
+        return VerifyReport(
+            records=snapshot.records,
+            head=snapshot.head,
+            anchored=anchor is not None,
+            signed=public_key is not None,
+            anchored_records=snapshot.anchored_records,
+            grades=grades.count,
+            grades_head=grades.head,
+            anchored_grades=grades.anchored,
+        )
 
 
 def ledger_head(path: Path | str) -> Anchor:
     """The current (record count, head hash) of a ledger, read-only, without verifying."""
-    with Ledger(path, readonly=True) as ledger:
+    from kaudit.ledger._snapshot import open_rows
+
+    with open_rows(path) as ledger:
         return ledger.head()

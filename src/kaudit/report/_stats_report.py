@@ -7,6 +7,7 @@ the cells and computes every pool statistic with `kaudit.stats.summarize`; the t
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -15,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from kaudit.errors import KauditError
 from kaudit.grade import JudgeTable
-from kaudit.ledger import Anchor, RunSummary, reader_anchor
+from kaudit.ledger import Anchor, RunSummary, Snapshot, reader_anchor
 from kaudit.report._faults import ExposureSummary
 from kaudit.report._judging import judge_text_tables, rbm_lines
 from kaudit.report._read import evidence_json
@@ -26,6 +27,7 @@ from kaudit.report._sources import (
     distinct_sources,
     ledger_judges,
     load_cells,
+    open_source,
     read_kaudit_sources,
 )
 from kaudit.report._stats_tables import anytime_caption, exposure_count_lines, summary_tables
@@ -144,8 +146,41 @@ def summarize_sources(
     anchor = reader_anchor(head, pubkey, not verify)
     if anchor is not None and chosen_fmt != LedgerFormat.kaudit:
         raise KauditError("--head anchors a kaudit ledger, not --format agentrelbench files")
+    if anchor is not None and len(paths) != 1:
+        raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
+    with contextlib.ExitStack() as stack:
+        # Each ledger opened once, verified once; every number below comes from that read.
+        snapshots = (
+            [stack.enter_context(open_source(path, verify, anchor)) for path in paths]
+            if chosen_fmt == LedgerFormat.kaudit
+            else []
+        )
+        return _summarize(
+            snapshots, paths, files, chosen_fmt, alpha, eps, k, bootstrap, seed, interval,
+            model_order, compat, verify, anchor,
+        )  # fmt: skip
+
+
+def _summarize(
+    snapshots: Sequence[Snapshot],
+    paths: list[str],
+    files: list[str],
+    chosen_fmt: LedgerFormat,
+    alpha: float,
+    eps: float,
+    k: Sequence[int],
+    bootstrap: int,
+    seed: int,
+    interval: Literal["clopper-pearson", "wilson"],
+    model_order: Sequence[str] | None,
+    compat: Compat | str | None,
+    verify: bool,
+    anchor: Anchor | None,
+) -> StatsReport:
     kaudit = (
-        read_kaudit_sources(paths, verify, anchor) if chosen_fmt == LedgerFormat.kaudit else None
+        read_kaudit_sources(snapshots, verify, anchor)
+        if chosen_fmt == LedgerFormat.kaudit
+        else None
     )
     cells = load_cells(
         paths, files, chosen_fmt, kaudit_cells=None if kaudit is None else kaudit.cells
@@ -162,7 +197,7 @@ def summarize_sources(
     )  # fmt: skip
     if kaudit is None:
         return StatsReport(summary, verified=verify)
-    judged = ledger_judges(paths, alpha, verify, anchor)
+    judged = ledger_judges(snapshots, alpha, verify, anchor)
     records, anchored_records = kaudit.anchored
     return StatsReport(
         summary,
