@@ -16,8 +16,8 @@ from typing import Any
 
 from kaudit._atomic import write_atomic
 from kaudit.errors import KauditError
-from kaudit.grade import JudgeTable, judge_tables
-from kaudit.ledger import Anchor, RunSummary, Snapshot, anchor_json, open_ledger, reader_anchor
+from kaudit.grade import judge_tables
+from kaudit.ledger import Anchor, RunSummary, Snapshot, open_ledger, reader_anchor
 from kaudit.ledger._outputs import refuse_sqlite_output
 from kaudit.ledger._snapshot import open_rows
 from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, CellRow, build_report
@@ -27,6 +27,7 @@ from kaudit.report._faults import ExposureSummary
 from kaudit.report._grading import GraderResult
 from kaudit.report._html import HtmlOptions, html_page
 from kaudit.report._judging import judge_text_tables, rbm_lines
+from kaudit.report._reading import Reading
 from kaudit.report._referee import (
     RefereeReport,
     disagreement_lines,
@@ -34,7 +35,7 @@ from kaudit.report._referee import (
     referee_tables,
 )
 from kaudit.report._stopping import sequential_campaigns, stopping_rules
-from kaudit.report._tables import Block, TextTable, blocks_text
+from kaudit.report._tables import Block, TextTable
 from kaudit.report._terminal import ANYTIME_MARK, terminal_tables
 from kaudit.report._viewer import RunViewer
 from kaudit.report._viewer_build import ViewerBuild, read_viewer
@@ -44,8 +45,10 @@ REFEREED_SUITES = ("agentdojo:",)
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(Reading):
     """A ledger's runs and everything `kaudit report` shows of them.
+
+    What it stands on (verified, anchor, judges) is `Reading`'s, shared with `StatsReport`.
 
     Attributes:
         ledger: The ledger file.
@@ -54,15 +57,7 @@ class Report:
         runs: Each counted run once (its newest attempt), in append order.
         summary: The cells with their intervals, run counts, faults and boundary attempts.
         stopping_rules: Each campaign's stopping rule sentence (empty: none recorded).
-        judges: LLM judges against the state (`kaudit grade`), when the ledger holds grades.
         referee: The suite's own checks beside kaudit's, for a refereed suite.
-        verified: Whether the hash chain was checked before any number was taken.
-        records: Rows in the whole chain.
-        anchored_records: With an anchor, how many of them it pins; runs after are not
-            counted.
-        grades: Grades in the ledger's grades chain.
-        anchored_grades: With an anchor, how many grades it pins; the judge tables count
-            only those.
         chain_head: The stored hash of the last record read (the head `verified` checked).
         pending_viewer: The run viewer being built beside the read (`read_report(...,
             viewer=True)`), which `write_html` takes if it holds the records counted here.
@@ -76,23 +71,12 @@ class Report:
     runs: tuple[RunSummary, ...]
     summary: CampaignReport
     stopping_rules: dict[str, str]
-    judges: tuple[JudgeTable, ...] = ()
     referee: RefereeReport | None = None
-    verified: bool = True
-    records: int = 0
-    anchored_records: int | None = None
-    grades: int = 0
-    anchored_grades: int | None = None
     chain_head: str | None = None
     pending_viewer: ViewerBuild | None = field(default=None, repr=False, compare=False)
     memo: Derived | None = field(default=None, repr=False, compare=False)
     source: Snapshot | None = field(default=None, repr=False, compare=False)
     """The open snapshot the report was read from, whose records the page's viewer shows."""
-
-    @property
-    def grade_anchor(self) -> tuple[int, int | None]:
-        """(grades, anchored grades), as `anchor_json` and the anchor note take them."""
-        return self.grades, self.anchored_grades
 
     @property
     def cells(self) -> tuple[CellRow, ...]:
@@ -160,18 +144,12 @@ class Report:
             blocks.append(f"HTML report -> {html}")
         return blocks
 
-    def to_text(self) -> str:
-        """The report as plain text, exactly what `kaudit report` prints into a pipe."""
-        return blocks_text(self.blocks())
-
     def to_json(self) -> dict[str, Any]:
         """The `kaudit report --json` document (an undefined number is a float NaN here)."""
         return (
             self.summary.to_json()
             | {"stopping_rules": self.stopping_rules}
-            | evidence_json(
-                self.judges, self.verified, self.records, self.anchored_records, self.grade_anchor
-            )
+            | self.evidence()
             | ({"referee": self.referee.to_json()} if self.referee is not None else {})
         )
 
@@ -227,25 +205,6 @@ class Report:
         except OSError as exc:
             raise KauditError(f"--html {target}: cannot write: {exc.strerror}") from None
         return target
-
-
-def evidence_json(
-    judges: Sequence[JudgeTable],
-    verified: bool,
-    records: int,
-    anchored_records: int | None,
-    grades: tuple[int, int | None] = (0, None),
-) -> dict[str, Any]:
-    """What every ledger reader's JSON says of its evidence: judges, verification, anchor.
-
-    `grades` is (grades, anchored grades) of the grades chain the judges were read from.
-    Each key is left out when it has nothing to say, so a plain read is unchanged.
-    """
-    return (
-        ({"judges": [t.to_json() for t in judges]} if judges else {})
-        | ({} if verified else {"verified": False})
-        | anchor_json(records, anchored_records, *grades)
-    )
 
 
 def exposure_lines(report: CampaignReport) -> list[str]:

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from kaudit.errors import KauditError
-from kaudit.grade import JudgeTable
 from kaudit.ledger import Anchor, RunSummary, Snapshot, reader_anchor
 from kaudit.report._faults import ExposureSummary
 from kaudit.report._judging import judge_text_tables, rbm_lines
-from kaudit.report._read import evidence_json
+from kaudit.report._reading import Reading
 from kaudit.report._sources import (
     Compat,
     LedgerFormat,
@@ -31,7 +30,7 @@ from kaudit.report._sources import (
     read_kaudit_sources,
 )
 from kaudit.report._stats_tables import anytime_caption, exposure_count_lines, summary_tables
-from kaudit.report._tables import Block, blocks_text
+from kaudit.report._tables import Block
 from kaudit.stats import CellStats, StatsSummary, merge_tallies, summarize
 
 __all__ = ["StatsReport", "summarize_sources"]
@@ -40,38 +39,22 @@ E = TypeVar("E", bound=StrEnum)
 
 
 @dataclass(frozen=True)
-class StatsReport:
+class StatsReport(Reading):
     """Pooled statistics of ledgers and verdict files, and everything `kaudit stats` shows.
+
+    What it stands on (verified, anchor, judges of each kaudit ledger holding grades) is
+    `Reading`'s, shared with `Report`; `records` is the (last) kaudit ledger's chain.
 
     Attributes:
         summary: Every pool statistic of the merged cells (`kaudit.stats.summarize`).
         exposure: Faults and boundary attempts over the kaudit ledgers' runs; None when
             the sources are AgentRelBench verdict files.
-        judges: LLM judges against the state, of each kaudit ledger holding grades.
-        judged_runs: The runs of those ledgers, which the judge tables count.
-        verified: Whether every kaudit ledger's hash chain was checked first.
-        records: Rows in the (last) kaudit ledger's chain.
-        anchored_records: With an anchor, how many of them it pins; runs after it are
-            not counted.
-        grades: Grades in the anchored ledger's grades chain (with an anchor).
-        anchored_grades: With an anchor, how many grades it pins; the judge tables count
-            only those.
+        judged_runs: The runs of the ledgers holding grades, which the judge tables count.
     """
 
     summary: StatsSummary
     exposure: ExposureSummary | None = None
-    judges: tuple[JudgeTable, ...] = ()
     judged_runs: tuple[RunSummary, ...] = ()
-    verified: bool = True
-    records: int = 0
-    anchored_records: int | None = None
-    grades: int = 0
-    anchored_grades: int | None = None
-
-    @property
-    def grade_anchor(self) -> tuple[int, int | None]:
-        """(grades, anchored grades), as `anchor_json` and the anchor note take them."""
-        return self.grades, self.anchored_grades
 
     @property
     def cells(self) -> tuple[CellStats, ...]:
@@ -93,18 +76,12 @@ class StatsReport:
         blocks += rbm_lines(self.judges)
         return blocks
 
-    def to_text(self) -> str:
-        """The statistics as plain text, exactly what `kaudit stats` prints into a pipe."""
-        return blocks_text(self.blocks())
-
     def to_json(self) -> dict[str, Any]:
         """The `kaudit stats --json` document (an undefined number is a float NaN here)."""
         return (
             self.summary.to_json()
             | ({"exposure": self.exposure.to_json()} if self.exposure else {})
-            | evidence_json(
-                self.judges, self.verified, self.records, self.anchored_records, self.grade_anchor
-            )
+            | self.evidence()
         )
 
 
