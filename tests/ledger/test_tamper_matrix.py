@@ -381,6 +381,12 @@ def _check(reader: str, outcome: str, seen: Seen, base: Seen, anchored: bool) ->
             assert note["records"] == PADDING, where
 
 
+def _problem(stderr: str) -> str:
+    """The error line's message, folded to one line (rich wraps long lines)."""
+    text = " ".join(stderr.split())
+    return text[text.index("error: ") + len("error: ") :]
+
+
 @pytest.mark.parametrize("anchored", [False, True], ids=["bare", "signed-anchor"])
 @pytest.mark.parametrize("tamper", list(TAMPERS))
 def test_each_tampering_meets_its_documented_outcome_in_every_reader(
@@ -392,16 +398,23 @@ def test_each_tampering_meets_its_documented_outcome_in_every_reader(
 ) -> None:
     """Fails if any reader counts a forged retry or INVALID, lets an edit of a table outside
     the chain (manifest, config, campaign rows, attempts, seq, user_version) move a number,
-    counts records appended after an anchor, or accepts a rewrite that the anchor pins."""
+    counts records appended after an anchor, accepts a rewrite that the anchor pins or a
+    file with a foreign trigger, view or index, or names another first problem than
+    `ledger verify` does."""
     apply, bare_outcome, anchored_outcome = TAMPERS[tamper]
     copy = tmp_path / "audit.sqlite"
     shutil.copyfile(fixture.ledger, copy)
     apply(copy, fixture)
     outcome = anchored_outcome if anchored else bare_outcome
+    problem = None
     for reader, args in _readers(copy, fixture).items():
         seen = _invoke(_anchored(args, fixture) if anchored else args)
         expected = REFUSED if reader == "gate" and tamper in GATE_REFUSES else outcome
         _check(reader, expected, seen, baseline[reader, anchored], anchored)
+        if reader == "verify" and outcome == REFUSED:
+            problem = _problem(seen.stderr)
+        elif problem is not None:  # every reader names the first problem verify names
+            assert problem == _problem(seen.stderr), (reader, problem, seen.stderr)
 
 
 def test_a_forged_anchor_fails_the_signature_check_in_every_reader(

@@ -82,7 +82,7 @@ def register(app: typer.Typer) -> None:
             for line in render(result):
                 console.print(printable(line), markup=False)
         if result.refused is not None:
-            print_error(f"{ledger}: {result.refused}")
+            print_error(result.refused)  # as `kaudit ledger verify` words it
             raise typer.Exit(REFUSED_EXIT)
         if result.decision == "deny":
             raise typer.Exit(DENY_EXIT)

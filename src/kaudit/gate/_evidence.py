@@ -54,7 +54,7 @@ def _evidence(snapshot: Snapshot, model: str | None, campaign: str | None) -> Ev
     names = [campaign] if campaign is not None else _campaigns(snapshot, runs)
     collected = _collection(snapshot, names, runs)
     if collected.forged is not None and verified:
-        verified, error = False, collected.forged
+        verified, error = False, f"{snapshot.path}: {collected.forged}"
     # Evidence that failed its check is refused whatever it holds: asking to choose among
     # models a forger may have named would hide the refusal behind a usage error.
     if verified:

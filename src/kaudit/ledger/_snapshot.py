@@ -1,18 +1,18 @@
 """One verified read of a ledger, the handle every reader takes.
 
-`open_ledger` (public as `kaudit.open`) opens the file read-only, holds one read
-transaction for as long as the handle is open, checks the file's physical form, the
-hash chain, the grades chain and the anchor (and its signature) once, and keeps each
-counted run's summary. Report, stats, gate, monitor, export and budgets take the
-handle and never open the file themselves, so none of them can read anything the
-verification did not see: a later read of the records (an export, the run viewer, a
-refereed suite's own checks) walks the same snapshot by `seq`, up to the anchored
-record.
+`open_ledger` (public as `kaudit.open`) opens the file read-only, checks the file's
+physical form, the hash chain, the grades chain and the anchor (and its signature)
+once, and keeps each counted run's summary and the hash of every row it read. Report,
+stats, gate, monitor, export and budgets take the handle and never open the file
+themselves. A later read of full records (an export, the run viewer, a refereed
+suite's own checks) walks the rows by `seq`, up to the anchored record, each checked
+against the hash the verified walk read: what it gives is what was verified, and no
+read lock is held between chunks (a slow `kaudit export | less` never locks a campaign
+out of its ledger).
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 from kaudit.errors import KauditError, LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor
 from kaudit.ledger._grades import GradeChain, grades_of
+from kaudit.ledger._parse import record_data, run_record
 from kaudit.ledger._reader_anchor import reader_anchor
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import Ledger
@@ -81,12 +82,10 @@ class Snapshot:
         self.close()
 
     def close(self) -> None:
-        """End the read transaction and close the file (a second close does nothing)."""
+        """Close the file (a second close does nothing)."""
         if not self.is_open:
             return
         self.is_open = False
-        with contextlib.suppress(Exception):
-            self._ledger._conn.execute("COMMIT")
         self._ledger.close()
 
     @property
@@ -125,16 +124,25 @@ class Snapshot:
     def full_records(
         self, campaign: str | None = None, *, all_attempts: bool = False
     ) -> Iterator[RunRecord]:
-        """The counted records in full, read in this snapshot by `seq`, up to `upto`.
+        """The counted records in full, read again by `seq`, up to `upto`.
 
-        `all_attempts` gives superseded attempts too. Each is read as the verified walk
-        read it; none appended after the check (or after the anchor) is ever given.
+        `all_attempts` gives superseded attempts too. Each row is checked against the
+        hash the verified walk read (LedgerError if it changed since), and none appended
+        after the check (or after the anchor) is ever given.
         """
-        return self._ledger.records(campaign, all_attempts=all_attempts, upto=self.upto)
+        for seq, body in self._bodies(campaign, all_attempts):
+            yield run_record(self.path, seq, record_data(self.path, seq, body))
 
     def documents(self, campaign: str | None = None) -> Iterator[tuple[dict[str, Any], int]]:
         """The counted records' stored JSON and its length, as `Ledger.documents` gives."""
-        return self._ledger.documents(campaign, upto=self.upto)
+        for seq, body in self._bodies(campaign, False):
+            yield record_data(self.path, seq, body), len(body)
+
+    def _bodies(self, campaign: str | None, all_attempts: bool) -> Iterator[tuple[int, str]]:
+        """Stored rows by `seq` up to `upto`, each checked against the hash verified."""
+        return self._ledger.checked_bodies(
+            campaign, all_attempts, self.upto, self._read.hashes if self.verified else ()
+        )
 
     def final_image(self, key: tuple[str, str, str, int]) -> bytes | None:
         """A run's stored final dump, when the campaign kept dumps."""
@@ -179,7 +187,6 @@ def open_ledger(
         problem = exc
     ledger = Ledger(target, readonly=True)
     try:
-        ledger._conn.execute("BEGIN")  # one read transaction: every read sees one file
         read, grades, error = _read(ledger, verify, anchor, problem, lenient)
         return Snapshot(
             ledger, read, grades, anchor=anchor if read.verified else None,

@@ -558,6 +558,33 @@ class Ledger:
         for seq, body in self._bodies(campaign, all_attempts, upto):
             yield self._record(seq, body)
 
+    def checked_bodies(
+        self,
+        campaign: str | None,
+        all_attempts: bool,
+        upto: int | None,
+        hashes: tuple[bytes, ...],
+    ) -> Iterator[tuple[int, str]]:
+        """`_bodies`, each row's JSON checked against the hash an earlier walk read.
+
+        For a reader that verified the chain and reads records again later (a chunk at a
+        time, holding no lock between): a row changed since (a rewrite of the file under
+        it) raises LedgerError instead of being read as verified. With no `hashes`
+        (an unverified read) rows are given as stored.
+        """
+        for seq, body in self._bodies(campaign, all_attempts, upto):
+            if hashes:
+                prev = hashes[seq - 2].decode() if seq > 1 else GENESIS
+                if (
+                    not 0 < seq <= len(hashes)
+                    or record_hash(prev, body).encode() != hashes[seq - 1]
+                ):
+                    raise LedgerError(
+                        f"{self.path}: record {seq} changed since the chain was verified; "
+                        "read the ledger again"
+                    )
+            yield seq, body
+
     def documents(
         self, campaign: str | None = None, *, upto: int | None = None
     ) -> Iterator[tuple[dict[str, Any], int]]:

@@ -62,8 +62,8 @@ def compare_events(
     too: the report covers the events seen so far.
     """
     anchor = reader_anchor(head, pubkey)
-    source = audit if isinstance(audit, Snapshot) else Path(audit)
-    audited, checked = read_checked_audit(source, alpha, campaign, anchor)
+    ledger = audit if isinstance(audit, Snapshot) else Path(audit)
+    audited, checked = read_checked_audit(ledger, alpha, campaign, anchor)
     monitor = Monitor(
         audited, threshold, alpha, family, chain=(checked.records, checked.anchored_records)
     )

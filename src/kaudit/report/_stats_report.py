@@ -86,7 +86,7 @@ class StatsReport(Reading):
 
 
 def summarize_sources(
-    ledgers: Sequence[str | Path] = (),
+    ledgers: Sequence[str | Path | Snapshot] = (),
     *,
     model_files: Sequence[str] | Mapping[str, str | Path] = (),
     fmt: LedgerFormat | str = LedgerFormat.kaudit,
@@ -104,6 +104,8 @@ def summarize_sources(
 ) -> StatsReport:
     """Pool kaudit ledgers (or, with `fmt="agentrelbench"`, `MODEL=PATH` verdict files).
 
+    A ledger is a path or a `Snapshot` (`kaudit.open`); each is read once, verified once.
+
     `model_files` adds AgentRelBench verdict files, one model each (`{model: path}` or
     `MODEL=PATH` texts). Cells sharing a cell key merge; a source given twice is refused.
     Each ledger's chain is verified first (`LedgerError` on a broken one) unless
@@ -116,7 +118,7 @@ def summarize_sources(
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
     if not k or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in k):
         raise KauditError(f"k must be whole numbers >= 1, got {list(k)}")
-    paths = [str(path) for path in ledgers]
+    paths = [str(s.path if isinstance(s, Snapshot) else s) for s in ledgers]
     files = _model_file_specs(model_files)
     chosen_fmt = _choice(LedgerFormat, fmt, "format")
     distinct_sources(paths)
@@ -128,7 +130,12 @@ def summarize_sources(
     with contextlib.ExitStack() as stack:
         # Each ledger opened once, verified once; every number below comes from that read.
         snapshots = (
-            [stack.enter_context(open_source(path, verify, anchor)) for path in paths]
+            [
+                source
+                if isinstance(source, Snapshot)
+                else stack.enter_context(open_source(str(source), verify, anchor))
+                for source in ledgers
+            ]
             if chosen_fmt == LedgerFormat.kaudit
             else []
         )
