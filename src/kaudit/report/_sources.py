@@ -222,16 +222,27 @@ def pool_sources(
     """
     found: dict[str, list[CellTally]] = {name: [] for name in pools}
     stopped: set[CellKey] = set()
+    fed: dict[tuple[str, str], str] = {}
     for source in ledgers:
         pool, sep, rest = source.partition("=")
         targets, path = ([pool], rest) if sep and pool in found else (list(found), source)
+        identity = None
         if fmt == LedgerFormat.kaudit:
-            read = read_kaudit_sources([path])
+            with open_source(path, True, None) as snapshot:
+                read = read_kaudit_sources([snapshot])
+                identity = snapshot.identity if snapshot.records else None
             stopped |= read.sequential
             cells = load_cells([path], [], fmt, kaudit_cells=read.cells)
         else:
             cells = load_cells([path], [], fmt)
         for name in targets:
+            if identity is not None:  # a copy or link of a ledger already in this pool
+                first = fed.setdefault((name, identity), path)
+                if first != path:
+                    raise KauditError(
+                        f"{path} holds the same ledger as {first}: its runs would be "
+                        f"counted twice in pool {name!r}"
+                    )
             found[name] += cells
     for spec in model_files:
         pool, sep, rest = spec.partition(":")
