@@ -67,3 +67,15 @@ def test_a_row_rewritten_after_the_check_is_refused_when_read_again(ledger: Path
         rechain(ledger)
         with pytest.raises(LedgerError, match="record 1 changed since the chain was verified"):
             kaudit.export(snapshot, "jsonl")
+
+
+def test_the_snapshot_holds_cells_rules_and_stack_health(ledger: Path) -> None:
+    """Fails if the snapshot's cells disagree with the report's, or its stopping rules or
+    stack health are not the counted runs' (one read gives every reader the same)."""
+    with kaudit.open(ledger) as snapshot:
+        report = kaudit.read(snapshot)
+        assert {(c.model, c.task, c.n, c.damage) for c in snapshot.cells()} == {
+            (c.model, c.task, c.n, c.damage) for c in report.cells
+        }
+        assert snapshot.stopping_rules() == report.stopping_rules
+        assert set(snapshot.stack_health()) <= {cell.key for cell in report.cells}

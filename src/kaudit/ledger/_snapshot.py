@@ -23,8 +23,11 @@ from kaudit.ledger._grades import GradeChain, grades_of
 from kaudit.ledger._parse import record_data, run_record
 from kaudit.ledger._reader_anchor import reader_anchor
 from kaudit.ledger._record import RunRecord
+from kaudit.ledger._stack import StackHealth, stack_health
 from kaudit.ledger._store import Ledger
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs
+from kaudit.ledger._tally import tallies_from_records
+from kaudit.stats import CellKey, CellTally
 
 __all__ = ["Snapshot", "open_ledger", "open_rows"]
 
@@ -105,6 +108,18 @@ class Snapshot:
         if campaign is None:
             return self._read.runs
         return tuple(run for run in self._read.runs if run.campaign == campaign)
+
+    def cells(self, campaign: str | None = None) -> list[CellTally]:
+        """Each cell's tally of the counted runs, by `CellKey` (model, task, version)."""
+        return tallies_from_records(self.runs(campaign))
+
+    def stopping_rules(self, campaign: str | None = None) -> dict[str, str]:
+        """Each campaign's stopping rule sentence, as its last counted run records it."""
+        return {run.campaign: run.stopping_rule for run in self.runs(campaign) if run.stopping_rule}
+
+    def stack_health(self, campaign: str | None = None) -> dict[CellKey, StackHealth]:
+        """Per cell, the serving stack's API errors and tool-less runs (`stack_health`)."""
+        return stack_health(self.runs(campaign))
 
     def require_campaign(self, name: str | None) -> None:
         """Raise LedgerError unless `name` is None or a campaign of this ledger."""
