@@ -8,9 +8,9 @@ oracle fails stops the campaign before any run is recorded.
 
 The proof is cached per (task digest, world template digest, kaudit version) under
 `$KAUDIT_CACHE/proofs/`: a task proved once is not replayed by the next campaign or
-resume. Only the oracle is replayed here (the counterexamples stay `validate`'s), so a
-first campaign over AgentDojo's 1,080 tasks pays one oracle replay per task once
-(about a thousand sandbox runs without a model call), and none after.
+resume. Only the oracle is replayed here (the counterexamples stay `validate`'s): of
+AgentDojo's 1,080 scripts, a first campaign replays each chosen task's oracle once (a
+sandbox run without a model call), and a later campaign or resume none.
 """
 
 from __future__ import annotations

@@ -206,7 +206,7 @@ def open_ledger(
         return Snapshot(
             ledger, read, grades, anchor=anchor if read.verified else None,
             signed=pubkey is not None and read.verified, verify_error=error,
-            identity=ledger.stored_hash(1) or GENESIS,
+            identity=read.hashes[0].decode() if read.hashes else GENESIS,
         )  # fmt: skip
     except BaseException:
         ledger.close()
