@@ -369,16 +369,8 @@ class Ledger:
 
     def spooled_record(self, cell: tuple[str, str, str], spool_id: str) -> RunRecord | None:
         """The cell's record that came from spool entry `spool_id`, if it was appended."""
-        rows = self._conn.execute(
-            "SELECT seq, record FROM runs WHERE campaign = ? AND model = ? AND task = ? "
-            "AND instr(record, ?) > 0",
-            (*cell, spool_id),
-        ).fetchall()
-        for seq, body in rows:
-            record = self._record(seq, body)
-            if (record.extra.get("served") or {}).get("spool") == spool_id:
-                return record
-        return None
+        where = "campaign = ? AND model = ? AND task = ? AND "
+        return self._served_record(where, cell, "spool", spool_id)
 
     def issue_claim(self, campaign: str, task: str) -> str:
         """Let one served run of `task` in `campaign` be appended later from the spool.
@@ -410,12 +402,19 @@ class Ledger:
 
     def claimed_record(self, claim: str) -> RunRecord | None:
         """The chained record a claim was used by (`extra["served"]["claim"]`), if any."""
+        return self._served_record("", (), "claim", claim)
+
+    def _served_record(
+        self, where: str, params: tuple[str, ...], name: str, value: str
+    ) -> RunRecord | None:
+        """The first record whose `extra["served"][name]` is `value` (text search first)."""
         rows = self._conn.execute(
-            "SELECT seq, record FROM runs WHERE instr(record, ?) > 0 ORDER BY seq", (claim,)
+            f"SELECT seq, record FROM runs WHERE {where}instr(record, ?) > 0 ORDER BY seq",
+            (*params, value),
         ).fetchall()
         for seq, body in rows:
             record = self._record(seq, body)
-            if (record.extra.get("served") or {}).get("claim") == claim:
+            if (record.extra.get("served") or {}).get(name) == value:
                 return record
         return None
 
