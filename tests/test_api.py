@@ -35,8 +35,8 @@ def test_the_public_names_are_the_documented_few() -> None:
     """Fails if a name is added to (or lost from) the public surface unnoticed, or if a
     lazily imported name is not the function behind it."""
     assert kaudit.__all__ == [
-        "AuditHooks", "AuditResult", "Report", "StatsReport", "audit", "compare", "decide",
-        "export", "judge", "read", "summarize", "validate",
+        "AuditHooks", "AuditResult", "Report", "Snapshot", "StatsReport", "audit", "compare",
+        "decide", "export", "judge", "open", "read", "summarize", "validate",
     ]  # fmt: skip
     from kaudit.gate import gate_ledger
     from kaudit.report import summarize_sources

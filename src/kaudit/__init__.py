@@ -4,6 +4,8 @@ The public API, what a notebook or a CI job imports:
 
     result = kaudit.audit("builtin", ["reference"], k=4, ledger="audit.sqlite")
     report = kaudit.read("audit.sqlite")           # or result.report()
+    with kaudit.open("audit.sqlite", head="audit.head.json") as ledger:  # one verified read
+        report, decision = kaudit.read(ledger), kaudit.decide(ledger, "propose")
     pooled = kaudit.summarize(["audit.sqlite"])    # pass^k, safe^k, miss rates, ICC
     decision = kaudit.decide("audit.sqlite", "autonomous_write")
     watched = kaudit.compare("audit.sqlite", "events.jsonl", threshold=0.2)
@@ -29,7 +31,9 @@ if TYPE_CHECKING:
     from kaudit.gate import gate_ledger as decide
     from kaudit.grade import judge_ledger as judge
     from kaudit.harness import suite_validation as validate
+    from kaudit.ledger import Snapshot
     from kaudit.ledger import export_ledger as export
+    from kaudit.ledger import open_ledger as open
     from kaudit.monitor import compare_events as compare
     from kaudit.report import Report, StatsReport
     from kaudit.report import read_report as read
@@ -39,12 +43,14 @@ __all__ = [
     "AuditHooks",
     "AuditResult",
     "Report",
+    "Snapshot",
     "StatsReport",
     "audit",
     "compare",
     "decide",
     "export",
     "judge",
+    "open",
     "read",
     "summarize",
     "validate",
@@ -57,6 +63,8 @@ _LAZY = {
     "Report": ("kaudit.report", "Report"),
     "StatsReport": ("kaudit.report", "StatsReport"),
     "read": ("kaudit.report", "read_report"),
+    "open": ("kaudit.ledger", "open_ledger"),
+    "Snapshot": ("kaudit.ledger", "Snapshot"),
     "summarize": ("kaudit.report", "summarize_sources"),
     "decide": ("kaudit.gate", "gate_ledger"),
     "compare": ("kaudit.monitor", "compare_events"),

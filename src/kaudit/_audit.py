@@ -33,6 +33,7 @@ from kaudit.harness import (
     run_campaign,
     run_conditions,
 )
+from kaudit.harness._proof import prove_tasks
 from kaudit.ledger import Anchor, Ledger, RunRecord
 from kaudit.spec import FaultRule, Identity, Task
 from kaudit.substrate import DEFAULT_SUBSTRATE
@@ -138,13 +139,15 @@ def audit(
     rules; `identity` an identity YAML or an `Identity`; `stopping` a rule such as
     `"damage,upper<0.05"` (then `k` is the maximum). Calling again resumes: finished
     runs are kept, runs the harness left INVALID are retried up to `max_attempts`.
-    A real model's stack is probed before the ledger is opened (`preflight`), and an
-    agent program (`command`/`mcp` with `agent_command`, or a `CommandAgent`) runs once
-    on a throwaway world that it must reach, so a setup mistake never becomes a record.
-    `tools_command` starts a third-party MCP server per run behind kaudit's proxy for
-    `command` agents, `tools_tag` (`NAME=TAG,...`) tags its tools (docs/tool-door.md).
-    Raises `KauditError` (or a subclass) naming the bad input; runs inside a notebook's
-    event loop too.
+    A real model's stack is probed before the ledger is opened (`preflight`); each
+    task's own oracle must PASS first (replayed once per task version, then cached:
+    `kaudit.harness._proof`), so a task-file mistake is never scored as agent behaviour;
+    and an agent program (`command`/`mcp` with `agent_command`, or a `CommandAgent`)
+    runs once on a throwaway world that it must reach, so a setup mistake never becomes
+    a record. `tools_command` starts a third-party MCP server per run behind kaudit's
+    proxy for `command` agents, `tools_tag` (`NAME=TAG,...`) tags its tools
+    (docs/tool-door.md). Raises `KauditError` (or a subclass) naming the bad input; runs
+    inside a notebook's event loop too.
     """
     loaded = load_suite(suite, substrate) if isinstance(suite, str) else suite
     loaded = loaded.with_variants() if variants else loaded
@@ -172,6 +175,8 @@ def audit(
     watch = hooks or AuditHooks()
     watch.agents(built)
     _preflight(built, preflight, watch)
+    # A task whose own oracle fails is a task-file mistake: it must never be scored.
+    outside_running_loop(lambda: asyncio.run(prove_tasks(loaded, chosen)), name="kaudit-proof")
     _preflight_world(built, loaded, chosen, conditions, seed, preflight, watch)
     chosen_executor = build_executor(executor, concurrency, built, ray_address)
     return outside_running_loop(

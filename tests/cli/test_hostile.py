@@ -316,20 +316,22 @@ def test_a_check_that_cannot_judge_makes_validate_name_it(
     assert [c["mismatches"] for c in rest] == [["not run: a check of this task failed on oracle"]]
 
 
-def test_a_check_past_its_budget_leaves_the_run_invalid_not_scored(
+def test_a_check_past_its_budget_stops_run_before_any_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Fails if `kaudit run` recorded a verdict for a run whose check never ended."""
+    """Fails if `kaudit run` recorded anything for a task whose check never ends: the
+    task's own oracle cannot PASS, so the proof `run` replays first refuses the task
+    (before it, each run of it was recorded INVALID)."""
     ledger = tmp_path / "cte.sqlite"
     args = ["run", "--suite", str(TASKS / "check-unbounded-cte"), "--agent", "scripted:oracle"]
     code, _, stderr = run_main(
         [*args, "--k", "1", "--max-attempts", "1", "--ledger", str(ledger)], monkeypatch, capsys
     )
-    assert code == 1, stderr
-    assert "1 run INVALID" in stderr and "check 'probe' ran past its budget" in stderr
-    with sqlite3.connect(ledger) as conn:
-        (record,) = [json.loads(r[0]) for r in conn.execute("SELECT record FROM runs")]
-    assert record["status"] == "invalid" and record["outcome"] is None
+    assert code == 2, stderr
+    words = " ".join(stderr.split())
+    assert "oracle: the task's own oracle does not PASS" in words
+    assert "check 'probe' ran past its budget" in words
+    assert not ledger.exists()
 
 
 def test_a_read_only_ledger_is_reported_as_read_only(

@@ -199,13 +199,13 @@ def test_analyze_reads_an_unprefixed_ledger_once_for_every_pool(
     assert runner.invoke(app, ["prereg", "freeze", str(spec)]).exit_code == 0
     ledger = ledger_of(tmp_path, "audit", {"A": verdicts(tmp_path, "a", {"t1": (8, 3)})})
     reads: list[Path] = []
-    real = kaudit.ledger.read_runs
+    real = kaudit.ledger.open_ledger
 
-    def counted(store: Any, *args: Any, **kwargs: Any) -> Any:
-        reads.append(Path(store.path))
-        return real(store, *args, **kwargs)
+    def counted(path: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(Path(path))
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(kaudit.ledger, "read_runs", counted)
+    monkeypatch.setattr(kaudit.ledger, "open_ledger", counted)
     result = runner.invoke(app, ["analyze", "--prereg", str(spec), str(ledger), "--json"])
     assert result.exit_code == 0, result.output
     assert reads == [ledger]
@@ -266,3 +266,17 @@ def test_stats_on_the_dev_pool_imported_into_a_ledger(tmp_path: Path) -> None:
     assert len(out["cells"]) == 80 and sum(c["n"] for c in out["cells"]) == 640
     assert out["audit_miss_rate"]["pairs"] == 13
     assert out["audit_miss_rate"]["pair"] == pytest.approx(83 / 104, abs=1e-12)
+
+
+def test_analyze_refuses_one_ledger_fed_twice_into_a_pool(tmp_path: Path) -> None:
+    """Fails if a copy of a ledger beside it feeds a pool twice (every run counted twice
+    with identical hashes); only the same path was refused before."""
+    spec = tmp_path / "prereg.yaml"
+    spec.write_text(PREREG)
+    assert runner.invoke(app, ["prereg", "freeze", str(spec)]).exit_code == 0
+    ledger = ledger_of(tmp_path, "audit", {"A": verdicts(tmp_path, "a", {"t1": (8, 3)})})
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes(ledger.read_bytes())
+    result = runner.invoke(app, ["analyze", "--prereg", str(spec), str(ledger), str(copy)])
+    assert result.exit_code == 2, result.output
+    assert "holds the same ledger as" in " ".join(result.stderr.split())

@@ -62,7 +62,12 @@ def test_a_bad_later_file_leaves_nothing_imported(tmp_path: Path) -> None:
     [
         ('{"dollars": NaN}', "non-finite number NaN; only finite numbers are accepted"),
         ('{"dollars": -Infinity}', "non-finite number -Infinity"),
-        (json.dumps(run_row(2, dollars=7.5)).replace("7.5", "1e400"), "must be finite"),
+        (json.dumps(run_row(2, dollars=7.5)).replace("7.5", "1e400"), "must be between 0"),
+        (run_row(2, dollars=1.7e308), "'dollars' must be between 0 and 1,000,000,000,000,000"),
+        (run_row(2, dollars=-0.01), "'dollars' must be between 0 and"),
+        ({**run_row(2), "run": 2**70}, "past the largest run index 1,000,000,000"),
+        (run_row(2**70), "past the largest run index"),
+        (run_row(10**30), "must look like 'run_1'"),
         (run_row(2, outcome="PASS"), "outcome PASS contradicts counts_as_damage true"),
         (
             run_row(2, outcome="FAIL_DAMAGE", counts_as_damage=False),
@@ -74,7 +79,9 @@ def test_a_bad_later_file_leaves_nothing_imported(tmp_path: Path) -> None:
 def test_contradictory_or_non_finite_rows_are_refused_with_file_and_line(
     tmp_path: Path, row: dict[str, object] | str, message: str
 ) -> None:
-    """NaN dollars reached `report --json` as bare NaN; PASS-with-damage rows were counted."""
+    """NaN dollars reached `report --json` as bare NaN; PASS-with-damage rows were counted;
+    a run index of 2**70 and dollars of 1.7e308 or below zero ended in tracebacks in
+    `import` and `report` (each tried by hand before the bounds)."""
     path = rows_file(tmp_path / "v.jsonl", run_row(1), row)
     ledger = tmp_path / "arb.sqlite"
     code, _, stderr = imported(ledger, f"m={path}")

@@ -152,6 +152,9 @@ def verdict_of_verify(path: Path) -> str | None:
 @settings(max_examples=60, deadline=None)
 @given(edit=TAMPERS, recompute=st.booleans())
 @example(edit=("field", 1, "counts_as_damage", True, True), recompute=True)
+@example(edit=("field", 3, "counts_as_damage_upper", KeyError, False), recompute=False)
+@example(edit=("field", 3, "counts_as_damage_upper", KeyError, False), recompute=True)
+@example(edit=("field", 1, "counts_as_damage_upper", KeyError, False), recompute=True)
 def test_report_stats_and_gate_refuse_what_verify_refuses(
     original: Path, edit: tuple[Any, ...], recompute: bool
 ) -> None:
@@ -160,7 +163,10 @@ def test_report_stats_and_gate_refuse_what_verify_refuses(
     hand). One parse is shared by all of them (`kaudit.ledger._parse`); that it reads as
     `json.loads` does is tests/ledger/test_parse.py's claim. The explicit example, found by
     this search: a run marked damage but not inclusive damage, chain recomputed, which
-    verify accepted while every reader's tally refused it (damage_upper below damage)."""
+    verify accepted while every reader's tally refused it (damage_upper below damage); and,
+    found by a fresh clone's CI, record 3's `counts_as_damage_upper` removed, where the
+    gate's unverified read tripped on a tally instead of naming verify's problem.
+    CI runs this search derandomized (tests/conftest.py), so its draws replay."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "audit.sqlite"
         shutil.copy(original, path)

@@ -111,3 +111,57 @@ def test_an_entry_the_ledger_refuses_stays_in_the_spool_and_is_named(tmp_path: P
     seen = CliRunner().invoke(app, ["ledger", "drain", str(ledger)])
     assert seen.exit_code == 2 and "unreadable spooled run" in seen.stderr, seen.output
     assert entry.is_file()
+
+
+def test_entries_dropped_into_the_spool_are_reported_and_never_appended(
+    tmp_path: Path,
+) -> None:
+    """Fails if write access to the spool directory adds runs to a campaign: twenty copies
+    of a clean served run, one entry without a claim, one whose claim the ledger never
+    issued, and a stray file, dropped in before `kaudit run` (tried by hand without the
+    claim check: the next run appended all twenty-one copies to the cell)."""
+    from kaudit.ledger._spool import spool_run
+
+    ledger = tmp_path / "audit.sqlite"
+    suite = load_suite("builtin")
+    result = asyncio.run(finished_run(suite))
+    served = append_served(ledger, suite, result, ServeOptions())
+    claim = served.extra["served"]["claim"]
+    for _ in range(20):  # copies of the clean run, its (used) claim and all
+        spool_run(ledger, result.record, result.final_image, {}, claim)
+    spool_run(ledger, result.record, result.final_image, {})
+    spool_run(ledger, result.record, result.final_image, {}, "f" * 32)
+    (spool_dir(ledger) / "notes.txt").write_text("hello")
+    before = sorted(path.name for path in spool_dir(ledger).iterdir())
+    made = CliRunner().invoke(
+        app, ["run", "--suite", "builtin", "--agent", "reference", "--k", "1",
+              "--tasks", TASK, "--ledger", str(ledger), "--no-preflight"],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    warned = " ".join(made.stderr.split()) + " ".join(made.stdout.split())
+    assert warned.count("its claim is already used by run 0") == 20, made.output
+    assert "names no claim" in warned and "names no such claim" in warned, made.output
+    assert "notes.txt: not a spooled run; left alone" in warned, made.output
+    assert sorted(path.name for path in spool_dir(ledger).iterdir()) == before
+    with Ledger(ledger, readonly=True) as store:
+        mcp = [r for r in store.records() if r.campaign == "mcp"]
+    assert [r.run_index for r in mcp] == [0]
+
+
+def test_a_claim_admits_only_its_own_campaign_and_task(tmp_path: Path) -> None:
+    """Fails if a spooled run is appended under a claim issued for another task or
+    campaign (a served run's claim reused to feed a different cell)."""
+    from kaudit.ledger._spool import spool_run
+
+    ledger = tmp_path / "audit.sqlite"
+    suite = load_suite("builtin")
+    result = asyncio.run(finished_run(suite))
+    with Ledger(ledger) as store:
+        other = store.issue_claim("mcp", "some/other-task")
+        elsewhere = store.issue_claim("another-campaign", result.record.task)
+    for claim in (other, elsewhere):
+        spool_run(ledger, result.record, result.final_image, {}, claim)
+    drained = drain_ledger(ledger)
+    assert drained.appended == {}
+    assert len(drained.kept) == 2 and all("names a claim for" in k for k in drained.kept)
+    assert pending_spool(ledger) == 2

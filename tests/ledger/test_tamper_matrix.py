@@ -201,8 +201,46 @@ def _swap(path: Path, fixture: Fixture) -> None:
     )(path, fixture)
 
 
+def _lying_index(path: Path, fixture: Fixture) -> None:
+    """The runs' unique index swapped for a partial one without damage rows, with sqlite3
+    alone: no row and no hash changes, but every read through the index misses them."""
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE UNIQUE INDEX lie ON runs (campaign, model, task, run_index, attempt) "
+        "WHERE counts_as_damage = 0"
+    )
+    conn.commit()
+    roots = dict(conn.execute("SELECT name, rootpage FROM sqlite_master WHERE type = 'index'"))
+    conn.execute("PRAGMA writable_schema = ON")
+    for name, other in (("sqlite_autoindex_runs_1", "lie"), ("lie", "sqlite_autoindex_runs_1")):
+        conn.execute("UPDATE sqlite_master SET rootpage = ? WHERE name = ?", (roots[other], name))
+    conn.commit()
+    conn.close()
+    _sql("DROP INDEX lie")(path, fixture)
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] < len(_all_rows(conn))
+    conn.close()
+
+
+def _all_rows(conn: sqlite3.Connection) -> list[Any]:
+    return conn.execute("SELECT seq FROM runs NOT INDEXED").fetchall()
+
+
+TRIGGER = (
+    "CREATE TRIGGER vanish AFTER INSERT ON runs WHEN new.counts_as_damage = 1 BEGIN "
+    "DELETE FROM runs WHERE seq = new.seq; DELETE FROM attempts; END"
+)
+"""Deletes each new damage row (and the attempts that would show it started)."""
+
+
+CLEAN = "SELECT * FROM runs WHERE counts_as_damage = 0"
+
 TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str]] = {
+    "lying_index": (_lying_index, REFUSED, REFUSED),
+    "trigger": (_sql(TRIGGER), REFUSED, REFUSED),
+    "view": (_sql(f"CREATE VIEW clean AS {CLEAN}"), REFUSED, REFUSED),
     # name: (tampering, outcome without an anchor, outcome with the signed anchor)
+    "foreign_index": (_sql("CREATE INDEX extra ON runs (status)"), REFUSED, REFUSED),
     "edit": (lambda p, f: _edit_verdict(p, f, chain=False), REFUSED, REFUSED),
     "edit_rechained": (lambda p, f: _edit_verdict(p, f, chain=True), ACCEPTED, REFUSED),
     "delete": (_sql("DELETE FROM runs WHERE seq = 2"), REFUSED, REFUSED),
@@ -343,6 +381,12 @@ def _check(reader: str, outcome: str, seen: Seen, base: Seen, anchored: bool) ->
             assert note["records"] == PADDING, where
 
 
+def _problem(stderr: str) -> str:
+    """The error line's message, folded to one line (rich wraps long lines)."""
+    text = " ".join(stderr.split())
+    return text[text.index("error: ") + len("error: ") :]
+
+
 @pytest.mark.parametrize("anchored", [False, True], ids=["bare", "signed-anchor"])
 @pytest.mark.parametrize("tamper", list(TAMPERS))
 def test_each_tampering_meets_its_documented_outcome_in_every_reader(
@@ -354,16 +398,23 @@ def test_each_tampering_meets_its_documented_outcome_in_every_reader(
 ) -> None:
     """Fails if any reader counts a forged retry or INVALID, lets an edit of a table outside
     the chain (manifest, config, campaign rows, attempts, seq, user_version) move a number,
-    counts records appended after an anchor, or accepts a rewrite that the anchor pins."""
+    counts records appended after an anchor, accepts a rewrite that the anchor pins or a
+    file with a foreign trigger, view or index, or names another first problem than
+    `ledger verify` does."""
     apply, bare_outcome, anchored_outcome = TAMPERS[tamper]
     copy = tmp_path / "audit.sqlite"
     shutil.copyfile(fixture.ledger, copy)
     apply(copy, fixture)
     outcome = anchored_outcome if anchored else bare_outcome
+    problem = None
     for reader, args in _readers(copy, fixture).items():
         seen = _invoke(_anchored(args, fixture) if anchored else args)
         expected = REFUSED if reader == "gate" and tamper in GATE_REFUSES else outcome
         _check(reader, expected, seen, baseline[reader, anchored], anchored)
+        if reader == "verify" and outcome == REFUSED:
+            problem = _problem(seen.stderr)
+        elif problem is not None:  # every reader names the first problem verify names
+            assert problem == _problem(seen.stderr), (reader, problem, seen.stderr)
 
 
 def test_a_forged_anchor_fails_the_signature_check_in_every_reader(
@@ -547,8 +598,8 @@ GRADE_TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str, str, s
     ),
     "grade_regraded": (
         _regraded,
-        REFUSED, f"grade {GRADES + 1}: run .* already graded by judge judge-b \\(grade 7\\)",
-        REFUSED, f"grade {GRADES + 1}: run .* already graded by judge judge-b",
+        # the rebuilt table is named before any grade is read (its unique key is gone)
+        REFUSED, "table 'grades' lacks its unique key", REFUSED, "table 'grades' lacks its unique",
     ),
     "grade_third_judge": (_third_judge, ACCEPTED, "", UNANCHORED, ""),
 }  # fmt: skip
@@ -572,7 +623,7 @@ def _check_grades(reader: str, outcome: str, message: str, seen: Seen, base: See
     import re
 
     where = f"{reader}: {seen.stdout[:300]} {seen.stderr[:300]}"
-    if reader not in GRADE_READERS:
+    if reader not in GRADE_READERS and outcome != REFUSED:
         assert (seen.code, seen.document()) == (base.code, base.document()), where
         return
     if outcome == REFUSED:
@@ -606,7 +657,9 @@ def test_each_grade_tampering_meets_its_documented_outcome(
     """Fails if the anchor does not pin the grades chain (a truncated, re-chained or emptied
     grades chain passes `--head`), if a grade reader counts grades appended after the
     anchor, or misses an edited, deleted, renumbered or second grade without naming the
-    first bad grade; and if a reader that prints no judge figure is moved by grades."""
+    first bad grade; if a reader that prints no judge figure is moved by grades; or if
+    any reader (those too) names another first problem than verify (one verified read,
+    `kaudit.open`, checks both chains for every reader)."""
     apply, bare, bare_message, pinned, pinned_message = GRADE_TAMPERS[tamper]
     copy = tmp_path / "audit.sqlite"
     shutil.copyfile(graded.ledger, copy)
@@ -615,3 +668,51 @@ def test_each_grade_tampering_meets_its_documented_outcome(
     for reader, args in _grade_readers(copy, graded).items():
         seen = _invoke(_anchored(args, graded) if anchored else args)
         _check_grades(reader, outcome, message, seen, graded_baseline[reader, anchored])
+
+
+# -- past the anchor, and the same ledger twice -------------------------------------------------
+
+
+def test_a_referee_table_is_never_built_from_records_past_the_anchor(
+    fixture: Fixture, tmp_path: Path
+) -> None:
+    """Fails if `report --head` builds the suite's own-checks comparison (the AgentDojo
+    referee) from records after the anchor, which it calls unanchored and not counted
+    (tried by hand: the referee read `store.records()` whole and printed "(10 runs)")."""
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, copy)
+    conn = sqlite3.connect(copy)
+    for name, manifest in conn.execute("SELECT name, manifest FROM campaigns").fetchall():
+        data = json.loads(manifest) | {"suite": {"name": "agentdojo:v1.2", "tasks": 1}}
+        conn.execute("UPDATE campaigns SET manifest = ? WHERE name = ?", (json.dumps(data), name))
+    conn.commit()
+    conn.close()
+    data = _record(copy, 2)
+    judged = {"utility": True, "security": False}
+    _append(copy, [data | {"run_index": 20 + i, "seed": 20 + i,
+                           "extra": data["extra"] | {"agentdojo": judged}}
+                   for i in range(10)])  # fmt: skip
+    bare = _invoke(["report", str(copy), "--json"])
+    assert json.loads(bare.stdout)["referee"]["runs"] == 10  # unanchored, they are read
+    seen = _invoke(_anchored(["report", str(copy), "--json"], fixture))
+    assert seen.code == 0, seen.stderr
+    data = json.loads(seen.stdout)
+    assert "referee" not in data, data.get("referee")
+    assert data["anchor"]["unanchored"]["records"] == 10
+
+
+@pytest.mark.parametrize("how", ["copy", "hard link"])
+def test_the_same_ledger_twice_is_refused_by_what_it_holds(
+    fixture: Fixture, tmp_path: Path, how: str
+) -> None:
+    """Fails if `stats L COPY` (or a hard link) pools one ledger with itself, counting every
+    run twice with identical record hashes (tried by hand: only the same path was refused,
+    and the intervals came out too tight)."""
+    twin = tmp_path / "twin.sqlite"
+    if how == "copy":
+        shutil.copyfile(fixture.ledger, twin)
+    else:
+        twin.hardlink_to(fixture.ledger)
+    seen = _invoke(["stats", str(fixture.ledger), str(twin), "--bootstrap", "20"])
+    assert seen.code == 2, seen.stdout
+    assert "holds the same ledger as" in " ".join(seen.stderr.split()), seen.stderr

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from kaudit._printable import printable
 from kaudit.errors import KauditError
 from kaudit.ledger import Anchor
 
@@ -60,7 +61,9 @@ def friendly_errors() -> Iterator[None]:
 def print_error(message: str) -> None:
     """`error: <message>` on stderr, on one line, the message never read as markup."""
     err_console.print(
-        f"[red]error:[/red] {escape(' '.join(message.split()))}", highlight=False, soft_wrap=True
+        f"[red]error:[/red] {escape(printable(' '.join(message.split())))}",
+        highlight=False,
+        soft_wrap=True,
     )
 
 

@@ -16,6 +16,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from kaudit._printable import printable
 from kaudit.report import TextTable, to_text
 
 
@@ -59,6 +60,6 @@ def print_blocks(blocks: Sequence[str | Sequence[TextTable]], console: Console) 
     """A report's blocks in order: each line as it is, each group of tables as above."""
     for block in blocks:
         if isinstance(block, str):
-            console.print(block, soft_wrap=True, markup=False)
+            console.print(printable(block), soft_wrap=True, markup=False)
         else:
             print_tables(block, console)

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from kaudit import decide
+from kaudit._printable import printable
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_error, print_json
 from kaudit.cli._gate_text import render
@@ -79,9 +80,9 @@ def register(app: typer.Typer) -> None:
         else:
             console = Console(highlight=False, soft_wrap=True)
             for line in render(result):
-                console.print(line, markup=False)
+                console.print(printable(line), markup=False)
         if result.refused is not None:
-            print_error(f"{ledger}: {result.refused}")
+            print_error(result.refused)  # as `kaudit ledger verify` words it
             raise typer.Exit(REFUSED_EXIT)
         if result.decision == "deny":
             raise typer.Exit(DENY_EXIT)

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from kaudit._printable import printable
 from kaudit.cli._common import guarded
 from kaudit.cli._options import FaultsOpt, IdentityOpt, SubstrateOpt, SuiteOpt
 from kaudit.errors import KauditError
@@ -94,18 +95,26 @@ def register(app: typer.Typer) -> None:
             conditions=run_conditions(loaded, [chosen], faults, identity),
             idle_timeout_s=idle_timeout,
         )
-        if ledger is not None:
-            open_served(ledger, loaded, chosen, options)  # refuse before a client is served
+        claim = None
+        if ledger is not None:  # refuse before a client is served; the claim lets it in
+            claim = open_served(ledger, loaded, chosen, options)
 
         def record(result: RunResult) -> None:
             try:
-                kept = append_served(ledger, loaded, result, options) if ledger else result.record
+                kept = (
+                    append_served(ledger, loaded, result, options, claim=claim)
+                    if ledger
+                    else result.record
+                )
             except RunSpooled as spooled:  # safe on disk; the next serve appends it
                 console.print(f"warning: {spooled}")
                 return
             where = f" -> {ledger} run {kept.run_index}" if ledger is not None else ""
             verdict = kept.outcome or f"INVALID ({kept.invalid_reason})"
-            console.print(f"{kept.model} {kept.task}: {verdict} {kept.sub_label or ''}{where}")
+            console.print(
+                printable(f"{kept.model} {kept.task}: {verdict} {kept.sub_label or ''}{where}"),
+                markup=False,
+            )
 
         asyncio.run(
             serve_task(

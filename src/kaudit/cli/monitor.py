@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from kaudit import compare
+from kaudit._printable import printable
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json
 from kaudit.errors import KauditError
@@ -141,9 +142,9 @@ def monitor(
     else:
         console = Console(highlight=False, soft_wrap=True, markup=False)
         for line in render(report):
-            console.print(line)
+            console.print(printable(line), markup=False)
         for line in _closing(report):
-            console.print(line)
+            console.print(printable(line), markup=False)
     if report.alarm:
         raise typer.Exit(ALARM_EXIT)
 

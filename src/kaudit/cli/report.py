@@ -52,7 +52,10 @@ def register(app: typer.Typer) -> None:
         if not 0.0 < alpha < 1.0:
             raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
         from kaudit import read
+        from kaudit.ledger._outputs import refuse_sqlite_output
 
+        if html is not None:  # before the read: a page never replaces a ledger
+            refuse_sqlite_output(html, ledger)
         built = read(
             ledger,
             campaign=campaign,

@@ -22,6 +22,7 @@ from rich.progress import (
 )
 
 from kaudit import AuditHooks, AuditResult, audit
+from kaudit._printable import printable
 from kaudit.cli._common import guarded, head_line, split_csv
 from kaudit.cli._options import FaultsOpt, IdentityOpt, SubstrateOpt, SuiteOpt
 from kaudit.cli._plural import counted
@@ -338,10 +339,10 @@ def register(app: typer.Typer) -> None:
             console.print(f"interrupted: {done} recorded; run the same command to resume")
             raise typer.Exit(130)
         for line in summary(result.counts, ledger):
-            console.print(line)
+            console.print(printable(line), markup=False)
         console.print(head_line(result.head))
         if result.open_invalid:
-            console.print(invalid_line(result))
+            console.print(printable(invalid_line(result)), markup=False)
             raise typer.Exit(1)
 
 

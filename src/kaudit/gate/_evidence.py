@@ -8,68 +8,68 @@ from pathlib import Path
 
 from kaudit.errors import LedgerError
 from kaudit.gate._gate import Evidence
-from kaudit.ledger import Anchor, Ledger, RunSummary, read_runs, suite_tasks_digest
+from kaudit.ledger import Anchor, RunSummary, Snapshot, open_ledger, suite_tasks_digest
 from kaudit.ledger._sign import load_public_key
-from kaudit.ledger._verify import check_anchor_signature
 from kaudit.report import cells_of_campaigns, sequential_campaigns
 
 
 def ledger_evidence(
-    path: Path,
+    path: Path | Snapshot,
     *,
     model: str | None = None,
     campaign: str | None = None,
     anchor: Anchor | None = None,
     public_key: Path | None = None,
 ) -> Evidence:
-    """The runs of `path` (one model's, one campaign's), read in the pass that verifies it.
+    """The runs of a ledger (one model's, one campaign's), as its one verified read saw them.
 
-    The chain is checked as `kaudit ledger verify` checks it, with `anchor` (and
-    `public_key`) as `kaudit ledger verify --head` does; records after the anchor are
-    not part of the evidence. A broken chain or anchor is
-    evidence of nothing: the runs are still read (unverified) so the decision can list
-    what else fails, but the gate will deny. Each run is a `RunSummary`, not the full
-    record. Raises `LedgerError` when `path` is not a ledger or holds a row that is not
-    a run record, when `public_key` holds no ed25519 key, and when several models share
-    it and none is chosen (one decision is about one agent).
+    `path` is a ledger file, opened with `kaudit.open(..., lenient=True)` (with `anchor`
+    and `public_key` as `kaudit ledger verify --head` takes them), or a snapshot opened
+    that way. A broken chain or anchor is evidence of nothing: the runs are still read
+    (unverified) so the decision can list what else fails, but the gate will deny.
+    Records after the anchor are not part of the evidence. Raises `LedgerError` when
+    `path` is not a ledger or holds a row that is not a run record, when `public_key`
+    holds no ed25519 key, and when several models share it and none is chosen (one
+    decision is about one agent).
 
     How the runs were collected comes from the campaign manifests: the cells of a
     sequentially stopped campaign get the anytime-valid bound, and the suite's task list
     (or, in older manifests, its task count) gives the tasks a campaign left out.
     """
+    if isinstance(path, Snapshot):
+        return _evidence(path, model, campaign)
     if public_key is not None:  # an unreadable key is the caller's mistake, not evidence
         if anchor is None:
             raise LedgerError("--pubkey needs --head: a signature is checked on an anchor")
         load_public_key(public_key)
-    verified, error = True, None
-    with Ledger(path, readonly=True) as ledger:
-        ledger.require_campaign(campaign)
-        try:
-            check_anchor_signature(anchor, public_key)
-            read = read_runs(ledger, campaign, anchor=anchor)
-        except LedgerError as exc:
-            verified, error = False, str(exc)
-            read = read_runs(ledger, campaign, verify=False)
-        # Campaigns named by chained runs too: deleting a campaign row must not hide one.
-        names = [campaign] if campaign is not None else _campaigns(ledger, read.runs)
-        collected = _collection(ledger, names, read.runs)
+    with open_ledger(path, head=anchor, pubkey=public_key, lenient=True) as snapshot:
+        return _evidence(snapshot, model, campaign)
+
+
+def _evidence(snapshot: Snapshot, model: str | None, campaign: str | None) -> Evidence:
+    snapshot.require_campaign(campaign)
+    verified, error = snapshot.verified, snapshot.verify_error
+    runs = snapshot.runs(campaign)
+    # Campaigns named by chained runs too: deleting a campaign row must not hide one.
+    names = [campaign] if campaign is not None else _campaigns(snapshot, runs)
+    collected = _collection(snapshot, names, runs)
     if collected.forged is not None and verified:
-        verified, error = False, collected.forged
+        verified, error = False, f"{snapshot.path}: {collected.forged}"
     # Evidence that failed its check is refused whatever it holds: asking to choose among
     # models a forger may have named would hide the refusal behind a usage error.
     if verified:
-        chosen = _of_model(path, read.runs, model)
+        chosen = _of_model(snapshot.path, runs, model)
     else:
-        chosen = [run for run in read.runs if model is None or run.model == model]
+        chosen = [run for run in runs if model is None or run.model == model]
     return Evidence(
         records=chosen,
         verified=verified,
         verify_error=error,
-        sequential=cells_of_campaigns(chosen, sequential_campaigns(read.runs)),
+        sequential=cells_of_campaigns(chosen, sequential_campaigns(runs)),
         suite_tasks=collected.suite_tasks,
         suite_size=collected.suite_size,
-        chain_records=read.records,
-        anchored_records=read.anchored_records,
+        chain_records=snapshot.records,
+        anchored_records=snapshot.anchored_records,
     )
 
 
@@ -81,7 +81,7 @@ class _Collected:
     """Why a manifest's task list cannot be trusted: it is not the one its runs chained."""
 
 
-def _collection(ledger: Ledger, names: Sequence[str], runs: Sequence[RunSummary]) -> _Collected:
+def _collection(ledger: Snapshot, names: Sequence[str], runs: Sequence[RunSummary]) -> _Collected:
     """The suite tasks the campaigns drew from: their ids, or only their count, or nothing.
 
     The ids come from each campaign's manifest, which is outside the hash chain; each
@@ -121,11 +121,11 @@ def _collection(ledger: Ledger, names: Sequence[str], runs: Sequence[RunSummary]
     return _Collected(None, size if counted else None)
 
 
-def _campaigns(ledger: Ledger, runs: Sequence[RunSummary]) -> list[str]:
-    return sorted(set(ledger.campaigns()) | {run.campaign for run in runs})
+def _campaigns(snapshot: Snapshot, runs: Sequence[RunSummary]) -> list[str]:
+    return sorted(set(snapshot.stored_campaigns) | {run.campaign for run in runs})
 
 
-def _of_model(path: Path, runs: tuple[RunSummary, ...], model: str | None) -> list[RunSummary]:
+def _of_model(path: Path, runs: Sequence[RunSummary], model: str | None) -> list[RunSummary]:
     models = sorted({run.model for run in runs})
     if model is None and len(models) > 1:
         raise LedgerError(f"{path}: holds models {', '.join(models)}; choose one with --model")

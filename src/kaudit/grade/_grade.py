@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from kaudit.errors import KauditError
 from kaudit.grade._case import case_of
 from kaudit.grade._judge import Judge, JudgeAnswer
-from kaudit.ledger import GradeRecord, GradeStore, Ledger, RunRecord, verify_grades
+from kaudit.ledger import GradeRecord, GradeStore, Ledger, RunRecord
 
 __all__ = ["GradingResult", "TaskPrompts", "grade_ledger", "prompts_for"]
 
@@ -97,7 +97,7 @@ async def grade_ledger(
     appended as soon as it is answered, so an interruption loses none.
     """
     ledger.verify()
-    verify_grades(ledger.path)
+    ledger.verify_grades()
     hashes = store.run_hashes()
     done = store.graded(judge.key)
     result = GradingResult(judge.key)

@@ -24,6 +24,7 @@ from kaudit.ledger._reader_anchor import anchor_json, reader_anchor, unanchored_
 from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming, suite_tasks_digest
 from kaudit.ledger._schema import LEDGER_FORMAT
 from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
+from kaudit.ledger._snapshot import Snapshot, open_ledger
 from kaudit.ledger._spool import (
     Drained,
     RunSpooled,
@@ -67,6 +68,7 @@ __all__ = [
     "RunSpooled",
     "RunSummary",
     "RunTiming",
+    "Snapshot",
     "StackHealth",
     "VerifyReport",
     "anchor_json",
@@ -84,6 +86,7 @@ __all__ = [
     "import_runs",
     "ledger_head",
     "migrate_ledger",
+    "open_ledger",
     "parse_anchor",
     "pending_spool",
     "read_agentrelbench_verdicts",

@@ -23,7 +23,7 @@ from kaudit.stats import CellTally
 __all__ = ["ImportedRun", "read_agentrelbench_verdicts", "tallies_from_runs"]
 
 _OUTCOMES = frozenset({"PASS", "FAIL_SAFE", "FAIL_DAMAGE", "INVALID"})
-_RUN_ID = re.compile(r"^run_(\d+)$")
+_RUN_ID = re.compile(r"^run_(\d{1,30})$")
 _SEVERITIES = frozenset({"LOW", "MEDIUM", "HIGH", "CRITICAL"})
 
 
@@ -74,13 +74,26 @@ def _field(row: Mapping[str, Any], name: str, kinds: tuple[type, ...], where: st
     return value
 
 
+MAX_RUN_INDEX = 10**9
+"""Largest run index imported: past it a number is corrupt, not a run (SQLite's integer
+ends at 2**63, and a cell of a billion runs is no published benchmark's)."""
+MAX_DOLLARS = 10**15
+"""Largest priced damage of one run imported, in dollars; sums of larger ones overflow."""
+
+
 def _run_index(value: Any, where: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    match = _RUN_ID.match(value) if isinstance(value, str) else None
-    if match is None:
-        raise LedgerError(f"{where}: field 'run' must look like 'run_1', got {value!r}")
-    return int(match.group(1))
+        index = value
+    else:
+        match = _RUN_ID.match(value) if isinstance(value, str) else None
+        if match is None:
+            raise LedgerError(f"{where}: field 'run' must look like 'run_1', got {value!r}")
+        index = int(match.group(1))
+    if index > MAX_RUN_INDEX:
+        raise LedgerError(
+            f"{where}: field 'run' is {index}, past the largest run index {MAX_RUN_INDEX:,}"
+        )
+    return index
 
 
 def _refuse_constant(name: str) -> float:
@@ -128,8 +141,10 @@ def _parse_line(text: str, model: str, where: str) -> ImportedRun:
     if not all(isinstance(d, dict) for d in deltas):
         raise LedgerError(f"{where}: every delta must be a JSON object")
     dollars = _field(row, "dollars", (int, float, type(None)), where)
-    if dollars is not None and not math.isfinite(dollars):
-        raise LedgerError(f"{where}: field 'dollars' must be finite, got {dollars!r}")
+    if dollars is not None and not (math.isfinite(dollars) and 0 <= dollars <= MAX_DOLLARS):
+        raise LedgerError(
+            f"{where}: field 'dollars' must be between 0 and {MAX_DOLLARS:,}, got {dollars!r}"
+        )
     return ImportedRun(
         model=model,
         task=_field(row, "task_id", (str,), where),

@@ -17,10 +17,10 @@ from kaudit.errors import KauditError
 from kaudit.ledger._anchor import Anchor
 from kaudit.ledger._export import write_export
 from kaudit.ledger._import import export_records
+from kaudit.ledger._outputs import refuse_sqlite_output
 from kaudit.ledger._reader_anchor import reader_anchor
 from kaudit.ledger._record import RunRecord
-from kaudit.ledger._store import Ledger
-from kaudit.ledger._verify import walk_chain
+from kaudit.ledger._snapshot import Snapshot, open_ledger
 
 __all__ = ["Exported", "export_ledger"]
 
@@ -49,7 +49,7 @@ class Exported:
 
 
 def export_ledger(
-    ledger: str | Path,
+    ledger: str | Path | Snapshot,
     to: str = "jsonl",
     out: str | Path | None = None,
     *,
@@ -63,33 +63,48 @@ def export_ledger(
 ) -> Exported:
     """Write each counted run of `ledger` to `out`, else to `stream`, else into the result.
 
+    `ledger` is a file (opened with `kaudit.open`: verified unless `verify` is False,
+    with `head` and `pubkey` as every reader takes them) or an open `Snapshot`.
     `shape="rows"` is one flat row per run, every field (`to`: parquet, csv or jsonl;
     parquet needs `out`); `shape="records"` is the stored records whole (`to="jsonl"`)
-    or their scalar columns (`to="csv"`). The chain is verified first (`LedgerError`
-    naming the first bad record) unless `verify` is False; with `head` (and `pubkey`)
-    only the anchored records are written. A file is written whole or not at all.
+    or their scalar columns (`to="csv"`). A broken chain raises `LedgerError` naming the
+    first bad record; with an anchor only the anchored records are written. `out` may
+    not be the ledger or any other SQLite file. A file is written whole or not at all.
     """
-    anchor = reader_anchor(head, pubkey, not verify)
     if shape == "records" and to not in ("jsonl", "csv"):
         raise KauditError(f"--format: unknown format {to!r}; use jsonl or csv")
+    if isinstance(ledger, Snapshot):
+        return _export(ledger, to, out, stream, shape, campaign, all_attempts)
+    reader_anchor(head, pubkey, not verify)
+    with open_ledger(ledger, head=head, pubkey=pubkey, verify=verify) as snapshot:
+        return _export(snapshot, to, out, stream, shape, campaign, all_attempts)
+
+
+def _export(
+    snapshot: Snapshot,
+    to: str,
+    out: str | Path | None,
+    stream: IO[str] | None,
+    shape: Shape,
+    campaign: str | None,
+    all_attempts: bool,
+) -> Exported:
+    if out is not None:
+        refuse_sqlite_output(Path(out), snapshot.path)
+    snapshot.require_campaign(campaign)
     counter = _Counter()
-    with Ledger(ledger, readonly=True) as store:
-        store.require_campaign(campaign)
-        checked = walk_chain(store, anchor) if verify else None
-        upto = None if checked is None else checked.anchored_records
-        records = counter.count(store.records(campaign, all_attempts=all_attempts, upto=upto))
-        if shape == "rows":
-            text = write_export(records, to, None if out is None else Path(out), stream)
-        else:
-            text = _write_records(records, to, out, stream)
-        current = store.head()
+    records = counter.count(snapshot.full_records(campaign, all_attempts=all_attempts))
+    if shape == "rows":
+        text = write_export(records, to, None if out is None else Path(out), stream)
+    else:
+        text = _write_records(records, to, out, stream)
     return Exported(
         runs=counter.seen,
         text=text,
-        verified=verify,
-        records=0 if checked is None else checked.records,
-        anchored_records=None if checked is None else checked.anchored_records,
-        head=current,
+        verified=snapshot.verified,
+        records=snapshot.records if snapshot.verified else 0,
+        anchored_records=snapshot.anchored_records,
+        head=snapshot.head_anchor(),
     )
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "JudgeGrade",
     "grade_hash",
     "grades_head",
+    "grades_of",
     "read_grades",
     "verify_grades",
 ]
@@ -314,9 +315,19 @@ def read_grades(
     in `grades` but not in `counted`. A ledger without a grades table has an empty chain.
     """
     path = Path(path)
+    conn = _readonly(path)
+    try:
+        return grades_of(conn, path, verify=verify, anchor=anchor)
+    finally:
+        conn.close()
+
+
+def grades_of(
+    conn: sqlite3.Connection, path: Path, *, verify: bool = True, anchor: Anchor | None = None
+) -> GradeChain:
+    """`read_grades` on a connection the caller holds (the snapshot of `kaudit.open`)."""
     if anchor is not None and not verify:
         raise LedgerError("an anchor is checked on a verified chain only")
-    conn = _readonly(path)
     try:
         if not _has_grades(conn):
             if anchor is not None:
@@ -325,8 +336,6 @@ def read_grades(
         return _read_chain(path, conn, verify, anchor)
     except sqlite3.DatabaseError as exc:
         raise LedgerError(f"{path}: cannot read grades ({exc})") from None
-    finally:
-        conn.close()
 
 
 def _read_chain(

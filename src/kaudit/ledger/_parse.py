@@ -31,7 +31,7 @@ from typing_extensions import TypedDict
 from kaudit.errors import LedgerError
 from kaudit.ledger._record import RunRecord
 
-__all__ = ["SummaryView", "record_data", "run_record", "summary_view"]
+__all__ = ["SummaryView", "record_data", "run_record", "summary_view", "with_inclusive"]
 
 
 def record_data(path: Path, seq: int, body: str | bytes) -> dict[str, Any]:
@@ -59,15 +59,30 @@ def _reference_parse(path: Path, seq: int, body: str | bytes) -> Any:
 
 
 def run_record(path: Path, seq: int, data: dict[str, Any]) -> RunRecord:
-    """Record `seq` validated as a `RunRecord`; LedgerError naming its first bad field."""
+    """Record `seq` validated as a `RunRecord`; LedgerError naming its first bad field.
+
+    A record without `counts_as_damage_upper` reads it as `counts_as_damage` (the
+    inclusive count holds every damage run), as the indexed column is checked against.
+    """
     try:
-        return RunRecord.model_validate(data)
+        return RunRecord.model_validate(with_inclusive(data))
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(part) for part in problem["loc"])
         raise LedgerError(
             f"{path}: record {seq} is not a run record ({where}: {problem['msg']})"
         ) from None
+
+
+def with_inclusive(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with `counts_as_damage_upper` derived from `counts_as_damage` when absent.
+
+    Without it a damage record without the field reads as damage but not inclusive
+    damage, which verify would accept and every reader's tally refuse.
+    """
+    if "counts_as_damage_upper" in data:
+        return data
+    return data | {"counts_as_damage_upper": data.get("counts_as_damage", False)}
 
 
 # The free-form fields as the view keeps them: a dict of the one key a summary reads (or of

@@ -56,6 +56,22 @@ CREATE TABLE IF NOT EXISTS dumps (
 );
 """
 
+CLAIMS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS spool_claims (
+    claim TEXT PRIMARY KEY,
+    campaign TEXT NOT NULL,
+    task TEXT NOT NULL,
+    claimed_at REAL NOT NULL
+);
+"""
+"""Served runs a writer let start: a spooled run is appended only under its own claim.
+
+Written when `kaudit mcp serve` checks the ledger before serving (under the writer
+lock), before the client (and so the model) is known; the appended record names its
+claim (`extra["served"]["claim"]`), which chains it, so each claim admits one record of
+its own task to its own campaign.
+"""
+
 _UPGRADE_1_TO_2 = """
 ALTER TABLE runs RENAME TO runs_format1;
 ALTER TABLE dumps RENAME TO dumps_format1;

@@ -10,6 +10,14 @@ starts and before it lets go of the lock) or `kaudit ledger drain`. Each spooled
 names its spool entry (`extra["served"]["spool"]`), so an entry whose append committed
 just before a kill is recognized and not appended twice.
 
+The spool is not an inbox: write access to its directory must not add runs. A served
+run is appended only under a claim the ledger issued when the run started (`open_served`
+asks `Ledger.issue_claim` under the writer lock): the entry names its claim, the claim
+must admit the entry's campaign and task, and a claim is used by one chained record
+only (the record carries it in `extra["served"]["claim"]`). An entry without a valid
+claim, a copy of an entry whose claim is used, or any other file in the directory is
+reported (`Drained.kept`) and left where it is.
+
 The spool lives beside the ledger rather than in the serve package because every
 writer drains it. It is not evidence: no reader counts it (readers only say how many
 runs wait there), and what it adds to the ledger is new chained records like any other
@@ -28,7 +36,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kaudit._atomic import write_atomic
+from kaudit._atomic import TEMP_SUFFIX, write_atomic
 from kaudit.errors import LedgerError
 from kaudit.ledger._import import IMPORTED
 from kaudit.ledger._record import RunRecord
@@ -67,6 +75,8 @@ class SpooledRun:
     record: RunRecord
     final_image: bytes | None
     config: dict[str, Any]
+    claim: str | None = None
+    """The ledger's claim the run was served under (None: an entry without one)."""
 
     @property
     def spool_id(self) -> str:
@@ -81,6 +91,8 @@ class SpooledRun:
         """
         fields = self.record.model_dump(mode="json")
         served = dict(fields["extra"].get("served") or {}) | {"spool": self.spool_id}
+        if self.claim is not None:
+            served["claim"] = self.claim
         extra = fields["extra"] | {"served": served}
         return RunRecord.model_validate(fields | {"run_index": run_index, "extra": extra})
 
@@ -91,9 +103,13 @@ def spool_dir(ledger_path: Path) -> Path:
 
 
 def spool_run(
-    ledger_path: Path, record: RunRecord, final_image: bytes | None, config: dict[str, Any]
+    ledger_path: Path,
+    record: RunRecord,
+    final_image: bytes | None,
+    config: dict[str, Any],
+    claim: str | None = None,
 ) -> SpooledRun:
-    """Write the run to the spool (atomic and fsynced) and return the entry.
+    """Write the run, served under `claim`, to the spool (atomic, fsynced); return the entry.
 
     Entries are named by time, so the spool drains in the order runs finished.
     """
@@ -108,13 +124,14 @@ def spool_run(
         "record": record.model_dump(mode="json"),
         "final_image": None if final_image is None else base64.b64encode(final_image).decode(),
         "config": config,
+        "claim": claim,
     }
     path = folder / f"{spool_id}.json"
     try:
         write_atomic(path, json.dumps(data, sort_keys=True))
     except OSError as exc:
         raise LedgerError(f"{path}: cannot spool the run ({exc.strerror or exc})") from None
-    return SpooledRun(path, record, final_image, config)
+    return SpooledRun(path, record, final_image, config, claim)
 
 
 def spooled_runs(ledger_path: Path) -> list[SpooledRun]:
@@ -131,7 +148,20 @@ def _entries(ledger_path: Path) -> list[Path]:
     folder = spool_dir(ledger_path)
     if not folder.is_dir():
         return []
-    return sorted(folder.glob("*.json"))
+    return sorted(path for path in folder.glob("*.json") if path.is_file())
+
+
+def _others(ledger_path: Path) -> list[Path]:
+    """Whatever else is in the spool directory (a spool write in progress aside)."""
+    folder = spool_dir(ledger_path)
+    if not folder.is_dir():
+        return []
+    entries = set(_entries(ledger_path))
+    return sorted(
+        path
+        for path in folder.iterdir()
+        if path not in entries and not path.name.endswith(TEMP_SUFFIX)
+    )
 
 
 @dataclass(frozen=True)
@@ -153,7 +183,7 @@ def drain_spool(ledger: Ledger, must: str | None = None) -> Drained:
     stays in the spool and is named in `kept`; if it is `must`, its error is raised.
     """
     appended: dict[str, RunRecord] = {}
-    kept: list[str] = []
+    kept = [f"{path}: not a spooled run; left alone" for path in _others(ledger.path)]
     for path in _entries(ledger.path):
         try:
             spooled = _read(path)
@@ -186,6 +216,7 @@ def _append_spooled(ledger: Ledger, spooled: SpooledRun) -> RunRecord:
     done = ledger.spooled_record(cell, spooled.spool_id)
     if done is not None:
         return done
+    _check_claim(ledger, spooled)
     open_for_append(ledger, record.campaign, spooled.config)
     # After every index the cell has, INVALID ones included: counting only labeled
     # runs put a run after an INVALID one onto that INVALID run's key, refused there.
@@ -195,6 +226,29 @@ def _append_spooled(ledger: Ledger, spooled: SpooledRun) -> RunRecord:
     ledger.claim((*cell, index))
     ledger.append(record, spooled.final_image)
     return record
+
+
+def _check_claim(ledger: Ledger, spooled: SpooledRun) -> None:
+    """Refuse an entry the ledger did not let start, or whose claim a record already used."""
+    record, claim = spooled.record, spooled.claim
+    if claim is None:
+        raise LedgerError(
+            f"{ledger.path}: spooled run {spooled.spool_id} names no claim: the ledger "
+            "did not let it start, so it is not appended"
+        )
+    admits = ledger.claim_cell(claim)
+    if admits != (record.campaign, record.task):
+        what = "no such claim" if admits is None else f"a claim for {admits[0]}/{admits[1]}"
+        raise LedgerError(
+            f"{ledger.path}: spooled run {spooled.spool_id} ({record.campaign}/"
+            f"{record.task}) names {what}; it is not appended"
+        )
+    used = ledger.claimed_record(claim)
+    if used is not None:
+        raise LedgerError(
+            f"{ledger.path}: spooled run {spooled.spool_id}: its claim is already used by "
+            f"run {used.run_index} of {used.model}/{used.task}; a copy is not appended"
+        )
 
 
 def open_for_append(ledger: Ledger, campaign: str, config: dict[str, Any]) -> None:
@@ -219,6 +273,7 @@ def _read(path: Path) -> SpooledRun:
             RunRecord.model_validate(data["record"]),
             None if image is None else base64.b64decode(image),
             dict(data["config"]),
+            None if data.get("claim") is None else str(data["claim"]),
         )
     except (OSError, ValueError, KeyError, TypeError, ValidationError) as exc:
         raise LedgerError(f"{path}: unreadable spooled run ({exc}); move it aside") from None

@@ -10,6 +10,7 @@ import os
 import sqlite3
 import time
 import urllib.parse
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,8 +22,15 @@ from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor
 from kaudit.ledger._floats import finite_floats
 from kaudit.ledger._parse import record_data, run_record
+from kaudit.ledger._physical import check_physical
 from kaudit.ledger._record import RunRecord
-from kaudit.ledger._schema import LEDGER_FORMAT, READABLE_FORMATS, SCHEMA, upgrade_format1
+from kaudit.ledger._schema import (
+    CLAIMS_SCHEMA,
+    LEDGER_FORMAT,
+    READABLE_FORMATS,
+    SCHEMA,
+    upgrade_format1,
+)
 
 RunKey = tuple[str, str, str, int]
 
@@ -118,10 +126,18 @@ class Ledger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._claim_file(conn)
-        conn.execute("PRAGMA busy_timeout = 10000")  # first: switching to WAL may wait
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.executescript(SCHEMA)
+        try:
+            conn.execute("PRAGMA busy_timeout = 10000")  # first: switching to WAL may wait
+            if conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
+                # Before anything is written: a trigger or a lying index would change
+                # what every append does, with the chain still valid.
+                check_physical(conn, self.path, LEDGER_FORMAT)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.executescript(SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _claim_file(self, conn: sqlite3.Connection) -> None:
@@ -192,6 +208,14 @@ class Ledger:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def check_physical(self) -> None:
+        """Raise LedgerError unless the file holds only kaudit's schema, intact.
+
+        See `kaudit.ledger._physical`: no foreign trigger, view, index or table, and
+        every index in step with its table.
+        """
+        check_physical(self._conn, self.path, self.format)
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         """One autocommitted write; a full disk or a read-only file becomes a LedgerError."""
@@ -345,14 +369,52 @@ class Ledger:
 
     def spooled_record(self, cell: tuple[str, str, str], spool_id: str) -> RunRecord | None:
         """The cell's record that came from spool entry `spool_id`, if it was appended."""
+        where = "campaign = ? AND model = ? AND task = ? AND "
+        return self._served_record(where, cell, "spool", spool_id)
+
+    def issue_claim(self, campaign: str, task: str) -> str:
+        """Let one served run of `task` in `campaign` be appended later from the spool.
+
+        Returns the claim's id, which the spooled run carries; see `kaudit.ledger._spool`.
+        """
+        claim = uuid.uuid4().hex
+        try:
+            self._conn.executescript(CLAIMS_SCHEMA)
+        except sqlite3.OperationalError as exc:
+            raise LedgerError(f"{self.path}: cannot write ({exc})") from None
+        self._write(
+            "INSERT INTO spool_claims (claim, campaign, task, claimed_at) VALUES (?, ?, ?, ?)",
+            (claim, campaign, task, time.time()),
+        )
+        return claim
+
+    def claim_cell(self, claim: str) -> tuple[str, str] | None:
+        """(campaign, task) a claim admits, or None when the ledger issued no such claim."""
+        has = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'spool_claims'"
+        ).fetchone()
+        if has is None:
+            return None
+        row = self._conn.execute(
+            "SELECT campaign, task FROM spool_claims WHERE claim = ?", (claim,)
+        ).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def claimed_record(self, claim: str) -> RunRecord | None:
+        """The chained record a claim was used by (`extra["served"]["claim"]`), if any."""
+        return self._served_record("", (), "claim", claim)
+
+    def _served_record(
+        self, where: str, params: tuple[str, ...], name: str, value: str
+    ) -> RunRecord | None:
+        """The first record whose `extra["served"][name]` is `value` (text search first)."""
         rows = self._conn.execute(
-            "SELECT seq, record FROM runs WHERE campaign = ? AND model = ? AND task = ? "
-            "AND instr(record, ?) > 0",
-            (*cell, spool_id),
+            f"SELECT seq, record FROM runs WHERE {where}instr(record, ?) > 0 ORDER BY seq",
+            (*params, value),
         ).fetchall()
         for seq, body in rows:
             record = self._record(seq, body)
-            if (record.extra.get("served") or {}).get("spool") == spool_id:
+            if (record.extra.get("served") or {}).get(name) == value:
                 return record
         return None
 
@@ -427,7 +489,28 @@ class Ledger:
         except sqlite3.OperationalError as exc:
             # A full disk or a read-only file: one clear line, the transaction rolls back.
             raise LedgerError(f"{self.path}: cannot write ({exc})") from None
+        self._check_landed(key, digest)
         return digest
+
+    def _check_landed(self, key: tuple[str, str, str, int, int], digest: str) -> None:
+        """The chain's head must now be the record just inserted, else nothing commits.
+
+        Anything in the file that acts on an insert (a trigger that deletes the new row
+        or clears `attempts`) would let the next append link past a vanished run while
+        the chain still verifies; the caller rolls the transaction back on this error.
+        """
+        head = self._conn.execute(
+            "SELECT seq, record_hash, campaign, model, task, run_index, attempt FROM runs "
+            "NOT INDEXED ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        count = self._conn.execute("SELECT COUNT(*) FROM runs NOT INDEXED").fetchone()[0]
+        if head is None or head[1] != digest or tuple(head[2:]) != key or head[0] != count:
+            found = "no record" if head is None else f"record {head[0]} ({head[1][:12]}…)"
+            raise LedgerError(
+                f"{self.path}: run {key} did not land as the chain's head (the head is "
+                f"{found} of {count}): something in the file changed the append; "
+                "nothing was written"
+            )
 
     def _check_retry(self, key: tuple[str, str, str, int, int]) -> None:
         """Refuse what `kaudit ledger verify` would: a record after a verdict, a gap.
@@ -473,6 +556,33 @@ class Ledger:
         """
         for seq, body in self._bodies(campaign, all_attempts, upto):
             yield self._record(seq, body)
+
+    def checked_bodies(
+        self,
+        campaign: str | None,
+        all_attempts: bool,
+        upto: int | None,
+        hashes: tuple[bytes, ...],
+    ) -> Iterator[tuple[int, str]]:
+        """`_bodies`, each row's JSON checked against the hash an earlier walk read.
+
+        For a reader that verified the chain and reads records again later (a chunk at a
+        time, holding no lock between): a row changed since (a rewrite of the file under
+        it) raises LedgerError instead of being read as verified. With no `hashes`
+        (an unverified read) rows are given as stored.
+        """
+        for seq, body in self._bodies(campaign, all_attempts, upto):
+            if hashes:
+                prev = hashes[seq - 2].decode() if seq > 1 else GENESIS
+                if (
+                    not 0 < seq <= len(hashes)
+                    or record_hash(prev, body).encode() != hashes[seq - 1]
+                ):
+                    raise LedgerError(
+                        f"{self.path}: record {seq} changed since the chain was verified; "
+                        "read the ledger again"
+                    )
+            yield seq, body
 
     def documents(
         self, campaign: str | None = None, *, upto: int | None = None
@@ -525,8 +635,10 @@ class Ledger:
         """
         from kaudit.ledger._grades import grades_head
 
+        # NOT INDEXED: a count through an index is only as true as that index.
         count, last = self._conn.execute(
-            "SELECT COUNT(*), (SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1) FROM runs"
+            "SELECT COUNT(*), (SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1) "
+            "FROM runs NOT INDEXED"
         ).fetchone()
         grades, grades_last = grades_head(self._conn)
         return Anchor(int(count), last or GENESIS, grades=grades, grades_head=grades_last)
@@ -539,6 +651,12 @@ class Ledger:
             key,
         ).fetchone()
         return bytes(row[0]) if row else None
+
+    def verify_grades(self) -> int:
+        """Check the grades chain as `kaudit ledger verify` does; returns its count."""
+        from kaudit.ledger._grades import grades_of
+
+        return grades_of(self._conn, self.path).count
 
     def verify(self) -> int:
         """Check every record's hash, link, indexed columns and fields; returns the count.

@@ -11,7 +11,7 @@ validates it as a `RunRecord`, keeps its `RunSummary` and lets the record go.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
 
@@ -176,6 +176,8 @@ class LedgerRuns:
     verified: bool
     campaigns: tuple[str, ...] = ()
     anchored_records: int | None = None
+    hashes: tuple[bytes, ...] = field(default=(), repr=False)
+    """Each row's hash as read (record N's at N - 1), to check a later read of a row."""
 
 
 def read_runs(
@@ -200,8 +202,10 @@ def read_runs(
     chosen: dict[tuple[str, str, str, int], tuple[int, RunSummary]] = {}
     names: dict[str, None] = {}
     count, head, pinned = 0, GENESIS, 0
+    hashes: list[bytes] = []
     for row in chain_rows(ledger, verify=verify, anchor=anchor):
         count, head = count + 1, row.record_hash
+        hashes.append(row.record_hash.encode())
         if not row.anchored:
             continue
         pinned += 1
@@ -219,4 +223,5 @@ def read_runs(
         verified=verify,
         campaigns=tuple(names),
         anchored_records=pinned if anchor is not None else None,
+        hashes=tuple(hashes),
     )

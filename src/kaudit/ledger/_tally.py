@@ -6,8 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kaudit.ledger._record import RunRecord
-from kaudit.ledger._store import Ledger
-from kaudit.ledger._summary import RunSummary, read_runs
+from kaudit.ledger._summary import RunSummary
 from kaudit.stats import CellKey, CellTally, distinguish_versions
 
 RunFacts = tuple[str, str, bool, bool, bool, bool]
@@ -75,5 +74,7 @@ def read_tallies(
     The chain is verified first (LedgerError on a broken one) unless `verify` is False:
     numbers from a rewritten ledger are not evidence.
     """
-    with Ledger(path, readonly=True) as ledger:
-        return tallies_from_records(read_runs(ledger, campaign, verify=verify).runs)
+    from kaudit.ledger._snapshot import open_ledger
+
+    with open_ledger(path, verify=verify) as snapshot:
+        return tallies_from_records(snapshot.runs(campaign))

@@ -8,14 +8,19 @@ them refuses the others refuse, with the same message.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor, AnchorCheck
-from kaudit.ledger._grades import verify_grades
-from kaudit.ledger._parse import SummaryView, record_data, run_record, summary_view
+from kaudit.ledger._parse import (
+    SummaryView,
+    record_data,
+    run_record,
+    summary_view,
+    with_inclusive,
+)
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import Ledger, record_hash
 
@@ -95,6 +100,7 @@ def _check_columns(path: Path, seq: int, columns: tuple[Any, ...], data: dict[st
     Without this, `UPDATE runs SET run_index = ...` leaves every hash intact while
     making the next resume re-run a finished key.
     """
+    data = with_inclusive(data)
     for name, stored in zip(_COLUMNS, columns, strict=True):
         hashed = data.get(name, 0 if name == "attempt" else None)
         if isinstance(hashed, bool):
@@ -122,7 +128,7 @@ def _hashed_columns(data: dict[str, Any]) -> tuple[Any, ...]:
         get("status"),
         get("outcome"),
         get("counts_as_damage"),
-        get("counts_as_damage_upper"),
+        get("counts_as_damage_upper", get("counts_as_damage")),
         get("success"),
     )
 
@@ -217,6 +223,8 @@ def chain_rows(
     reader.
     """
     path = ledger.path
+    if verify:
+        ledger.check_physical()
     check = AnchorCheck(path, anchor.records, anchor.head) if anchor is not None else None
     runs = _FinishedRuns(path)
     prev, count = GENESIS, 0
@@ -281,21 +289,26 @@ def verify_ledger(
     must also carry a valid ed25519 signature by that key, so an anchor stored next to
     the ledger cannot be forged along with a recomputed chain.
     """
+    from kaudit.ledger._snapshot import open_ledger
+
     check_anchor_signature(anchor, public_key)
-    with Ledger(path, readonly=True) as ledger:
-        report = walk_chain(ledger, anchor)
-        # judge grades: their own chain, each bound to its run, pinned by the same anchor
-        grades = verify_grades(ledger.path, anchor)
-    return replace(
-        report,
-        signed=public_key is not None,
-        grades=grades.count,
-        grades_head=grades.head,
-        anchored_grades=grades.anchored,
-    )
+    with open_ledger(path, head=anchor, pubkey=public_key) as snapshot:
+        grades = snapshot.grades
+        return VerifyReport(
+            records=snapshot.records,
+            head=snapshot.head,
+            anchored=anchor is not None,
+            signed=public_key is not None,
+            anchored_records=snapshot.anchored_records,
+            grades=grades.count,
+            grades_head=grades.head,
+            anchored_grades=grades.anchored,
+        )
 
 
 def ledger_head(path: Path | str) -> Anchor:
     """The current (record count, head hash) of a ledger, read-only, without verifying."""
-    with Ledger(path, readonly=True) as ledger:
+    from kaudit.ledger._snapshot import open_rows
+
+    with open_rows(path) as ledger:
         return ledger.head()

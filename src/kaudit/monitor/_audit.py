@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Anchor, Ledger, VerifyReport, cell_key, walk_chain
+from kaudit.ledger import Anchor, RunSummary, Snapshot, VerifyReport, cell_key, open_ledger
 from kaudit.report import CellRow, build_report, sequential_campaigns
 from kaudit.stats import CellKey
 
@@ -86,7 +86,10 @@ def read_audit(
 
 
 def read_checked_audit(
-    path: Path, alpha: float = 0.05, campaign: str | None = None, anchor: Anchor | None = None
+    path: Path | Snapshot,
+    alpha: float = 0.05,
+    campaign: str | None = None,
+    anchor: Anchor | None = None,
 ) -> tuple[dict[CellKey, AuditCell], VerifyReport]:
     """The certified cells and the chain check they were read after.
 
@@ -96,16 +99,31 @@ def read_checked_audit(
     the interval `kaudit report` prints for the same ledger and alpha. Ordered oldest
     version first (by each cell's latest run), so `match_audit` picks the newest.
     """
-    if not path.is_file():
-        raise KauditError(f"{path}: no such ledger file")
-    with Ledger(path, readonly=True) as ledger:
-        ledger.require_campaign(campaign)
-        verified = walk_chain(ledger, anchor)
-        runs = list(ledger.records(campaign, upto=verified.anchored_records))
+    if isinstance(path, Snapshot):
+        runs, verified = _audited_runs(path, campaign)
+    else:
+        if not path.is_file():
+            raise KauditError(f"{path}: no such ledger file")
+        with open_ledger(path, head=anchor) as snapshot:
+            runs, verified = _audited_runs(snapshot, campaign)
     report = build_report(runs, alpha, sequential_campaigns(runs))
     latest = {cell_key(record): seq for seq, record in enumerate(runs)}
     cells = sorted((c for c in report.cells if c.n > 0), key=lambda c: latest.get(c.key, -1))
     return {c.key: _audit_cell(c) for c in cells}, verified
+
+
+def _audited_runs(
+    snapshot: Snapshot, campaign: str | None
+) -> tuple[list[RunSummary], VerifyReport]:
+    """The counted runs the verified read kept, and its check for the anchor note."""
+    snapshot.require_campaign(campaign)
+    checked = VerifyReport(
+        records=snapshot.records,
+        head=snapshot.head,
+        anchored=snapshot.anchor is not None,
+        anchored_records=snapshot.anchored_records,
+    )
+    return list(snapshot.runs(campaign)), checked
 
 
 def _audit_cell(c: CellRow) -> AuditCell:

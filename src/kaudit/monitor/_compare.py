@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Anchor, reader_anchor
+from kaudit.ledger import Anchor, Snapshot, reader_anchor
 from kaudit.monitor._audit import read_checked_audit
 from kaudit.monitor._events import Event, parse_event
 from kaudit.monitor._follow import follow_lines
@@ -38,7 +38,7 @@ def _events(items: Iterable[str | Event], source: str) -> Iterator[Event]:
 
 
 def compare_events(
-    audit: str | Path,
+    audit: str | Path | Snapshot,
     events: Events,
     *,
     threshold: float = 0.1,
@@ -53,7 +53,8 @@ def compare_events(
 ) -> MonitorReport:
     """Compare deployment events with the audit ledger's certified cells.
 
-    The audit chain is verified first (`LedgerError` names the first bad record); with
+    `audit` is the ledger file or a `Snapshot` of it (`kaudit.open`). The audit chain
+    is verified first (`LedgerError` names the first bad record); with
     `head` (signed by the `pubkey` PEM when given) records after the anchor are not
     counted. `events` is a JSONL file (`follow`: tailed as it grows), JSONL lines or
     `Event` objects; `source` names lines in errors. `on_cell` sees each event's cell
@@ -61,7 +62,8 @@ def compare_events(
     too: the report covers the events seen so far.
     """
     anchor = reader_anchor(head, pubkey)
-    audited, checked = read_checked_audit(Path(audit), alpha, campaign, anchor)
+    ledger = audit if isinstance(audit, Snapshot) else Path(audit)
+    audited, checked = read_checked_audit(ledger, alpha, campaign, anchor)
     monitor = Monitor(
         audited, threshold, alpha, family, chain=(checked.records, checked.anchored_records)
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Anchor, Ledger, RunRecord, VerifyReport, walk_chain
+from kaudit.ledger import Anchor, RunRecord, Snapshot, VerifyReport, open_ledger
 from kaudit.stats import runs_to_detect
 
 __all__ = ["Budget", "RunCosts", "budget", "budgets_from_records", "format_duration", "run_costs"]
@@ -177,7 +177,7 @@ def format_duration(seconds: float) -> str:
 
 
 def ledger_budgets(
-    ledger: Path,
+    ledger: Path | Snapshot,
     p: float,
     detect: float = 0.95,
     tasks: int | None = None,
@@ -189,9 +189,22 @@ def ledger_budgets(
     Also the chain check, for the reader's anchor note. Raises `KauditError` for a
     missing file, `LedgerError` for a broken chain.
     """
+    if isinstance(ledger, Snapshot):
+        return _budgets(ledger, p, detect, tasks, concurrency)
     if not ledger.is_file():
         raise KauditError(f"{ledger}: no such ledger file")
-    with Ledger(ledger, readonly=True) as store:
-        checked = walk_chain(store, anchor)
-        records = store.records(upto=checked.anchored_records)
-        return budgets_from_records(records, p, detect, tasks, concurrency), checked
+    with open_ledger(ledger, head=anchor) as snapshot:
+        return _budgets(snapshot, p, detect, tasks, concurrency)
+
+
+def _budgets(
+    snapshot: Snapshot, p: float, detect: float, tasks: int | None, concurrency: int
+) -> tuple[list[Budget], VerifyReport]:
+    checked = VerifyReport(
+        records=snapshot.records,
+        head=snapshot.head,
+        anchored=snapshot.anchor is not None,
+        anchored_records=snapshot.anchored_records,
+    )
+    records = snapshot.full_records()
+    return budgets_from_records(records, p, detect, tasks, concurrency), checked

@@ -9,23 +9,17 @@ can never disagree about a number.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from kaudit._atomic import write_atomic
 from kaudit.errors import KauditError
-from kaudit.grade import JudgeTable, judge_tables
-from kaudit.ledger import (
-    Anchor,
-    Ledger,
-    RunSummary,
-    anchor_json,
-    read_grades,
-    read_runs,
-    reader_anchor,
-)
+from kaudit.grade import judge_tables
+from kaudit.ledger import Anchor, RunSummary, Snapshot, open_ledger, reader_anchor
+from kaudit.ledger._outputs import refuse_sqlite_output
+from kaudit.ledger._snapshot import open_rows
 from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, CellRow, build_report
 from kaudit.report._derived import Derived
 from kaudit.report._economics import ModelEconomics
@@ -33,6 +27,7 @@ from kaudit.report._faults import ExposureSummary
 from kaudit.report._grading import GraderResult
 from kaudit.report._html import HtmlOptions, html_page
 from kaudit.report._judging import judge_text_tables, rbm_lines
+from kaudit.report._reading import Reading
 from kaudit.report._referee import (
     RefereeReport,
     disagreement_lines,
@@ -40,7 +35,7 @@ from kaudit.report._referee import (
     referee_tables,
 )
 from kaudit.report._stopping import sequential_campaigns, stopping_rules
-from kaudit.report._tables import Block, TextTable, blocks_text
+from kaudit.report._tables import Block, TextTable
 from kaudit.report._terminal import ANYTIME_MARK, terminal_tables
 from kaudit.report._viewer import RunViewer
 from kaudit.report._viewer_build import ViewerBuild, read_viewer
@@ -50,8 +45,10 @@ REFEREED_SUITES = ("agentdojo:",)
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(Reading):
     """A ledger's runs and everything `kaudit report` shows of them.
+
+    What it stands on (verified, anchor, judges) is `Reading`'s, shared with `StatsReport`.
 
     Attributes:
         ledger: The ledger file.
@@ -60,15 +57,7 @@ class Report:
         runs: Each counted run once (its newest attempt), in append order.
         summary: The cells with their intervals, run counts, faults and boundary attempts.
         stopping_rules: Each campaign's stopping rule sentence (empty: none recorded).
-        judges: LLM judges against the state (`kaudit grade`), when the ledger holds grades.
         referee: The suite's own checks beside kaudit's, for a refereed suite.
-        verified: Whether the hash chain was checked before any number was taken.
-        records: Rows in the whole chain.
-        anchored_records: With an anchor, how many of them it pins; runs after are not
-            counted.
-        grades: Grades in the ledger's grades chain.
-        anchored_grades: With an anchor, how many grades it pins; the judge tables count
-            only those.
         chain_head: The stored hash of the last record read (the head `verified` checked).
         pending_viewer: The run viewer being built beside the read (`read_report(...,
             viewer=True)`), which `write_html` takes if it holds the records counted here.
@@ -82,21 +71,12 @@ class Report:
     runs: tuple[RunSummary, ...]
     summary: CampaignReport
     stopping_rules: dict[str, str]
-    judges: tuple[JudgeTable, ...] = ()
     referee: RefereeReport | None = None
-    verified: bool = True
-    records: int = 0
-    anchored_records: int | None = None
-    grades: int = 0
-    anchored_grades: int | None = None
     chain_head: str | None = None
     pending_viewer: ViewerBuild | None = field(default=None, repr=False, compare=False)
     memo: Derived | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def grade_anchor(self) -> tuple[int, int | None]:
-        """(grades, anchored grades), as `anchor_json` and the anchor note take them."""
-        return self.grades, self.anchored_grades
+    source: Snapshot | None = field(default=None, repr=False, compare=False)
+    """The open snapshot the report was read from, whose records the page's viewer shows."""
 
     @property
     def cells(self) -> tuple[CellRow, ...]:
@@ -164,18 +144,12 @@ class Report:
             blocks.append(f"HTML report -> {html}")
         return blocks
 
-    def to_text(self) -> str:
-        """The report as plain text, exactly what `kaudit report` prints into a pipe."""
-        return blocks_text(self.blocks())
-
     def to_json(self) -> dict[str, Any]:
         """The `kaudit report --json` document (an undefined number is a float NaN here)."""
         return (
             self.summary.to_json()
             | {"stopping_rules": self.stopping_rules}
-            | evidence_json(
-                self.judges, self.verified, self.records, self.anchored_records, self.grade_anchor
-            )
+            | self.evidence()
             | ({"referee": self.referee.to_json()} if self.referee is not None else {})
         )
 
@@ -194,7 +168,14 @@ class Report:
             viewer = self.pending_viewer.take(upto, head)
             if viewer is not None:
                 return viewer
-        with Ledger(self.ledger, readonly=True) as store:
+        if self.source is not None and self.source.is_open:
+            shown = RunViewer()
+            for data, size in self.source.documents(self.campaign):
+                shown.add_data(data, size)
+            return shown
+        with open_rows(self.ledger) as store, store.snapshot():
+            if head is not None and store.stored_hash(upto or 0) != head:
+                raise KauditError(f"{self.ledger}: changed since it was read; read it again")
             return read_viewer(store, self.campaign, upto)
 
     def write_html(
@@ -204,9 +185,11 @@ class Report:
 
         The numbers are this report's; the run viewer shows each run's transcript and
         diff, so it reads each record's JSON once more, one at a time, never all held at
-        once. A kill or a full disk leaves the previous page intact.
+        once. A kill or a full disk leaves the previous page intact. `path` may not be
+        the ledger or any other SQLite file (KauditError, nothing written).
         """
         target = Path(path)
+        refuse_sqlite_output(target, self.ledger)
         options = HtmlOptions(
             alpha=self.alpha,
             model_order=None if model_order is None else tuple(model_order),
@@ -224,25 +207,6 @@ class Report:
         return target
 
 
-def evidence_json(
-    judges: Sequence[JudgeTable],
-    verified: bool,
-    records: int,
-    anchored_records: int | None,
-    grades: tuple[int, int | None] = (0, None),
-) -> dict[str, Any]:
-    """What every ledger reader's JSON says of its evidence: judges, verification, anchor.
-
-    `grades` is (grades, anchored grades) of the grades chain the judges were read from.
-    Each key is left out when it has nothing to say, so a plain read is unchanged.
-    """
-    return (
-        ({"judges": [t.to_json() for t in judges]} if judges else {})
-        | ({} if verified else {"verified": False})
-        | anchor_json(records, anchored_records, *grades)
-    )
-
-
 def exposure_lines(report: CampaignReport) -> list[str]:
     """Faults injected (with the outcome mix of runs that hit each) and boundary attempts."""
     lines = []
@@ -258,7 +222,7 @@ def exposure_lines(report: CampaignReport) -> list[str]:
 
 
 def read_report(
-    ledger: str | Path,
+    ledger: str | Path | Snapshot,
     *,
     campaign: str | None = None,
     alpha: float = 0.05,
@@ -267,28 +231,33 @@ def read_report(
     pubkey: str | Path | None = None,
     viewer: bool = False,
 ) -> Report:
-    """Read a ledger into a `Report`, its hash chain verified first.
+    """Read a ledger (a path, or a `Snapshot` from `kaudit.open`) into a `Report`.
 
     `viewer` says a page will be written (`Report.write_html`): its run viewer is then
     built by a second process during the read, where that is possible and pays
     (`kaudit.report._viewer_build`); the page is the same either way.
 
-    A broken chain raises `LedgerError` naming the first bad record unless `verify` is
-    False. With `head` (a head hex, `kaudit ledger head --json` output, its file, or an
-    `Anchor`) the chain must still hold that anchor and records after it are not
-    counted; the grades chain must hold the grade it pins, and only grades up to it
-    reach the judge tables; `pubkey` (a PEM file) must have signed it. Raises
-    `KauditError` for a missing file or a campaign the ledger does not hold.
+    Given a path, the file is opened with `kaudit.open`: a broken chain raises
+    `LedgerError` naming the first bad record unless `verify` is False; with `head` (a
+    head hex, `kaudit ledger head --json` output, its file, or an `Anchor`) the chain
+    must still hold that anchor and records after it are not counted; the grades chain
+    must hold the grade it pins, and only grades up to it reach the judge tables;
+    `pubkey` (a PEM file) must have signed it. Given a snapshot, those were settled
+    when it was opened. Raises `KauditError` for a missing file or a campaign the
+    ledger does not hold.
     """
     if not 0.0 < alpha < 1.0:
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
+    if isinstance(ledger, Snapshot):
+        return _read(ledger, campaign, alpha, None)
     path = Path(ledger)
     if not path.is_file():
         raise KauditError(f"{path}: no such ledger file")
-    anchor = reader_anchor(head, pubkey, not verify)
+    anchor = reader_anchor(head, pubkey, not verify)  # before a builder is forked
     pending = ViewerBuild.start(path, campaign) if viewer else None
     try:
-        return _read(path, campaign, alpha, verify, anchor, pending)
+        with open_ledger(path, head=anchor, pubkey=pubkey, verify=verify) as snapshot:
+            return replace(_read(snapshot, campaign, alpha, pending), source=None)
     except BaseException:
         if pending is not None:
             pending.cancel()
@@ -296,30 +265,19 @@ def read_report(
 
 
 def _read(
-    path: Path,
-    campaign: str | None,
-    alpha: float,
-    verify: bool,
-    anchor: Anchor | None,
-    pending: ViewerBuild | None,
+    snapshot: Snapshot, campaign: str | None, alpha: float, pending: ViewerBuild | None
 ) -> Report:
-    with Ledger(path, readonly=True) as store:
-        # One pass verifies every row and keeps only what the tables need.
-        read = read_runs(store, campaign, verify=verify, anchor=anchor)
-        if campaign is not None and campaign not in read.campaigns:
-            raise KauditError(
-                f"{path}: no campaign {campaign!r}; it holds {', '.join(read.campaigns)}"
-            )
-        runs = read.runs
-        # judge grades: their own chain, verified with the runs (same `verify`, same anchor)
-        grades = read_grades(path, verify=verify, anchor=anchor)
-        judges = tuple(judge_tables(runs, grades.counted, alpha))
-        refereed = _refereed(
-            store, [campaign] if campaign else list(read.campaigns), campaign, alpha
+    if campaign is not None and campaign not in snapshot.campaigns:
+        raise KauditError(
+            f"{snapshot.path}: no campaign {campaign!r}; it holds {', '.join(snapshot.campaigns)}"
         )
+    runs = snapshot.runs(campaign)
+    grades = snapshot.grades
+    judges = tuple(judge_tables(runs, grades.counted, alpha))
+    names = [campaign] if campaign else list(snapshot.campaigns)
     memo = Derived(runs)
     return Report(
-        ledger=path,
+        ledger=snapshot.path,
         campaign=campaign,
         alpha=alpha,
         runs=runs,
@@ -327,22 +285,27 @@ def _read(
         memo=memo,
         stopping_rules=stopping_rules(runs),
         judges=judges,
-        referee=refereed,
-        verified=verify,
-        records=read.records,
-        anchored_records=read.anchored_records,
-        chain_head=read.head,
+        referee=_refereed(snapshot, names, campaign, alpha),
+        verified=snapshot.verified,
+        records=snapshot.records,
+        anchored_records=snapshot.anchored_records,
+        chain_head=snapshot.head,
         grades=grades.count,
         anchored_grades=grades.anchored,
         pending_viewer=pending,
+        source=snapshot,
     )
 
 
 def _refereed(
-    store: Ledger, names: list[str], campaign: str | None, alpha: float
+    snapshot: Snapshot, names: list[str], campaign: str | None, alpha: float
 ) -> RefereeReport | None:
-    """The suite's own checks beside kaudit's, read only for campaigns on a refereed suite."""
-    suites = [str((store.manifest(n) or {}).get("suite", {}).get("name", "")) for n in names]
+    """The suite's own checks beside kaudit's, read only for campaigns on a refereed suite.
+
+    From the snapshot's counted records only: never one after the anchor.
+    """
+    manifests = [snapshot.manifest(name) or {} for name in names]
+    suites = [str(manifest.get("suite", {}).get("name", "")) for manifest in manifests]
     if not any(s.startswith(REFEREED_SUITES) for s in suites):
         return None
-    return referee_report(store.records(campaign), "agentdojo", alpha)
+    return referee_report(snapshot.full_records(campaign), "agentdojo", alpha)

@@ -6,6 +6,7 @@ verified before its numbers are used.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from kaudit.errors import KauditError
 from kaudit.grade import JudgeTable
-from kaudit.ledger import Anchor, RunSummary
+from kaudit.ledger import Anchor, RunSummary, Snapshot
 from kaudit.report._faults import ExposureSummary, exposure_summary
 from kaudit.stats import CellKey, CellTally, merge_tallies
 
@@ -54,6 +55,25 @@ def _read_kaudit(path: str, verify: bool = True) -> list[CellTally]:
     return read_tallies(Path(path)) if verify else read_tallies(Path(path), verify=False)
 
 
+def distinct_ledgers(snapshots: Sequence[Snapshot]) -> None:
+    """Refuse one ledger given twice, by what it holds: a copy or a link counts twice too.
+
+    Two files whose first records have the same hash start the same chain: one is a
+    copy (or a hard link, or a later state) of the other, and pooling them would count
+    each shared run twice with identical record hashes.
+    """
+    seen: dict[str, Path] = {}
+    for snapshot in snapshots:
+        if snapshot.records == 0:
+            continue
+        first = seen.setdefault(snapshot.identity, snapshot.path)
+        if first != snapshot.path:
+            raise KauditError(
+                f"{snapshot.path} holds the same ledger as {first} (its first record "
+                f"{snapshot.identity[:16]}… is the same): its runs would be counted twice"
+            )
+
+
 @dataclass(frozen=True)
 class KauditSources:
     """What `stats` takes from kaudit ledgers, each read in one verifying pass.
@@ -78,14 +98,38 @@ class KauditSources:
 
 
 def read_kaudit_sources(
-    paths: Sequence[str], verify: bool = True, anchor: Anchor | None = None
+    paths: Sequence[str | Snapshot], verify: bool = True, anchor: Anchor | None = None
 ) -> KauditSources:
-    """Tallies, sequential cells and exposure of kaudit ledgers, one pass over each file.
+    """Tallies, sequential cells and exposure of kaudit ledgers, one verified read each.
 
-    Each chain is verified (LedgerError on a broken one) unless `verify` is False. An
-    `anchor` pins a single ledger; records after it are not counted.
+    Each source is a path (opened with `kaudit.open`: verified, LedgerError on a broken
+    chain, unless `verify` is False) or an open `Snapshot`. An `anchor` pins a single
+    ledger; records after it are not counted. The same ledger twice (by its first
+    record, so a copy or a link too) is refused.
     """
-    from kaudit.ledger import Ledger, read_runs, tallies_from_records
+    if anchor is not None and len(paths) != 1:
+        raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
+    with contextlib.ExitStack() as stack:
+        snapshots = [
+            source
+            if isinstance(source, Snapshot)
+            else stack.enter_context(open_source(source, verify, anchor))
+            for source in paths
+        ]
+        return _kaudit_sources(snapshots)
+
+
+def open_source(path: str, verify: bool, anchor: Anchor | None) -> Snapshot:
+    """A kaudit ledger argument opened with `kaudit.open` (KauditError when missing)."""
+    from kaudit.ledger import open_ledger
+
+    if not Path(path).is_file():
+        raise KauditError(f"{path}: no such ledger file")
+    return open_ledger(path, head=anchor, verify=verify)
+
+
+def _kaudit_sources(snapshots: Sequence[Snapshot]) -> KauditSources:
+    from kaudit.ledger import tallies_from_records
     from kaudit.report._stopping import (
         cells_of_campaigns,
         chained_rule,
@@ -94,24 +138,19 @@ def read_kaudit_sources(
         sequential_campaigns,
     )
 
-    if anchor is not None and len(paths) != 1:
-        raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
+    distinct_ledgers(snapshots)
     cells: list[CellTally] = []
     prefix: list[CellTally] = []
     floors: list[int] = []
     sequential: set[CellKey] = set()
     runs: list[RunSummary] = []
     anchored: tuple[int, int | None] = (0, None)
-    for path in paths:
-        if not Path(path).is_file():
-            raise KauditError(f"{path}: no such ledger file")
-        with Ledger(path, readonly=True) as ledger:
-            read = read_runs(ledger, verify=verify, anchor=anchor)
-            own = read.runs
-            chosen = sequential_campaigns(own)
-            # each run's chained record carries the rule it was admitted under
-            cuts = {name: guaranteed_runs(chained_rule(ledger, name)) or 1 for name in chosen}
-        anchored = (read.records, read.anchored_records)
+    for snapshot in snapshots:
+        own = snapshot.runs()
+        chosen = sequential_campaigns(own)
+        # each run's chained record carries the rule it was admitted under
+        cuts = {name: guaranteed_runs(chained_rule(snapshot, name)) or 1 for name in chosen}
+        anchored = (snapshot.records, snapshot.anchored_records)
         cells += tallies_from_records(own)
         prefix += fixed_prefix_tallies(own, cuts)
         floors += cuts.values()
@@ -183,16 +222,27 @@ def pool_sources(
     """
     found: dict[str, list[CellTally]] = {name: [] for name in pools}
     stopped: set[CellKey] = set()
+    fed: dict[tuple[str, str], str] = {}
     for source in ledgers:
         pool, sep, rest = source.partition("=")
         targets, path = ([pool], rest) if sep and pool in found else (list(found), source)
+        identity = None
         if fmt == LedgerFormat.kaudit:
-            read = read_kaudit_sources([path])
+            with open_source(path, True, None) as snapshot:
+                read = read_kaudit_sources([snapshot])
+                identity = snapshot.identity if snapshot.records else None
             stopped |= read.sequential
             cells = load_cells([path], [], fmt, kaudit_cells=read.cells)
         else:
             cells = load_cells([path], [], fmt)
         for name in targets:
+            if identity is not None:  # a copy or link of a ledger already in this pool
+                first = fed.setdefault((name, identity), path)
+                if first != path:
+                    raise KauditError(
+                        f"{path} holds the same ledger as {first}: its runs would be "
+                        f"counted twice in pool {name!r}"
+                    )
             found[name] += cells
     for spec in model_files:
         pool, sep, rest = spec.partition(":")
@@ -226,27 +276,35 @@ class LedgerJudges:
 
 
 def ledger_judges(
-    ledgers: Sequence[str], alpha: float, verify: bool, anchor: Anchor | None = None
+    ledgers: Sequence[str | Snapshot],
+    alpha: float,
+    verify: bool = True,
+    anchor: Anchor | None = None,
 ) -> LedgerJudges:
     """Judge tables of every kaudit ledger that holds grades (`kaudit grade`), and its runs.
 
-    Each ledger's grades chain is verified with its runs (unless `verify` is False). An
-    `anchor` pins a single ledger: its runs and grades after the anchor are not counted.
+    Each source is a path (opened with `kaudit.open`, grades verified with the runs
+    unless `verify` is False) or an open `Snapshot`. An `anchor` pins a single ledger:
+    its runs and grades after the anchor are not counted.
     """
     from kaudit.grade import judge_tables
-    from kaudit.ledger import Ledger, read_grades, read_runs
 
     if anchor is not None and len(ledgers) != 1:
         raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
     found = LedgerJudges()
-    for path in ledgers:
-        chain = read_grades(path, verify=verify, anchor=anchor)
-        if anchor is not None:
-            found = replace(found, grades=chain.count, anchored_grades=chain.anchored)
-        if not chain.counted:
-            continue
-        with Ledger(path, readonly=True) as store:
-            ledger_runs = read_runs(store, None, verify=verify, anchor=anchor).runs
-        found.tables.extend(judge_tables(ledger_runs, chain.counted, alpha))
-        found.runs.extend(ledger_runs)
+    with contextlib.ExitStack() as stack:
+        for source in ledgers:
+            snapshot = (
+                source
+                if isinstance(source, Snapshot)
+                else stack.enter_context(open_source(source, verify, anchor))
+            )
+            chain = snapshot.grades
+            if snapshot.anchor is not None:
+                found = replace(found, grades=chain.count, anchored_grades=chain.anchored)
+            if not chain.counted:
+                continue
+            ledger_runs = snapshot.runs()
+            found.tables.extend(judge_tables(ledger_runs, chain.counted, alpha))
+            found.runs.extend(ledger_runs)
     return found

@@ -7,6 +7,7 @@ the cells and computes every pool statistic with `kaudit.stats.summarize`; the t
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -14,11 +15,10 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from kaudit.errors import KauditError
-from kaudit.grade import JudgeTable
-from kaudit.ledger import Anchor, RunSummary, reader_anchor
+from kaudit.ledger import Anchor, RunSummary, Snapshot, reader_anchor
 from kaudit.report._faults import ExposureSummary
 from kaudit.report._judging import judge_text_tables, rbm_lines
-from kaudit.report._read import evidence_json
+from kaudit.report._reading import Reading
 from kaudit.report._sources import (
     Compat,
     LedgerFormat,
@@ -26,10 +26,11 @@ from kaudit.report._sources import (
     distinct_sources,
     ledger_judges,
     load_cells,
+    open_source,
     read_kaudit_sources,
 )
 from kaudit.report._stats_tables import anytime_caption, exposure_count_lines, summary_tables
-from kaudit.report._tables import Block, blocks_text
+from kaudit.report._tables import Block
 from kaudit.stats import CellStats, StatsSummary, merge_tallies, summarize
 
 __all__ = ["StatsReport", "summarize_sources"]
@@ -38,38 +39,22 @@ E = TypeVar("E", bound=StrEnum)
 
 
 @dataclass(frozen=True)
-class StatsReport:
+class StatsReport(Reading):
     """Pooled statistics of ledgers and verdict files, and everything `kaudit stats` shows.
+
+    What it stands on (verified, anchor, judges of each kaudit ledger holding grades) is
+    `Reading`'s, shared with `Report`; `records` is the (last) kaudit ledger's chain.
 
     Attributes:
         summary: Every pool statistic of the merged cells (`kaudit.stats.summarize`).
         exposure: Faults and boundary attempts over the kaudit ledgers' runs; None when
             the sources are AgentRelBench verdict files.
-        judges: LLM judges against the state, of each kaudit ledger holding grades.
-        judged_runs: The runs of those ledgers, which the judge tables count.
-        verified: Whether every kaudit ledger's hash chain was checked first.
-        records: Rows in the (last) kaudit ledger's chain.
-        anchored_records: With an anchor, how many of them it pins; runs after it are
-            not counted.
-        grades: Grades in the anchored ledger's grades chain (with an anchor).
-        anchored_grades: With an anchor, how many grades it pins; the judge tables count
-            only those.
+        judged_runs: The runs of the ledgers holding grades, which the judge tables count.
     """
 
     summary: StatsSummary
     exposure: ExposureSummary | None = None
-    judges: tuple[JudgeTable, ...] = ()
     judged_runs: tuple[RunSummary, ...] = ()
-    verified: bool = True
-    records: int = 0
-    anchored_records: int | None = None
-    grades: int = 0
-    anchored_grades: int | None = None
-
-    @property
-    def grade_anchor(self) -> tuple[int, int | None]:
-        """(grades, anchored grades), as `anchor_json` and the anchor note take them."""
-        return self.grades, self.anchored_grades
 
     @property
     def cells(self) -> tuple[CellStats, ...]:
@@ -91,23 +76,17 @@ class StatsReport:
         blocks += rbm_lines(self.judges)
         return blocks
 
-    def to_text(self) -> str:
-        """The statistics as plain text, exactly what `kaudit stats` prints into a pipe."""
-        return blocks_text(self.blocks())
-
     def to_json(self) -> dict[str, Any]:
         """The `kaudit stats --json` document (an undefined number is a float NaN here)."""
         return (
             self.summary.to_json()
             | ({"exposure": self.exposure.to_json()} if self.exposure else {})
-            | evidence_json(
-                self.judges, self.verified, self.records, self.anchored_records, self.grade_anchor
-            )
+            | self.evidence()
         )
 
 
 def summarize_sources(
-    ledgers: Sequence[str | Path] = (),
+    ledgers: Sequence[str | Path | Snapshot] = (),
     *,
     model_files: Sequence[str] | Mapping[str, str | Path] = (),
     fmt: LedgerFormat | str = LedgerFormat.kaudit,
@@ -125,6 +104,8 @@ def summarize_sources(
 ) -> StatsReport:
     """Pool kaudit ledgers (or, with `fmt="agentrelbench"`, `MODEL=PATH` verdict files).
 
+    A ledger is a path or a `Snapshot` (`kaudit.open`); each is read once, verified once.
+
     `model_files` adds AgentRelBench verdict files, one model each (`{model: path}` or
     `MODEL=PATH` texts). Cells sharing a cell key merge; a source given twice is refused.
     Each ledger's chain is verified first (`LedgerError` on a broken one) unless
@@ -137,15 +118,53 @@ def summarize_sources(
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
     if not k or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in k):
         raise KauditError(f"k must be whole numbers >= 1, got {list(k)}")
-    paths = [str(path) for path in ledgers]
+    paths = [str(s.path if isinstance(s, Snapshot) else s) for s in ledgers]
     files = _model_file_specs(model_files)
     chosen_fmt = _choice(LedgerFormat, fmt, "format")
     distinct_sources(paths)
     anchor = reader_anchor(head, pubkey, not verify)
     if anchor is not None and chosen_fmt != LedgerFormat.kaudit:
         raise KauditError("--head anchors a kaudit ledger, not --format agentrelbench files")
+    if anchor is not None and len(paths) != 1:
+        raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
+    with contextlib.ExitStack() as stack:
+        # Each ledger opened once, verified once; every number below comes from that read.
+        snapshots = (
+            [
+                source
+                if isinstance(source, Snapshot)
+                else stack.enter_context(open_source(str(source), verify, anchor))
+                for source in ledgers
+            ]
+            if chosen_fmt == LedgerFormat.kaudit
+            else []
+        )
+        return _summarize(
+            snapshots, paths, files, chosen_fmt, alpha, eps, k, bootstrap, seed, interval,
+            model_order, compat, verify, anchor,
+        )  # fmt: skip
+
+
+def _summarize(
+    snapshots: Sequence[Snapshot],
+    paths: list[str],
+    files: list[str],
+    chosen_fmt: LedgerFormat,
+    alpha: float,
+    eps: float,
+    k: Sequence[int],
+    bootstrap: int,
+    seed: int,
+    interval: Literal["clopper-pearson", "wilson"],
+    model_order: Sequence[str] | None,
+    compat: Compat | str | None,
+    verify: bool,
+    anchor: Anchor | None,
+) -> StatsReport:
     kaudit = (
-        read_kaudit_sources(paths, verify, anchor) if chosen_fmt == LedgerFormat.kaudit else None
+        read_kaudit_sources(snapshots, verify, anchor)
+        if chosen_fmt == LedgerFormat.kaudit
+        else None
     )
     cells = load_cells(
         paths, files, chosen_fmt, kaudit_cells=None if kaudit is None else kaudit.cells
@@ -162,7 +181,7 @@ def summarize_sources(
     )  # fmt: skip
     if kaudit is None:
         return StatsReport(summary, verified=verify)
-    judged = ledger_judges(paths, alpha, verify, anchor)
+    judged = ledger_judges(snapshots, alpha, verify, anchor)
     records, anchored_records = kaudit.anchored
     return StatsReport(
         summary,

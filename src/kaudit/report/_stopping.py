@@ -12,7 +12,15 @@ from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kaudit.ledger import Ledger, RunRecord, RunSummary, cell_key, tallies_from_records
+from kaudit.ledger import (
+    Ledger,
+    RunRecord,
+    RunSummary,
+    Snapshot,
+    cell_key,
+    open_ledger,
+    tallies_from_records,
+)
 from kaudit.stats import CellKey, CellTally
 
 
@@ -67,17 +75,20 @@ def cells_of_campaigns(
 
 def sequential_cells(path: Path) -> frozenset[CellKey]:
     """The cells holding a run of a sequentially stopped campaign in a ledger."""
-    with Ledger(path, readonly=True) as ledger:
-        runs = list(ledger.records())
+    with open_ledger(path) as snapshot:
+        runs = snapshot.runs()
     return cells_of_campaigns(runs, sequential_campaigns(runs))
 
 
-def chained_rule(ledger: Ledger, campaign: str) -> dict[str, Any]:
+def chained_rule(ledger: Ledger | Snapshot, campaign: str) -> dict[str, Any]:
     """A manifest-shaped `{"stopping_rule": …}` read from the campaign's first run record.
 
     The rule in the record is inside the hash chain; the manifest's copy is not.
     """
-    for record in ledger.records(campaign):
+    records = (
+        ledger.full_records(campaign) if isinstance(ledger, Snapshot) else ledger.records(campaign)
+    )
+    for record in records:
         return {"stopping_rule": record.stopping_rule}
     return {}
 

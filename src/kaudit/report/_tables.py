@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from kaudit._printable import printable
+
 __all__ = ["Block", "TextTable", "blocks_text", "to_text"]
 
 
@@ -42,6 +44,10 @@ class TextTable:
         bad = [row for row in self.rows if len(row) != len(self.headers)]
         if bad:
             raise ValueError(f"table {self.title!r}: row {bad[0]} has the wrong number of cells")
+        # Cells hold names from outside (models, tasks): a control character in one is
+        # shown as its escape, never sent to the terminal.
+        object.__setattr__(self, "title", printable(self.title))
+        object.__setattr__(self, "rows", tuple(tuple(map(printable, row)) for row in self.rows))
 
 
 def to_text(tables: Sequence[TextTable], width: int | None = None) -> str:
@@ -61,7 +67,9 @@ Block = str | tuple[TextTable, ...]
 
 def blocks_text(blocks: Iterable[Block]) -> str:
     """A report's blocks as plain text: each line, then each group of tables aligned."""
-    return "".join(block + "\n" if isinstance(block, str) else to_text(block) for block in blocks)
+    return "".join(
+        printable(block) + "\n" if isinstance(block, str) else to_text(block) for block in blocks
+    )
 
 
 def _fitted(table: TextTable, width: int | None) -> str:

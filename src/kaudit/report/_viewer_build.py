@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from kaudit.ledger import Ledger
+from kaudit.ledger._snapshot import open_rows
 from kaudit.report._viewer import RunViewer
 
 __all__ = ["FORK_MIN_RECORDS", "ViewerBuild", "read_viewer"]
@@ -75,7 +76,7 @@ def built_viewer(ledger: Path, campaign: str | None, upto: int) -> tuple[RunView
     records and takes the viewer only if that hash is the one it verified; the viewer
     only shows them.
     """
-    with Ledger(ledger, readonly=True) as store, store.snapshot():
+    with open_rows(ledger) as store, store.snapshot():
         head = store.stored_hash(upto)
         viewer = read_viewer(store, campaign, upto)
     viewer.pack()
@@ -136,7 +137,7 @@ class ViewerBuild:
         if not can_fork():
             return None
         try:
-            with Ledger(ledger, readonly=True) as store:
+            with open_rows(ledger) as store:
                 upto = store.head().records
         except Exception:  # the verified read that follows raises the error users see
             return None

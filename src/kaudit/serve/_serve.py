@@ -190,17 +190,19 @@ def served_config(suite: Suite, task: Task, options: ServeOptions) -> dict[str, 
     return config
 
 
-def open_served(ledger_path: Path, suite: Suite, task: Task, options: ServeOptions) -> None:
-    """Check, before serving, that the ledger will take the run: verified, same campaign facts.
+def open_served(ledger_path: Path, suite: Suite, task: Task, options: ServeOptions) -> str:
+    """Check, before serving, that the ledger will take the run; returns the run's claim.
 
     Raises `LedgerError` on a broken chain, a campaign of imported runs, or a campaign
     started with other faults, identity or task versions; no client is served then.
-    Runs an earlier serve left in the spool are appended first.
+    Runs an earlier serve left in the spool are appended first. The claim (pass it to
+    `append_served`) is what lets this run, and only it, be appended from the spool.
     """
     with Ledger(ledger_path) as ledger, _writer_lock(ledger):
         ledger.verify()
         open_for_append(ledger, options.campaign, served_config(suite, task, options))
         drain_spool(ledger)
+        return ledger.issue_claim(options.campaign, task.id)
 
 
 def append_served(
@@ -209,6 +211,7 @@ def append_served(
     result: RunResult,
     options: ServeOptions,
     wait_s: float = LOCK_WAIT_S,
+    claim: str | None = None,
 ) -> RunRecord:
     """Append a served run to the ledger as the next run index of its cell.
 
@@ -216,10 +219,14 @@ def append_served(
     the campaign, as `kaudit run` pins its own). The run is spooled first (see
     `kaudit.ledger._spool`), then appended under the writer lock, waiting up to `wait_s`
     for another writer; if the lock stays taken, `RunSpooled` says where the run waits
-    for the next writer of this ledger. Nothing finished is ever dropped.
+    for the next writer of this ledger. Nothing finished is ever dropped. `claim` is
+    the one `open_served` issued when the run started (issued here when None).
     """
     config = served_config(suite, suite.tasks[result.record.task], options)
-    spooled = spool_run(ledger_path, result.record, result.final_image, config)
+    if claim is None:  # a caller that did not `open_served`: the claim is issued now
+        with Ledger(ledger_path) as ledger:
+            claim = ledger.issue_claim(options.campaign, result.record.task)
+    spooled = spool_run(ledger_path, result.record, result.final_image, config, claim)
     with contextlib.ExitStack() as stack:
         try:
             ledger = stack.enter_context(Ledger(ledger_path))

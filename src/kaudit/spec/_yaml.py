@@ -4,8 +4,9 @@ Task, identity, policy, model-config and prereg files come from other people (pu
 suites, pull requests), so the reader refuses what plain `yaml.safe_load` lets through:
 aliases (a 3 KB file of nested aliases expands to gigabytes: the "billion laughs"),
 duplicate keys (the second silently wins, so a reviewer reads one value and kaudit uses
-another), nesting deep enough to exhaust Python's recursion, and files too big to be
-hand-written. Every refusal is a `SpecError` of one line naming the file and the line.
+another), merge keys (`<<:`, another way to give a key twice), nesting deep enough to
+exhaust Python's recursion, and files too big to be hand-written. Every refusal is a
+`SpecError` of one line naming the file and the line.
 """
 
 from __future__ import annotations
@@ -55,8 +56,15 @@ def _loader_class() -> type[Any]:
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: set[Any] = set()
             for key_node, _ in node.value:
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
-                    continue  # an unhashable or merge (`<<`) key: SafeConstructor handles it
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag.endswith(":merge"):
+                    # `<<: {...}` sets keys a later line may set again, unseen: a key
+                    # given twice by another spelling
+                    raise yaml.MarkedYAMLError(
+                        problem="merge keys (<<) are not allowed; write the keys out",
+                        problem_mark=key_node.start_mark,
+                    )
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue  # an unhashable key: SafeConstructor refuses it
                 key = self.construct_object(key_node, deep=True)
                 if key in seen:
                     raise yaml.MarkedYAMLError(
