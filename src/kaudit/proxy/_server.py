@@ -15,13 +15,14 @@ import json
 import secrets
 import socket
 import time
+from collections.abc import Callable
 from types import TracebackType
 
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from kaudit.proxy._exchange import Exchange, Sent
+from kaudit.proxy._exchange import Exchange, Said, Sent
 from kaudit.proxy._formats import FORMATS, ApiFormat, provider_of
 from kaudit.proxy._sse import EventSplitter
 from kaudit.proxy._traffic import ModelTraffic
@@ -177,13 +178,7 @@ class ModelProxy:
         await response.write_eof()
         if recording is not None:
             known, exchange = recording
-            if upstream.status >= 400:
-                exchange.error = f"http_{upstream.status}"
-                return
-            try:
-                exchange.said = known.said(json.loads(data))
-            except (ValueError, LookupError, TypeError, AttributeError):
-                exchange.error = "unreadable_reply"
+            _settle(exchange, upstream.status, lambda: known.said(json.loads(data)))
 
     async def _relay_stream(
         self,
@@ -207,13 +202,23 @@ class ModelProxy:
                 unreadable = True  # still passed on whole; only the recording gives up
         await response.write_eof()
         if recording is not None and reader is not None:
-            exchange = recording[1]
-            if upstream.status >= 400:
-                exchange.error = f"http_{upstream.status}"
-            elif unreadable or (said := reader.said()) is None:
-                exchange.error = "unreadable_reply"
-            else:
-                exchange.said = said
+            read = reader.said
+            _settle(recording[1], upstream.status, lambda: None if unreadable else read())
+
+
+def _settle(exchange: Exchange, status: int, read: Callable[[], Said | None]) -> None:
+    """Record the reply `read` returns, or what failed: an error status, an unreadable body."""
+    if status >= 400:
+        exchange.error = f"http_{status}"
+        return
+    try:
+        said = read()
+    except (ValueError, LookupError, TypeError, AttributeError):
+        said = None
+    if said is None:
+        exchange.error = "unreadable_reply"
+    else:
+        exchange.said = said
 
 
 def _sent(known: ApiFormat, body: bytes) -> Sent:
