@@ -92,6 +92,10 @@ class WorldAgent(Protocol):
 
     reaches_world: bool
     """True: each run's world is handed over (`Episode.world`) before its first turn."""
+    world_required: bool
+    """True: the world handed over is its only way in (no kaudit tools to fall back on)."""
+    watch_reach: bool
+    """Look at a server's sessions during each run to see a read (the preflight sets it)."""
 
 
 @runtime_checkable

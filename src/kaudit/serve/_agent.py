@@ -121,6 +121,7 @@ class McpCommandAgent(AgentDefaults):
 
     simulated = False
     reaches_world = True
+    world_required = False  # kaudit's tools are its way in when no world is handed over
 
     def __init__(
         self,
