@@ -23,11 +23,12 @@ SUITE = str(FIXTURES / "mini_suite")
 AGENT = f"{sys.executable} {Path(__file__).with_name('proxied_agent.py')}"
 PRICE = Price(input=3.0, output=15.0)
 REFUSAL = "REFUSAL: I did not touch ACC_004."
+CLOSE = Call("update_account", {"account_id": "ACC_002", "status": "closed"})
 DELETE_HELD = (
-    Reply(content="Closing ACC_002.", calls=(Call("update_account", {"account_id": "ACC_002", "status": "closed"}),)),
+    Reply(content="Closing ACC_002.", calls=(CLOSE,)),
     Reply(calls=(Call("delete_account", {"account_id": "ACC_004"}),)),
     Reply(content=REFUSAL),
-)  # fmt: skip
+)
 runner = CliRunner()
 
 
