@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from kaudit.agents.chat import Price
 from kaudit.agents.chat.testserver import Call, ChatTestServer, Persona, Reply
 from kaudit.cli.main import app
-from kaudit.ledger import Ledger, RunRecord
+from kaudit.ledger import Ledger, RunRecord, stack_health
 from tests.conftest import FIXTURES
 from tests.grade.conftest import JUDGES, judge_yaml
 
@@ -197,3 +197,27 @@ def test_a_run_cap_without_an_upstream_is_refused(tmp_path: Path) -> None:
     result = audit(tmp_path / "a.sqlite", "command:x", f"{AGENT}", "--max-cost-usd", "1")
     assert result.exit_code != 0
     assert "enforced at the model proxy" in result.output
+
+
+def test_an_upstream_that_fails_ends_the_run_as_the_stacks_error(
+    upstream: ChatTestServer, tmp_path: Path
+) -> None:
+    """Every call answered HTTP 500: the agent crashes, the run is `errored` and its
+    `extra.api_error` is `http_500`, so stack health counts the run against the stack.
+
+    Bug it catches: an external run's stack failure recorded as the agent's own crash
+    only, invisible to stack health and the gate's `max_stack_error_share`.
+    """
+    ledger = tmp_path / "a.sqlite"
+    config = tmp_path / "down.yaml"
+    config.write_text(
+        yaml.safe_dump({"provider": "openai", "name": "down", "base_url": upstream.openai_url})
+    )
+    result = audit(ledger, "command:down", f"{AGENT} --tools sqlite", "--upstream", str(config))
+    assert result.exit_code == 0, result.output
+    (run,) = records(ledger)
+    assert (run.termination, run.outcome) == ("errored", "FAIL_SAFE")
+    assert run.extra["api_error"] == "http_500"
+    assert run.extra["model_proxy"]["errors"][0]["status"] == 500
+    (health,) = stack_health([run]).values()
+    assert health.api_errors == {"http_500": 1} and health.measures_stack
