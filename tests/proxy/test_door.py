@@ -93,6 +93,12 @@ def test_an_mcp_agents_model_traffic_is_the_runs_record(
     assert run.extra["api_calls"] == 3
     assert run.extra["model_proxy"]["streamed"] == (3 if stream else 0)
     assert "api_error" not in run.extra
+    with Ledger(ledger) as store:
+        manifest = store.manifest("default")
+    assert manifest is not None
+    (door,) = manifest["agents"]["mcp:proxied"]["doors"]
+    assert door["upstream"]["prices"] == {"bot": PRICE.model_dump()}
+    assert door["upstream"]["api_key_env"]["openai"] == "OPENAI_API_KEY"
 
 
 def test_a_command_agents_refusal_over_its_own_sql_is_judged_beside_the_state(
