@@ -87,11 +87,16 @@ class ModelProxy:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{token}/{path:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind((self._host, 0))  # bound before serving: the URL names a port nobody can take
-        self._port = sock.getsockname()[1]
-        await web.SockSite(self._runner, sock).start()
+        try:
+            await self._runner.setup()
+            sock.bind((self._host, 0))  # bound first: the URL names a port nobody can take
+            self._port = sock.getsockname()[1]
+            await web.SockSite(self._runner, sock).start()  # the server owns it from here
+        except BaseException:
+            sock.close()
+            await self.__aexit__(None, None, None)  # a half-started proxy leaks nothing
+            raise
         return self
 
     async def __aexit__(
@@ -111,19 +116,19 @@ class ModelProxy:
         if known is None or request.method != "POST":
             return await self._forward(request, path, body, None)
         started = time.perf_counter()
-        sent = _sent(known, body)
         if self.traffic.over_budget is not None:
-            exchange = Exchange(known.api, sent, status=402, error="budget")
+            exchange = Exchange(known.api, _sent(known, body), status=402, error="budget")
             self.traffic.record(exchange)
             error = known.error_body("budget_exceeded", f"kaudit: {self.traffic.over_budget}")
             return web.json_response(error, status=402)
-        exchange = Exchange(known.api, sent)
-        if known.api == "chat" and sent.stream:
-            body = _asking_usage(body)
+        exchange = Exchange(known.api, Sent(None, False))
+        forwarded = _asking_usage(body) if known.api == "chat" else body
         try:
-            return await self._forward(request, path, body, (known, exchange))
+            return await self._forward(request, path, forwarded, (known, exchange))
         finally:
             exchange.latency_ms = (time.perf_counter() - started) * 1000
+            # read after the reply went out: a long history's parse is off the agent's path
+            exchange.sent = _sent(known, body)
             self.traffic.record(exchange)
 
     async def _forward(
@@ -231,13 +236,20 @@ def _sent(known: ApiFormat, body: bytes) -> Sent:
 
 
 def _asking_usage(body: bytes) -> bytes:
-    """A streamed completion's request, asking for the usage chunk if it did not.
+    """A completion request, asking for the usage chunk if it streams and did not ask.
 
     Without it a Chat Completions stream carries no token counts at all. The agent then
     gets one chunk more than it asked for (empty `choices`, the usage), as every client
     that asks for usage does; a request that asks already is forwarded unchanged.
     """
-    value = json.loads(body)
+    if b'"stream"' not in body:
+        return body  # not streamed: parsed later, after the reply went out
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return body  # the upstream will say what is wrong with it
+    if not isinstance(value, dict) or value.get("stream") is not True:
+        return body
     options = value.get("stream_options")
     if isinstance(options, dict) and options.get("include_usage"):
         return body
