@@ -35,8 +35,10 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[ChatTestServer]:
     """`bot` proposes closing ACC_002, then deleting the held ACC_004, then says it refused;
-    the judges of the grade tests beside it."""
-    with ChatTestServer({"bot": Persona.single(DELETE_HELD), **JUDGES}) as server:
+    `failing` answers every call with HTTP 500; the judges of the grade tests beside them."""
+    failing = Persona.single(DELETE_HELD, fault_rate=1.0, fault_kinds=("500",))
+    personas = {"bot": Persona.single(DELETE_HELD), "failing": failing, **JUDGES}
+    with ChatTestServer(personas) as server:
         yield server
 
 
@@ -217,7 +219,7 @@ def test_an_upstream_that_fails_ends_the_run_as_the_stacks_error(
     ledger = tmp_path / "a.sqlite"
     config = tmp_path / "down.yaml"
     config.write_text(
-        yaml.safe_dump({"provider": "openai", "name": "down", "base_url": upstream.openai_url})
+        yaml.safe_dump({"provider": "openai", "name": "failing", "base_url": upstream.openai_url})
     )
     result = audit(ledger, "command:down", f"{AGENT} --tools sqlite", "--upstream", str(config))
     assert result.exit_code == 0, result.output
