@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -10,14 +11,18 @@ from pathlib import Path
 import pytest
 
 from kaudit.ledger import Ledger, RunRecord
+from kaudit.substrate import prune_run_directories
 from tests.serve.conftest import EXAMPLE_AGENT, KAUDIT, TASK
 
 
-def run(ledger: Path, agent: str, command: str, k: int = 1) -> subprocess.CompletedProcess[str]:
+def run(
+    ledger: Path, agent: str, command: str, k: int = 1, *, preflight: bool = True
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             *(*KAUDIT, "run", "--suite", "builtin", "--tasks", TASK, "--k", str(k), "--seed", "3"),
             *("--agent", agent, "--agent-command", command, "--ledger", str(ledger)),
+            "--preflight" if preflight else "--no-preflight",
         ],
         capture_output=True,
         text=True,
@@ -60,10 +65,15 @@ def test_example_agent_oracle_passes_and_counterexample_damages(tmp_path: Path) 
 
 
 def test_agent_command_that_crashes_is_an_errored_run(tmp_path: Path) -> None:
-    """Fails if a dying agent process hangs the run or is scored as a clean completion."""
+    """Fails if a dying agent process hangs the run or is scored as a clean completion, or
+    (with the preflight) if it reaches the ledger at all."""
     ledger = tmp_path / "audit.sqlite"
     crash = f"{sys.executable} -c \"import sys; sys.exit('agent blew up')\""
-    done = run(ledger, "mcp:crash", crash)
+    refused = run(ledger, "mcp:crash", crash)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().endswith("without reaching the world; last stderr: agent blew up")
+    assert not ledger.exists()
+    done = run(ledger, "mcp:crash", crash, preflight=False)
     assert done.returncode == 0, done.stderr
     (record,) = records(ledger, "mcp:crash")
     assert (record.termination, record.outcome, record.sub_label) == (
@@ -118,7 +128,7 @@ def test_a_hanging_agent_is_stopped_at_its_timeout_and_recorded_stalled(tmp_path
     ledger, pidfile = tmp_path / "audit.sqlite", tmp_path / "child.pid"
     command = f"{sys.executable} {HANGING_AGENT} {pidfile}"
     agent = ("--agent", "mcp:hang", "--agent-command", command, "--agent-timeout", "2")
-    done = run_args(ledger, "--suite", "builtin", *agent)
+    done = run_args(ledger, "--suite", "builtin", "--no-preflight", *agent)
     assert done.returncode == 0, done.stderr
     (record,) = records(ledger, "mcp:hang")
     assert (record.status, record.termination, record.outcome, record.sub_label) == (
@@ -186,7 +196,11 @@ def test_agent_and_its_child_die_when_kaudit_is_sigkilled(tmp_path: Path) -> Non
     command = f"{sys.executable} {HANGING_AGENT} {pidfile}"
     agent = ("--agent", "mcp:hang", "--agent-command", command, "--agent-timeout", "120")
     argv = [*KAUDIT, "run", "--tasks", TASK, "--k", "1", "--ledger", str(ledger), *agent]
-    with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as kaudit:
+    runs = tmp_path / "runs"
+    env = os.environ | {"KAUDIT_RUNS": str(runs)}
+    with subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    ) as kaudit:
         try:
             for _ in range(600):  # a poll: kaudit's start-up, then the agent's
                 if pidfile.exists() or kaudit.poll() is not None:
@@ -202,3 +216,6 @@ def test_agent_and_its_child_die_when_kaudit_is_sigkilled(tmp_path: Path) -> Non
             break
         time.sleep(0.1)
     assert (gone(agent_pid), gone(child)) == (True, True)
+    # the killed run's world is left, and nobody holds it: the next start removes it
+    assert len(list(runs.iterdir())) == 1
+    assert prune_run_directories(runs) == 1

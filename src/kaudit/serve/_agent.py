@@ -22,15 +22,14 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
-from kaudit.agents import AgentDefaults, Episode, Observation, RunFacts, Turn
+from kaudit.agents import Episode, Observation, Turn
 from kaudit.errors import KauditError
 from kaudit.serve._calls import ServedRun, ServedSession
-from kaudit.serve._command import CommandRun, program_name, task_environment
-from kaudit.serve._doors import DoorEvidence, DoorFactory, described_doors
+from kaudit.serve._command import CommandRun, ProgramAgent, task_environment
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import mcp_server, task_instructions
 from kaudit.serve._process import EXIT_GRACE_S
-from kaudit.serve._timeouts import AGENT_TIMEOUT_S, checked_seconds
+from kaudit.serve._timeouts import AGENT_TIMEOUT_S
 
 
 def agent_environment(episode: Episode, url: str) -> dict[str, str]:
@@ -111,7 +110,7 @@ class McpCommandSession:
             await self._stack.aclose()
 
 
-class McpCommandAgent(AgentDefaults):
+class McpCommandAgent(ProgramAgent):
     """An external MCP-client program as the model under audit (`--agent mcp[:NAME]`).
 
     It is handed the run's world too (`KAUDIT_DB_PATH`, `KAUDIT_DATABASE_URL`), except
@@ -119,43 +118,12 @@ class McpCommandAgent(AgentDefaults):
     its only way in.
     """
 
-    simulated = False
-    reaches_world = True
+    kind = "mcp"
     world_required = False  # kaudit's tools are its way in when no world is handed over
-
-    def __init__(
-        self,
-        command: str,
-        name: str | None = None,
-        timeout_s: float = AGENT_TIMEOUT_S,
-        doors: Sequence[DoorFactory] = (),
-    ) -> None:
-        timeout_s = checked_seconds(timeout_s, "--agent-timeout")
-        self.command = command
-        self.timeout_s = timeout_s
-        self.name = f"mcp:{name or program_name(command, 'mcp')}"
-        self.doors = tuple(doors)
-        """The doors this agent's configuration adds to every run (tools, model)."""
-        self.watch_reach = False
-        """Look at the server's sessions during each run (the preflight turns it on)."""
-        self._facts: dict[str, RunFacts] = {}
 
     def start(self, episode: Episode) -> McpCommandSession:
         """Begin one run; the server and the process start with its first turn."""
         return McpCommandSession(self.command, episode, self.timeout_s, self)
-
-    def keep(self, run_id: str, evidence: DoorEvidence) -> None:
-        """Keep what run `run_id`'s doors and process left, for `run_facts`."""
-        self._facts[run_id] = evidence.facts()
-
-    def run_facts(self, run_id: str) -> RunFacts | None:
-        """What the run's doors and process left (taken once)."""
-        return self._facts.pop(run_id, None)
-
-    def describe(self) -> dict[str, Any]:
-        """Configuration for the manifest."""
-        described = {"kind": "mcp", "command": self.command, "timeout_s": self.timeout_s}
-        return described | described_doors(self.doors)
 
 
 def build_mcp_agent(argument: str, options: dict[str, Any]) -> McpCommandAgent:

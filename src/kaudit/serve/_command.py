@@ -29,6 +29,7 @@ from typing import Any
 from kaudit.agents import AgentDefaults, Episode, Observation, RunFacts, Turn, register_agent
 from kaudit.errors import AgentError, AgentStalledError, KauditError
 from kaudit.serve._doors import (
+    DOORS,
     Door,
     DoorEvidence,
     DoorFactory,
@@ -191,9 +192,14 @@ class CommandSession:
         await self._finish()
 
 
-class CommandAgent(AgentDefaults):
-    """An external program with its own tools as the agent under audit (`--agent command`)."""
+class ProgramAgent(AgentDefaults):
+    """An external program started once per run (`command` and `mcp` agents share this).
 
+    `kind` names the agent kind; what a run's doors and process left is kept per run
+    and handed to the record once (`run_facts`).
+    """
+
+    kind = "command"
     simulated = False
     reaches_world = True
     world_required = True
@@ -207,16 +213,20 @@ class CommandAgent(AgentDefaults):
     ) -> None:
         self.command = command
         self.timeout_s = checked_seconds(timeout_s, "--agent-timeout")
-        self.name = f"command:{name or program_name(command, 'command')}"
+        self.name = f"{self.kind}:{name or program_name(command, self.kind)}"
         self.doors = tuple(doors)
         """The doors this agent's configuration adds to every run (tools, model)."""
         self.watch_reach = False
         """Look at the server's sessions during each run (the preflight turns it on)."""
         self._facts: dict[str, RunFacts] = {}
 
-    def start(self, episode: Episode) -> CommandSession:
-        """Begin one run; the command starts with its first turn."""
-        return CommandSession(self, episode)
+    def enforces_identity(self, on_server: bool) -> bool:
+        """Whether a door promises to enforce identities on a server's database.
+
+        A SQLite file enforces nothing, whatever stands in front of it.
+        """
+        factories = (*DOORS, *self.doors)
+        return on_server and any(getattr(f, "enforces_identity", False) for f in factories)
 
     def keep(self, run_id: str, evidence: DoorEvidence) -> None:
         """Keep what run `run_id`'s doors and process left, for `run_facts`."""
@@ -228,8 +238,16 @@ class CommandAgent(AgentDefaults):
 
     def describe(self) -> dict[str, Any]:
         """Configuration for the manifest."""
-        described = {"kind": "command", "command": self.command, "timeout_s": self.timeout_s}
+        described = {"kind": self.kind, "command": self.command, "timeout_s": self.timeout_s}
         return described | described_doors(self.doors)
+
+
+class CommandAgent(ProgramAgent):
+    """An external program with its own tools as the agent under audit (`--agent command`)."""
+
+    def start(self, episode: Episode) -> CommandSession:
+        """Begin one run; the command starts with its first turn."""
+        return CommandSession(self, episode)
 
 
 def program_name(command: str, kind: str) -> str:

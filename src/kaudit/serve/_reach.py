@@ -4,7 +4,8 @@ A preflight must know the agent reached the world even when it only read it. On
 SQLite the world file's access time says so: it is set back before the agent starts, and
 Linux's default `relatime` updates it at the first read after that (a file system
 mounted `noatime` shows only writes). On PostgreSQL the server's own view of its
-sessions says so: a backend on the run's database that started after the agent did.
+sessions says so: a backend on the run's database that started after the agent did, or
+one more session counted on it once the agent's ended.
 """
 
 from __future__ import annotations
@@ -49,41 +50,65 @@ class FileReach:
 
 
 class ServerReach:
-    """Sessions on the run's database opened after `arm()`, polled while the agent runs."""
+    """Sessions on the run's database since `arm()`: seen live, or counted once they ended.
+
+    A session that lasts is seen in `pg_stat_activity` (polled every `POLL_S`); one that
+    came and went between two looks is still counted in `pg_stat_database.sessions`,
+    which a session adds to when it ends.
+    """
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.seen = False
+        self._conn: Any = None
         self._task: asyncio.Task[None] | None = None
+        self._sessions = 0
 
     async def arm(self) -> None:
-        """Take the server's clock as the baseline, then look until `stop()`."""
+        """Take the server's clock and session count as the baseline, then look."""
         import psycopg
 
-        conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
-        cursor = await conn.execute("SELECT clock_timestamp()")
+        self._conn = conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+        await conn.execute("SELECT pg_stat_force_next_flush()")  # this probe's own count
+        cursor = await conn.execute(_BASELINE)
         row: Any = await cursor.fetchone()
-        self._task = asyncio.create_task(self._poll(conn, row[0]))
+        since, self._sessions = row
+        self._task = asyncio.create_task(self._poll(since))
 
     async def stop(self) -> bool:
-        """Stop looking; whether a session was seen."""
+        """Stop looking; whether a session was seen or counted."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
-        return self.seen
-
-    async def _poll(self, conn: Any, since: Any) -> None:
+        if self._conn is None:
+            return self.seen
         try:
-            while not self.seen:
-                cursor = await conn.execute(_SESSIONS, (since,))
+            for _ in range(ENDED_POLLS):  # a session's count lands when its backend exits
+                if self.seen:
+                    break
+                cursor = await self._conn.execute(_COUNT)
                 row: Any = await cursor.fetchone()
-                self.seen = bool(row and row[0])
+                self.seen = row is not None and row[0] > self._sessions
                 await asyncio.sleep(POLL_S)
         finally:
-            await conn.close()
+            await self._conn.close()
+        return self.seen
+
+    async def _poll(self, since: Any) -> None:
+        while not self.seen:
+            cursor = await self._conn.execute(_SESSIONS, (since,))
+            row: Any = await cursor.fetchone()
+            self.seen = bool(row and row[0])
+            await asyncio.sleep(POLL_S)
 
 
+ENDED_POLLS = 50
+"""Looks at the session count after the agent exited (its backends end a moment later)."""
+_BASELINE = (
+    "SELECT clock_timestamp(), sessions FROM pg_stat_database WHERE datname = current_database()"
+)
+_COUNT = "SELECT sessions FROM pg_stat_database WHERE datname = current_database()"
 _SESSIONS = (
     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
     "AND pid <> pg_backend_pid() AND backend_start >= %s"
