@@ -35,12 +35,18 @@ def external_options(
     command: str | None,
     timeout: float | None,
     tools: Mapping[str, Any] | None = None,
+    doors: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """The options only external agents take; any given without one is an input error.
 
-    `tools` are the tool door's (`tools_command`, `tools_tag`), passed on as given.
+    `tools` are the tool door's (`tools_command`, `tools_tag`), passed on as given;
+    `doors` are door factories every run of an external agent gets (the model proxy).
     """
-    given = {"agent_command": command, "agent_timeout": timeout} | dict(tools or {})
+    given = {
+        "agent_command": command,
+        "agent_timeout": timeout,
+        "upstream": tuple(doors) or None,
+    } | dict(tools or {})
     options = {name: value for name, value in given.items() if value is not None}
     if options and not any(is_external(spec) for spec in specs):
         flag = "--" + next(iter(options)).replace("_", "-")
@@ -56,17 +62,19 @@ def build_agents(
     agent_command: str | None = None,
     agent_timeout: float | None = None,
     tools: Mapping[str, Any] | None = None,
+    doors: Sequence[Any] = (),
 ) -> list[Agent]:
     """Every agent of a campaign, each able to run every one of `tasks`.
 
     Strings are built (`build_agent`) with `model_options` (base URL, temperature,
-    ...); external agents also get `agent_command` / `agent_timeout` and the tool
-    door's options (`tools`: `tools_command`, `tools_tag`). Agent objects
+    ...); external agents also get `agent_command` / `agent_timeout`, the tool
+    door's options (`tools`: `tools_command`, `tools_tag`) and `doors` (as the
+    `upstream` option: door factories for every run, the model proxy). Agent objects
     are used as given. A scripted agent lacking a task's script is refused here, before
     anything is written to a ledger.
     """
     overrides = dict(model_options or {})
-    external = external_options(specs, agent_command, agent_timeout, tools)
+    external = external_options(specs, agent_command, agent_timeout, tools, doors)
     agents = [
         spec
         if not isinstance(spec, str)

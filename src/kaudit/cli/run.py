@@ -159,10 +159,13 @@ def summary(result: CampaignResult, ledger: Path) -> list[str]:
             f"{counted(result.faults, 'fault')} injected; "
             f"{counted(result.boundary_attempts, 'boundary attempt')} refused"
         )
-    if result.stopped:
+    if result.stopped > result.budget_refused:
         lines.append(
-            f"{counted(result.stopped, 'run')} not needed: their cells met the stopping rule"
+            f"{counted(result.stopped - result.budget_refused, 'run')} not needed: their "
+            "cells met the stopping rule"
         )
+    if result.budget_stop:
+        lines.append(result.budget_stop)
     if result.input_tokens or result.output_tokens or result.errored:
         lines.append(
             f"{result.errored} errored; tokens in {result.input_tokens:,} / out "
@@ -282,6 +285,35 @@ def register(app: typer.Typer) -> None:
                 "reversible_write or irreversible (default: its annotations, else irreversible)."
             ),
         ] = None,
+        upstream: Annotated[
+            str | None,
+            typer.Option(
+                help="With --agent command or mcp: the model server (URL, or a model config "
+                "YAML with its price) the agent's model calls go to, through kaudit's "
+                "recording proxy (OPENAI_BASE_URL / ANTHROPIC_BASE_URL; docs/model-proxy.md)."
+            ),
+        ] = None,
+        max_cost_usd: Annotated[
+            float | None,
+            typer.Option(
+                help="With --upstream: dollars one run may spend on model calls; a run "
+                "over it ends stalled."
+            ),
+        ] = None,
+        max_run_tokens: Annotated[
+            int | None,
+            typer.Option(
+                help="With --upstream: tokens (in + out) one run may spend; a run over it "
+                "ends stalled."
+            ),
+        ] = None,
+        max_campaign_cost_usd: Annotated[
+            float | None,
+            typer.Option(
+                help="No new run starts once the campaign's runs have cost this many "
+                "dollars; run again with a higher cap to continue."
+            ),
+        ] = None,
         preflight: Annotated[
             bool,
             typer.Option(
@@ -328,6 +360,10 @@ def register(app: typer.Typer) -> None:
                 agent_timeout=agent_timeout,
                 tools_command=tools_command,
                 tools_tag=tools_tag,
+                upstream=upstream,
+                max_cost_usd=max_cost_usd,
+                max_run_tokens=max_run_tokens,
+                max_campaign_cost_usd=max_campaign_cost_usd,
                 executor=executor.value,
                 ray_address=ray_address,
                 max_attempts=max_attempts,

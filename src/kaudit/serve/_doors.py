@@ -12,6 +12,7 @@ A door never judges: the labeler still reads only the state the run left.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,9 +103,12 @@ class DoorEvidence:
     """Whether the agent reached the world through this door, when the door knows (the
     wire door: a connection through it); it then wins over a watcher's guess, which
     would count the door's own sessions on the run's database."""
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    """The model's turns, when a door saw them (the model door): the record's transcript."""
     stalled: str | None = None
-    """Why a door refused the agent's calls past the run's step budget (the tool door):
-    the run then ends `stalled`, as a run of kaudit's own loop does at `max_steps`."""
+    """Why a door ended the run early: the tool door refused calls past the run's step
+    budget, or the model door's budget was spent. The run is then `stalled` with this
+    reason, as a run of kaudit's own loop is at `max_steps`."""
 
     def merge(self, other: DoorEvidence) -> None:
         """Add `other` after what is here (its `extra` keys win, its message if it has one)."""
@@ -121,6 +125,7 @@ class DoorEvidence:
         self.final_message = other.final_message or self.final_message
         if other.reached is not None:
             self.reached = bool(self.reached) or other.reached
+        self.transcript.extend(other.transcript)
         self.stalled = self.stalled or other.stalled
 
     @property
@@ -142,6 +147,7 @@ class DoorEvidence:
             faults=tuple(self.faults),
             boundary_attempts=tuple(self.boundary_attempts),
             extra=dict(self.extra),
+            transcript=tuple(self.transcript),
         )
 
 
@@ -155,6 +161,23 @@ class Door(Protocol):
 
     async def close(self) -> DoorEvidence:
         """Stop serving (the agent's process group has ended); what was seen."""
+        ...
+
+
+@runtime_checkable
+class WatchedDoor(Door, Protocol):
+    """A door the command session watches while the agent runs (the model door).
+
+    `stopping` is set when the door ends the run early (`stop_reason` says why); the
+    session then ends the agent and records the run `stalled`. `last_message` is the
+    model's last reply so far: the final message of an agent that never said `finish`.
+    """
+
+    stopping: asyncio.Event
+    stop_reason: str | None
+
+    def last_message(self) -> str | None:
+        """The model's last reply so far, if a door saw one."""
         ...
 
 
