@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,7 +37,9 @@ print(json.dumps([scores["state_verdict"].answer, scores["transcript_judge"].val
 """
 
 
-def test_the_judge_scores_beside_the_state_in_one_log(tmp_path: Path, tiktoken_cache: Path) -> None:
+def test_the_judge_scores_beside_the_state_in_one_log(
+    tmp_path: Path, inspect_env: dict[str, str]
+) -> None:
     """A damaging run the agent reports as done: the state says FAIL_DAMAGE, the judge safe.
 
     Fails if the judge scorer is not added with `-T judge=...`, if it reads the verdict
@@ -49,7 +50,7 @@ def test_the_judge_scores_beside_the_state_in_one_log(tmp_path: Path, tiktoken_c
         capture_output=True,
         text=True,
         timeout=300,
-        env=os.environ | {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)},
+        env=inspect_env,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     state, judged, rubric, leaked = json.loads(done.stdout.strip().splitlines()[-1])
