@@ -23,9 +23,13 @@ from kaudit.harness import (
     CampaignResult,
     Executor,
     ExecutorKind,
+    RunConditions,
     RunJob,
     StoppingRule,
+    WorldPreflight,
     build_executor,
+    preflight_world_agents,
+    refuse_unenforced_identity,
     run_campaign,
     run_conditions,
 )
@@ -48,8 +52,8 @@ class AuditHooks:
     def agents(self, agents: Sequence[Agent]) -> None:
         """The agents are built, before the preflight and the first run."""
 
-    def preflight(self, report: PreflightReport) -> None:
-        """A real model's serving stack passed its preflight."""
+    def preflight(self, report: PreflightReport | WorldPreflight) -> None:
+        """A real model's serving stack, or an agent's own program, passed its preflight."""
 
     def plan(self, counts: CampaignResult) -> None:
         """The campaign is planned: `planned` runs, `skipped` already in the ledger."""
@@ -161,6 +165,7 @@ def audit(
     watch = hooks or AuditHooks()
     watch.agents(built)
     _preflight(built, preflight, watch)
+    _preflight_world(built, loaded, chosen, conditions, seed, preflight, watch)
     chosen_executor = build_executor(executor, concurrency, built, ray_address)
     return outside_running_loop(
         lambda: _execute(plan, loaded, built, chosen, Path(ledger), chosen_executor, watch),
@@ -187,6 +192,31 @@ def _preflight(agents: list[Agent], enabled: bool, hooks: AuditHooks) -> None:
     from kaudit.agents.chat import preflight_agents
 
     for report in preflight_agents(agents, skip=not enabled):
+        hooks.preflight(report)
+
+
+def _preflight_world(
+    agents: list[Agent],
+    suite: Suite,
+    tasks: list[Task],
+    conditions: RunConditions,
+    seed: int,
+    enabled: bool,
+    hooks: AuditHooks,
+) -> None:
+    """One unrecorded run of each agent that reaches the world, before the ledger is opened.
+
+    An identity its world cannot enforce is refused even without the preflight.
+    """
+    for agent in agents:
+        refuse_unenforced_identity(agent, suite, tasks, conditions)
+    if not enabled:
+        return
+    reports = outside_running_loop(
+        lambda: asyncio.run(preflight_world_agents(agents, suite, tasks, conditions, seed)),
+        name="kaudit-preflight",
+    )
+    for report in reports:
         hooks.preflight(report)
 
 

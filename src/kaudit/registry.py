@@ -78,5 +78,6 @@ class Registry(Generic[T]):
             return
         self._loaded = True
         for module in self._builtins:
-            with contextlib.suppress(ModuleNotFoundError):
+            # a missing optional extra: the module says so with either error
+            with contextlib.suppress(ModuleNotFoundError, KauditError):
                 importlib.import_module(module)

@@ -111,8 +111,8 @@ CASES: list[tuple[str, list[str], str]] = [
         "--until-alpha must be in (0, 1)",
     ),
     (
-        "run-agent-command-without-mcp",
-        ["run", "--agent-command", "echo hi", "--ledger", "{tmp}/c.sqlite"],
+        "run-agent-command-with-a-built-in-agent",
+        ["run", "--agent", "reference", "--agent-command", "echo hi", "--ledger", "{tmp}/c.sqlite"],
         "--agent-command needs --agent mcp",
     ),
 ]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kaudit.serve._agent import guarded
+from kaudit.serve._process import guarded
 from tests.serve.test_mcp_agent import gone
 
 SPAWNER = """

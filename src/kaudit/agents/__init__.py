@@ -11,6 +11,8 @@ from kaudit.agents._protocol import (
     ToolCall,
     Turn,
     Usage,
+    WorldAccess,
+    WorldAgent,
 )
 from kaudit.agents._registry import (
     AGENTS,
@@ -37,6 +39,8 @@ __all__ = [
     "ToolCall",
     "Turn",
     "Usage",
+    "WorldAccess",
+    "WorldAgent",
     "build_agent",
     "build_agents",
     "make_agent",

@@ -21,9 +21,13 @@ def build_agent(spec: str, overrides: Mapping[str, Any]) -> Agent:
     return make_agent(spec, **overrides)
 
 
+EXTERNAL_KINDS = ("command", "mcp")
+"""Agent kinds that start an external program per run (`--agent-command`)."""
+
+
 def is_external(spec: str | Agent) -> bool:
-    """Whether an agent spec names an external MCP-client agent (`mcp`, `mcp:NAME`)."""
-    return isinstance(spec, str) and spec.partition(":")[0] == "mcp"
+    """Whether an agent spec names an external agent (`command[:NAME]`, `mcp[:NAME]`)."""
+    return isinstance(spec, str) and spec.partition(":")[0] in EXTERNAL_KINDS
 
 
 def external_options(
@@ -34,7 +38,7 @@ def external_options(
     options = {name: value for name, value in given.items() if value is not None}
     if options and not any(is_external(spec) for spec in specs):
         flag = "--" + next(iter(options)).replace("_", "-")
-        raise KauditError(f"{flag} needs --agent mcp (an external MCP agent)")
+        raise KauditError(f"{flag} needs --agent mcp or --agent command (an external agent)")
     return options
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from kaudit.spec import Task
+from kaudit.spec import FaultRule, Identity, Task
 
 
 @dataclass(frozen=True)
@@ -52,13 +53,49 @@ class Observation:
 
 
 @dataclass(frozen=True)
+class WorldAccess:
+    """The run's world where an agent's own code reaches it (`Episode.world`).
+
+    Attributes:
+        run_dir: The run's private directory, removed with the run.
+        db_path: SQLite: the world file inside `run_dir`; None on a database server.
+        database_url: The URL the agent's code connects with.
+        faults: The run's effective faults (a door in front of the world injects them).
+        identity: The run's effective identity (a door enforces it), or None.
+    """
+
+    run_dir: Path
+    db_path: Path | None
+    database_url: str
+    faults: tuple[FaultRule, ...] = ()
+    identity: Identity | None = None
+
+
+@dataclass(frozen=True)
 class Episode:
-    """What an agent is given for one run."""
+    """What an agent is given for one run.
+
+    `world` is set only for an agent that asked for it (`WorldAgent`): the run's world,
+    handed over before the first turn and taken back after the session closes.
+    """
 
     task: Task
     run_id: str
     seed: int
     tool_specs: tuple[dict[str, Any], ...]
+    world: WorldAccess | None = None
+
+
+@runtime_checkable
+class WorldAgent(Protocol):
+    """An agent whose own code reaches the run's world (a command agent)."""
+
+    reaches_world: bool
+    """True: each run's world is handed over (`Episode.world`) before its first turn."""
+    world_required: bool
+    """True: the world handed over is its only way in (no kaudit tools to fall back on)."""
+    watch_reach: bool
+    """Look at a server's sessions during each run to see a read (the preflight sets it)."""
 
 
 @runtime_checkable
@@ -92,6 +129,14 @@ class RunFacts:
     output_tokens: int = 0
     cost_usd: float = 0.0
     retries: int = 0
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    """Calls seen outside kaudit's own gateway (a door in front of a third-party server)."""
+    faults: tuple[dict[str, Any], ...] = ()
+    """Faults injected outside the gateway (`InjectedFault` fields), in order."""
+    boundary_attempts: tuple[dict[str, Any], ...] = ()
+    """Writes refused outside the gateway (`BoundaryAttempt` fields), in order."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Facts for the record's `extra` (the agent's output, what each door saw)."""
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ ENTRY_POINT_GROUP = "kaudit.agents"
 """Third-party packages register agent builders here: `name = "pkg.module:builder"`."""
 
 AGENTS: Registry[AgentBuilder] = Registry(
-    "agent kind", ENTRY_POINT_GROUP, builtins=("kaudit.agents.chat",)
+    "agent kind", ENTRY_POINT_GROUP, builtins=("kaudit.agents.chat", "kaudit.serve._command")
 )
 """Builders for agent specs written `PREFIX` or `PREFIX:ARGUMENT`, by prefix."""
 

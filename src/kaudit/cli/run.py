@@ -190,8 +190,12 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--agent",
                 "--model",
-                help="openai:NAME, anthropic:NAME, a model config YAML, or a simulated "
-                "agent (reference, scripted:NAME); repeat for several models.",
+                help="The agent under audit, one of these kinds (repeat for several): "
+                "openai:NAME, anthropic:NAME or a model config YAML (a chat model); "
+                "command[:NAME] (your own program, --agent-command, acting on the run's "
+                "world with its own code; the default when --agent-command is given); "
+                "mcp[:NAME] (an MCP-client program, --agent-command, using kaudit's tools); "
+                "reference or scripted:NAME (simulated); or a kind a plugin registers.",
             ),
         ] = None,
         k: Annotated[
@@ -249,12 +253,16 @@ def register(app: typer.Typer) -> None:
         substrate: SubstrateOpt = DEFAULT_SUBSTRATE,
         agent_command: Annotated[
             str | None,
-            typer.Option(help="With --agent mcp: the MCP-client agent command started per run."),
+            typer.Option(
+                help="With --agent command or mcp: the program started per run, with the "
+                "run's world in KAUDIT_DB_PATH / KAUDIT_DATABASE_URL (docs/own-agent.md)."
+            ),
         ] = None,
         agent_timeout: Annotated[
             float | None,
             typer.Option(
-                help="With --agent mcp: seconds each agent process may take (default 600); "
+                help="With --agent command or mcp: seconds each agent process may take "
+                "(default 600); "
                 "a run that hits it ends stalled."
             ),
         ] = None,
@@ -279,7 +287,7 @@ def register(app: typer.Typer) -> None:
         with CampaignProgress(console) as progress:
             result = audit(
                 suite,
-                agent or ["reference"],
+                agent or (["command"] if agent_command else ["reference"]),
                 ledger=ledger,
                 k=k,
                 seed=seed,

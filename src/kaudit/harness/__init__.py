@@ -53,9 +53,19 @@ from kaudit.harness._validate import (
     suite_validation,
     validate_suite,
 )
+from kaudit.harness._world import handed_world, hands_over, reaches_world
+from kaudit.harness._world_preflight import (
+    PREFLIGHT_CAMPAIGN,
+    WorldPreflight,
+    how_reached,
+    preflight_world_agent,
+    preflight_world_agents,
+    refuse_unenforced_identity,
+)
 
 __all__ = [
     "NO_CONDITIONS",
+    "PREFLIGHT_CAMPAIGN",
     "VALIDATE_CAMPAIGN",
     "AgentLoop",
     "CampaignPlan",
@@ -82,12 +92,16 @@ __all__ = [
     "StoppingRule",
     "SuiteValidation",
     "Transcript",
+    "WorldPreflight",
     "build_executor",
     "build_gateway",
     "check_script",
     "dump",
     "fixed_rule",
+    "handed_world",
+    "hands_over",
     "harness_failure",
+    "how_reached",
     "invalid_result",
     "label",
     "lint_suite",
@@ -96,7 +110,11 @@ __all__ = [
     "mismatches",
     "offered_tools",
     "plan_jobs",
+    "preflight_world_agent",
+    "preflight_world_agents",
+    "reaches_world",
     "record",
+    "refuse_unenforced_identity",
     "run_campaign",
     "run_conditions",
     "run_digest",

@@ -10,12 +10,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+from pydantic import ValidationError
 
 from kaudit.agents import Agent, Episode, Observation, RunFacts, Turn, Usage
 from kaudit.errors import AgentError, AgentStalledError, InvalidRunError, KauditError
+from kaudit.gateway import BoundaryAttempt, InjectedFault
 from kaudit.harness._gateway import RunGateway, build_gateway
 from kaudit.harness._offload import off_loop
+from kaudit.harness._world import handed_world
 from kaudit.label import (
     RunMeta,
     Termination,
@@ -29,6 +33,8 @@ from kaudit.spec import FaultRule, Identity, Task
 from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate
 from kaudit.suites import Referee
 from kaudit.tools import Tool, ToolResult
+
+Event = TypeVar("Event", InjectedFault, BoundaryAttempt)
 
 
 @dataclass(frozen=True)
@@ -310,6 +316,8 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
         extra["api_error"] = transcript.api_error
     if facts.judged is not None:
         extra[facts.judged[0]] = facts.judged[1]
+    outside = facts.agent_facts or RunFacts()  # what the agent's doors saw
+    extra.update(outside.extra)
     extra.update(request.extra)
     identity = request.effective_identity()
     return RunRecord(
@@ -328,7 +336,7 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
         agent_error=transcript.agent_error,
         final_message=transcript.final_message,
         transcript=transcript.turns,
-        tool_calls=facts.gateway.recording.calls,
+        tool_calls=[*facts.gateway.recording.calls, *outside.tool_calls],
         steps=transcript.steps,
         retries=usage.retries,
         input_tokens=usage.input_tokens,
@@ -338,10 +346,21 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
         initial_digest=facts.initial_digest,
         final_digest=facts.final_digest,
         extra=extra,
-        faults=facts.gateway.injected_faults(),
-        boundary_attempts=facts.gateway.boundary_attempts(),
+        faults=[*facts.gateway.injected_faults(), *_events(InjectedFault, outside.faults)],
+        boundary_attempts=[
+            *facts.gateway.boundary_attempts(),
+            *_events(BoundaryAttempt, outside.boundary_attempts),
+        ],
         identity=identity.role if identity else None,
     )
+
+
+def _events(model: type[Event], found: tuple[dict[str, Any], ...]) -> list[Event]:
+    """A door's events as the record's models; a malformed one is a harness error."""
+    try:
+        return [model.model_validate(event) for event in found]
+    except ValidationError as exc:
+        raise KauditError(f"a door reported a malformed {model.__name__}: {exc}") from exc
 
 
 def _usage(transcript: Transcript, facts: RunFacts | None) -> RunFacts:
@@ -397,14 +416,16 @@ async def run_pipeline(
                 ownership=substrate.ownership,
             ),
         )
-        episode = Episode(
-            task=request.task,
-            run_id=request.run_id,
-            seed=request.seed,
-            tool_specs=gateway.gateway.specs(),
-        )
         t0 = time.perf_counter()
-        transcript = await (driver or AgentLoop(agent, substrate)).drive(episode, gateway)
+        with handed_world(agent, request, sandbox) as world:  # taken back before the dump
+            episode = Episode(
+                task=request.task,
+                run_id=request.run_id,
+                seed=request.seed,
+                tool_specs=gateway.gateway.specs(),
+                world=world,
+            )
+            transcript = await (driver or AgentLoop(agent, substrate)).drive(episode, gateway)
         agent_ms = _ms(t0)
         t0 = time.perf_counter()
         final = await off_loop(substrate, lambda: dump(sandbox))
@@ -414,7 +435,9 @@ async def run_pipeline(
     try:
         t0 = time.perf_counter()
         volatile = dict(substrate.volatile)
-        labeled = label(sandbox.initial, final, request.task, transcript, volatile, fast=fast_diff)
+        # Foreign code could have written the change log itself: only the full diff is sure.
+        fast = fast_diff and world is None
+        labeled = label(sandbox.initial, final, request.task, transcript, volatile, fast=fast)
         judged = _judged(referee, request.task, final, transcript, gateway)
         label_ms = _ms(t0)
         image = final.image if (final is not None and keep_dump) else None

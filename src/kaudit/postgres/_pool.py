@@ -34,6 +34,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -41,7 +42,7 @@ import psycopg
 from kaudit.errors import SubstrateError
 from kaudit.postgres._conn import connect, drop_database
 from kaudit.postgres._db import PostgresDb
-from kaudit.substrate import Dump
+from kaudit.substrate import Dump, HandedDatabase
 
 if TYPE_CHECKING:
     from kaudit.postgres._substrate import PostgresSubstrate
@@ -305,6 +306,16 @@ class PooledSandbox(PreparedSandbox):
     def intact(self) -> bool:
         """Whether the run's transaction is still the one opened at seed (nothing committed)."""
         return self._conn.info.transaction_status == _INTRANS
+
+    def hand_over(self, directory: Path) -> HandedDatabase:
+        """Refused: the run is one uncommitted transaction no other connection can see."""
+        raise SubstrateError(
+            f"run {self.run_id}: a substrate with reset=rollback cannot hand its world to "
+            "an agent's own code (use reset=clone)"
+        )
+
+    def take_back(self) -> None:
+        """Nothing was handed over."""
 
     def dump(self) -> Dump:
         """The state inside the run's transaction; an open `atomic()` block is an error."""

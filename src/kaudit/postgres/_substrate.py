@@ -19,8 +19,10 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote as quote_url
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
@@ -55,7 +57,7 @@ from kaudit.postgres._pool import (
 )
 from kaudit.postgres._state import TemplateImages
 from kaudit.postgres._translate import COMPAT_FUNCTIONS, PgTable, translate
-from kaudit.substrate import Blueprint, Dump, Schema, StateDump, quote
+from kaudit.substrate import Blueprint, Dump, HandedDatabase, Schema, StateDump, quote
 from kaudit.tools import Tool
 
 _READY: dict[tuple[str, str], int] = {}
@@ -153,6 +155,14 @@ def _load(conn: psycopg.Connection[Any], image: StateDump, tables: list[PgTable]
         source.close()
 
 
+def database_url(server: str, database: str) -> str:
+    """`server` (a `postgresql://` URL) pointing at `database` instead of its own."""
+    parts = urlsplit(server)
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise SubstrateError(f"{redacted(server)}: a run's database is handed over as a URL")
+    return urlunsplit(parts._replace(path="/" + quote_url(database, safe="")))
+
+
 class PostgresSandbox(PreparedSandbox):
     """One run's own database on the server, cloned from the world's template database."""
 
@@ -170,6 +180,17 @@ class PostgresSandbox(PreparedSandbox):
             self._conn, self.db, self._prepared.fingerprint, self.run_id
         )
         return state
+
+    def hand_over(self, directory: Path) -> HandedDatabase:
+        """The run's own database, as a URL on the substrate's server (`directory` unused).
+
+        The agent's code connects as the substrate's user unless a door in front of the
+        database (its own login role, a wire proxy) hands out another URL instead.
+        """
+        return HandedDatabase(None, database_url(self.server, self.database))
+
+    def take_back(self) -> None:
+        """Nothing to take back: the dump reads the run's database itself."""
 
     def close(self) -> None:
         """Close the connection; the run's database is dropped off the run's path."""

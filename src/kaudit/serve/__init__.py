@@ -21,6 +21,18 @@ from kaudit.serve._calls import (
     ServedSession,
     start_served_run,
 )
+from kaudit.serve._command import CommandAgent, CommandRun, build_command_agent, task_environment
+from kaudit.serve._doors import (
+    DOORS,
+    Door,
+    DoorEvidence,
+    DoorFactory,
+    HandedWorld,
+    close_doors,
+    doors_for,
+    open_doors,
+    register_door,
+)
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import FINISH, listed_tools, mcp_server, task_instructions
 from kaudit.serve._serve import (
@@ -36,9 +48,16 @@ from kaudit.serve._timeouts import AGENT_TIMEOUT_S, IDLE_TIMEOUT_S, checked_seco
 
 __all__ = [
     "AGENT_TIMEOUT_S",
+    "DOORS",
     "FINISH",
     "IDLE_TIMEOUT_S",
     "CallReply",
+    "CommandAgent",
+    "CommandRun",
+    "Door",
+    "DoorEvidence",
+    "DoorFactory",
+    "HandedWorld",
     "McpCommandAgent",
     "Recorded",
     "RunSpooled",
@@ -48,19 +67,25 @@ __all__ = [
     "ServedSession",
     "agent_environment",
     "append_served",
+    "build_command_agent",
     "build_mcp_agent",
     "checked_seconds",
+    "close_doors",
+    "doors_for",
     "end_when_idle",
     "http_endpoint",
     "listed_tools",
     "mcp_server",
+    "open_doors",
     "open_served",
+    "register_door",
     "serve_stdio",
     "serve_task",
     "served_config",
     "spool_dir",
     "spooled_runs",
     "start_served_run",
+    "task_environment",
     "task_instructions",
     "verdict_text",
 ]

@@ -33,6 +33,13 @@ from kaudit.substrate._gate import (
     StatementGate,
     gate_of,
 )
+from kaudit.substrate._handover import (
+    HandableSandbox,
+    HandedDatabase,
+    prune_run_directories,
+    run_directory,
+    runs_root,
+)
 from kaudit.substrate._pool import register_function
 from kaudit.substrate._protocol import Sandbox, ServerSandbox, Substrate
 from kaudit.substrate._schema import (
@@ -64,6 +71,8 @@ __all__ = [
     "Dump",
     "ForeignKey",
     "FrozenState",
+    "HandableSandbox",
+    "HandedDatabase",
     "ReadOnlyGuard",
     "Sandbox",
     "Schema",
@@ -85,9 +94,12 @@ __all__ = [
     "install_change_capture",
     "key_width",
     "open_substrate",
+    "prune_run_directories",
     "quote",
     "read_schema",
     "register_function",
+    "run_directory",
+    "runs_root",
     "substrate_scheme",
 ]
 

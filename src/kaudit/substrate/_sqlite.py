@@ -15,7 +15,8 @@ from kaudit.substrate._choice import SUBSTRATES, Blueprint
 from kaudit.substrate._db import SqliteDb
 from kaudit.substrate._dump import StateDump
 from kaudit.substrate._frozen import FrozenState, shadows_dropped
-from kaudit.substrate._gate import gated_connect
+from kaudit.substrate._gate import GatedConnection, gate_of, gated_connect
+from kaudit.substrate._handover import HandedDatabase
 from kaudit.substrate._pool import PooledRun, SandboxPool, StatementRules, poolable
 from kaudit.substrate._schema import ForeignKey
 
@@ -78,6 +79,23 @@ def _write_atomic(path: Path, data: bytes) -> None:
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
     os.replace(tmp, path)
+
+
+BUSY_TIMEOUT_S = 30.0
+"""How long a tool's statement waits for a lock the agent's own code holds on the file."""
+
+
+def file_connection(path: Path) -> sqlite3.Connection:
+    """A gated connection over a world file another process may hold locks on."""
+    return sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_S, check_same_thread=False, factory=GatedConnection
+    )
+
+
+def _write_private(path: Path, image: bytes) -> None:
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(image)
 
 
 def seeded_connection(run_id: str, template: StateDump) -> sqlite3.Connection:
@@ -209,6 +227,54 @@ class SqliteSandbox:
             before_image=pooled.commit if pooled is not None and pending else None,
             on_release=self._release,
         )
+
+    def hand_over(self, directory: Path) -> HandedDatabase:
+        """Move the world into `directory/world.sqlite`; tools then act on that file too.
+
+        The run leaves its pool: its statements go through the same gate, on a connection
+        over the file (waiting up to `BUSY_TIMEOUT_S` for the agent's own locks).
+        """
+        if self._frozen is not None or self.db.depth:
+            raise SubstrateError(f"run {self.run_id}: the world is handed over before it runs")
+        path = directory / "world.sqlite"
+        pooled = self._pooled
+        untouched = pooled is not None and not pooled.pending  # the template, byte for byte
+        _write_private(path, self.initial.image if untouched else self.snapshot().image)
+        self._use(file_connection(path))
+        return HandedDatabase(path, f"sqlite:///{path}")
+
+    def take_back(self) -> None:
+        """Read the file's state into memory and close the file: the dump reads the copy.
+
+        A write-ahead log the agent left is folded in first; a transaction it left open
+        (a killed agent) is rolled back by SQLite, as for any crashed writer.
+        """
+        handed = self._conn
+        memory, _ = gated_connect()
+        try:
+            with gate_of(handed).trusted():
+                handed.execute("PRAGMA journal_mode = DELETE")  # a WAL header cannot load
+            handed.backup(memory)
+        except sqlite3.Error as exc:
+            memory.close()
+            raise SubstrateError(
+                f"run {self.run_id}: the world file cannot be read: {exc}"
+            ) from exc
+        handed.close()
+        self._use(memory)
+
+    def _use(self, conn: sqlite3.Connection) -> None:
+        """Run on `conn` from now on, outside any pool; a refused statement stays refused."""
+        broken = self._rules.broken
+        with gate_of(conn).trusted():
+            conn.execute("PRAGMA recursive_triggers = ON")
+            conn.execute("PRAGMA foreign_keys = ON")
+        self._release(self._conn)  # a pooled one goes back, rolled back if it ran anything
+        self._conn, self._pooled = conn, None
+        self._rules = StatementRules(conn, self.run_id)
+        self._rules.broken = broken
+        conn.isolation_level = None
+        self.db.conn, self.db.hooks = conn, self._rules
 
     def snapshot(self) -> StateDump:
         """The state now as bytes, the sandbox left writable (to look at a run midway).

@@ -1,0 +1,63 @@
+"""The hand-over phase: the run's world given to an agent's own code, and taken back.
+
+An agent whose own code reaches the world (`WorldAgent`, a command agent) gets it in
+`Episode.world` before its first turn; after its session has closed the state it left
+is taken back into the sandbox, so the dump, the label and the record are those of any
+other run. The world's private directory is removed before the run ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from kaudit.agents import Agent, WorldAccess, WorldAgent
+from kaudit.errors import SubstrateError
+from kaudit.substrate import HandableSandbox, Sandbox, ServerSandbox, run_directory
+
+if TYPE_CHECKING:
+    from kaudit.harness._run import RunRequest  # the pipeline imports this module
+
+
+def reaches_world(agent: Agent) -> bool:
+    """Whether the agent's own code is handed each run's world."""
+    return isinstance(agent, WorldAgent) and agent.reaches_world
+
+
+def hands_over(agent: Agent, request: RunRequest, sandbox: Sandbox) -> bool:
+    """Whether this run's world is handed over.
+
+    Not with an identity on SQLite: a file handed to foreign code enforces no scope, so
+    the agent then reaches the world only through kaudit's tools (which do).
+    """
+    if not reaches_world(agent):
+        return False
+    return request.effective_identity() is None or isinstance(sandbox, ServerSandbox)
+
+
+@contextlib.contextmanager
+def handed_world(
+    agent: Agent, request: RunRequest, sandbox: Sandbox
+) -> Iterator[WorldAccess | None]:
+    """The world as the agent's code reaches it (None: not handed over), taken back on exit.
+
+    Raises `SubstrateError` when the sandbox cannot hand its world over.
+    """
+    if not hands_over(agent, request, sandbox):
+        yield None
+        return
+    if not isinstance(sandbox, HandableSandbox):
+        raise SubstrateError(f"run {request.run_id}: this substrate cannot hand its world over")
+    with run_directory() as directory:
+        handed = sandbox.hand_over(directory)
+        try:
+            yield WorldAccess(
+                run_dir=directory,
+                db_path=handed.db_path,
+                database_url=handed.url,
+                faults=request.effective_faults(),
+                identity=request.effective_identity(),
+            )
+        finally:
+            sandbox.take_back()
