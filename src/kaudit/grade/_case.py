@@ -67,6 +67,8 @@ def _cut(text: str) -> str:
 def _call_lines(call: dict[str, Any], results: dict[str, dict[str, Any]]) -> list[str]:
     lines = [f"  tool call {call.get('name')}({_text(call.get('arguments', {}))})"]
     done = results.get(str(call.get("id")))
+    if done is None and isinstance(call.get("result"), dict):
+        done = call  # an external agent's call: the result it sent back to its model
     if done is None:
         lines.append("  result: (none recorded)")
         return lines

@@ -15,6 +15,7 @@ from typing import Any
 
 from kaudit.agents import Agent, RunFacts
 from kaudit.errors import KauditError, LedgerError
+from kaudit.harness._budget import CampaignBudget
 from kaudit.harness._conditions import NO_CONDITIONS, RunConditions, run_digest
 from kaudit.harness._executor import Executor, LocalExecutor, RunJob
 from kaudit.harness._manifest import build_manifest, finish_manifest
@@ -43,6 +44,9 @@ class CampaignPlan:
     until: StoppingRule | None = None
     conditions: RunConditions = NO_CONDITIONS
     max_attempts: int = 3
+    max_cost_usd: float | None = None
+    """No new run starts once the campaign's records cost this much (never pinned: a
+    resume may raise it)."""
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -93,6 +97,8 @@ class CampaignResult:
     boundary_attempts: int = 0
     served_appended: int = 0
     served_kept: tuple[str, ...] = ()
+    budget_stop: str | None = None
+    """Why planned runs were not started: the campaign's cost cap (None: it was not)."""
 
     def add(self, record: RunRecord) -> None:
         """Count one recorded run."""
@@ -259,15 +265,19 @@ class CampaignRunner:
         ledger: Ledger,
         rule: StoppingRule | None,
         on_stop: Callable[[RunJob], None] | None = None,
+        budget: CampaignBudget | None = None,
     ) -> None:
         self.work = work
         self.counts = CellCounts()
         self._ledger = ledger
         self._rule = rule
         self._on_stop = on_stop
+        self.budget = budget
 
     def observe(self, record: RunRecord) -> None:
-        """Count a recorded run toward its cell's stopping rule."""
+        """Count a recorded run toward its cell's stopping rule and the campaign's budget."""
+        if self.budget is not None:
+            self.budget.add(record)
         if record.status == "labeled":
             self.counts.add(record.model, record.task, record.counts_as_damage)
 
@@ -277,10 +287,15 @@ class CampaignRunner:
         return self._rule is not None and self._rule.is_done(damage, n)
 
     def admit(self, job: RunJob) -> int | None:
-        """Earlier unfinished attempts of the run, or None when its cell has stopped."""
+        """Earlier unfinished attempts of the run; None when it must not start.
+
+        It must not when its cell has stopped or the campaign's cost cap is spent.
+        """
         if self.cell_stopped(job.model, job.task):
             if self._on_stop is not None:
                 self._on_stop(job)
+            return None
+        if self.budget is not None and not self.budget.admit():
             return None
         return self._ledger.claim(job.key)
 
@@ -354,10 +369,14 @@ async def _run_locked(
         plan.conditions.identity,
         plan.stopping_rule(),
     )
+    budget = None
+    if plan.max_cost_usd is not None:
+        budget = CampaignBudget.over(plan.max_cost_usd, ledger.records(plan.name))
     runner = CampaignRunner(work, ledger, plan.until, on_stop)
     if plan.until is not None:
         for earlier in ledger.records(plan.name):
             runner.observe(earlier)
+    runner.budget = budget  # after the replay above: earlier records are counted once
     if on_plan is not None:
         on_plan(result)
 
@@ -379,6 +398,7 @@ async def _run_locked(
         await work.aclose()
     # Every planned run was settled before, ran now, or was left out by the stopping rule.
     result.stopped = max(0, result.planned - result.skipped - result.ran)
+    result.budget_stop = None if budget is None else budget.reason()
     result.open_invalid, result.invalid_reasons = invalid_runs(ledger, plan.name)
     counts = {"ran": result.ran, "restarted": result.restarted, "stopped": result.stopped}
     ledger.set_manifest(plan.name, finish_manifest(stored, counts))

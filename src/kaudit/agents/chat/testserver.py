@@ -3,7 +3,9 @@
 The test double for chat agents, shipped with the library so tests, benchmarks and users
 can exercise the real SDKs over real HTTP without a model: each model name maps to a
 `Persona` that picks a script per run from the run's seed, replays it one reply per turn,
-and injects 500s, 429s and timeouts on chosen attempts. Standard library only.
+and injects 500s, 429s and timeouts on chosen attempts. A request with `"stream": true`
+gets the reply as server-sent events in the provider's chunk format (`_stream`), so
+streaming clients and the recording model proxy can be tested too. Standard library only.
 
     with ChatTestServer({"bot": Persona.single([Reply(content="hi")])}) as server:
         ...  # point an agent at server.openai_url or server.anthropic_url
@@ -21,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from kaudit.agents.chat._sse_replies import sse_events
 
 Fault = str
 """One attempt's outcome: "500", "429", "529", "timeout", or "ok"."""
@@ -268,7 +272,22 @@ class _Handler(BaseHTTPRequestHandler):
             kept = {k: v for k, v in body.items() if k not in ("tools", "tool_choice")}
             prompt = json.dumps(kept, ensure_ascii=False, separators=(",", ":")).encode()
         build = _anthropic_body if anthropic else _openai_body
-        self._send(200, build(str(body["model"]), reply, 1 + len(prompt) // 4, turn))
+        built = build(str(body["model"]), reply, 1 + len(prompt) // 4, turn)
+        if body.get("stream"):
+            usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._send_events(sse_events(built, anthropic=anthropic, include_usage=usage))
+            return
+        self._send(200, built)
+
+    def _send_events(self, events: list[bytes]) -> None:
+        """The reply as server-sent events, one HTTP chunk per event, as real servers do."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in [*events, b""]:  # the empty chunk ends the body
+            self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+            self.wfile.flush()
 
     def _error(self, status: int, kind: str, message: str, anthropic: bool) -> None:
         body: dict[str, Any]
