@@ -121,6 +121,10 @@ def audit(
     model_options: Mapping[str, Any] | None = None,
     agent_command: str | None = None,
     agent_timeout: float | None = None,
+    upstream: str | Any | None = None,
+    max_cost_usd: float | None = None,
+    max_run_tokens: int | None = None,
+    max_campaign_cost_usd: float | None = None,
     executor: ExecutorKind = "local",
     ray_address: str | None = None,
     max_attempts: int = 3,
@@ -137,7 +141,11 @@ def audit(
     `"damage,upper<0.05"` (then `k` is the maximum). Calling again resumes: finished
     runs are kept, runs the harness left INVALID are retried up to `max_attempts`.
     A real model's stack is probed before the ledger is opened (`preflight`), so a
-    setup mistake never becomes a record. Raises `KauditError` (or a subclass) naming
+    setup mistake never becomes a record. An external agent's model calls go through
+    kaudit's recording proxy to `upstream` (a URL, a model config file with prices, or a
+    `kaudit.proxy.Upstream`), each run capped at `max_cost_usd` / `max_run_tokens`; no
+    new run starts once the campaign has spent `max_campaign_cost_usd`.
+    Raises `KauditError` (or a subclass) naming
     the bad input; runs inside a notebook's event loop too.
     """
     loaded = load_suite(suite, substrate) if isinstance(suite, str) else suite
@@ -152,6 +160,7 @@ def audit(
         model_options=model_options,
         agent_command=agent_command,
         agent_timeout=agent_timeout,
+        doors=_model_doors(upstream, max_cost_usd, max_run_tokens),
     )
     plan = CampaignPlan(
         name=campaign,
@@ -161,6 +170,7 @@ def audit(
         until=_stopping_rule(stopping, k, stopping_alpha),
         conditions=conditions,
         max_attempts=max_attempts,
+        max_cost_usd=max_campaign_cost_usd,
     )
     watch = hooks or AuditHooks()
     watch.agents(built)
@@ -171,6 +181,18 @@ def audit(
         lambda: _execute(plan, loaded, built, chosen, Path(ledger), chosen_executor, watch),
         name="kaudit-audit",
     )
+
+
+def _model_doors(
+    upstream: str | Any | None, max_cost_usd: float | None, max_run_tokens: int | None
+) -> tuple[Any, ...]:
+    """The model proxy's door for every external run, when an upstream is named."""
+    if upstream is None and max_cost_usd is None and max_run_tokens is None:
+        return ()  # the proxy (and aiohttp) only when asked for
+    from kaudit.proxy import model_door
+
+    door = model_door(upstream, max_cost_usd, max_run_tokens)
+    return () if door is None else (door,)
 
 
 def _stopping_rule(

@@ -31,10 +31,16 @@ def is_external(spec: str | Agent) -> bool:
 
 
 def external_options(
-    specs: Sequence[str | Agent], command: str | None, timeout: float | None
+    specs: Sequence[str | Agent],
+    command: str | None,
+    timeout: float | None,
+    doors: Sequence[Any] = (),
 ) -> dict[str, Any]:
-    """The options only external agents take; either given without one is an input error."""
-    given = {"agent_command": command, "agent_timeout": timeout}
+    """The options only external agents take; any given without one is an input error.
+
+    `doors` are door factories every run of an external agent gets (the model proxy).
+    """
+    given = {"agent_command": command, "agent_timeout": timeout, "upstream": tuple(doors) or None}
     options = {name: value for name, value in given.items() if value is not None}
     if options and not any(is_external(spec) for spec in specs):
         flag = "--" + next(iter(options)).replace("_", "-")
@@ -49,16 +55,18 @@ def build_agents(
     model_options: Mapping[str, Any] | None = None,
     agent_command: str | None = None,
     agent_timeout: float | None = None,
+    doors: Sequence[Any] = (),
 ) -> list[Agent]:
     """Every agent of a campaign, each able to run every one of `tasks`.
 
     Strings are built (`build_agent`) with `model_options` (base URL, temperature,
-    ...); external MCP agents also get `agent_command` / `agent_timeout`. Agent objects
+    ...); external agents also get `agent_command` / `agent_timeout` and `doors` (as the
+    `upstream` option: door factories for every run, the model proxy). Agent objects
     are used as given. A scripted agent lacking a task's script is refused here, before
     anything is written to a ledger.
     """
     overrides = dict(model_options or {})
-    external = external_options(specs, agent_command, agent_timeout)
+    external = external_options(specs, agent_command, agent_timeout, doors)
     agents = [
         spec
         if not isinstance(spec, str)

@@ -137,6 +137,9 @@ class RunFacts:
     """Writes refused outside the gateway (`BoundaryAttempt` fields), in order."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Facts for the record's `extra` (the agent's output, what each door saw)."""
+    transcript: tuple[dict[str, Any], ...] = ()
+    """The model's turns as a door saw them (the model proxy); when present they are the
+    record's transcript, in place of the harness loop's turns."""
 
 
 @runtime_checkable

@@ -158,10 +158,13 @@ def summary(result: CampaignResult, ledger: Path) -> list[str]:
             f"{counted(result.faults, 'fault')} injected; "
             f"{counted(result.boundary_attempts, 'boundary attempt')} refused"
         )
-    if result.stopped:
+    if result.stopped > result.budget_refused:
         lines.append(
-            f"{counted(result.stopped, 'run')} not needed: their cells met the stopping rule"
+            f"{counted(result.stopped - result.budget_refused, 'run')} not needed: their "
+            "cells met the stopping rule"
         )
+    if result.budget_stop:
+        lines.append(result.budget_stop)
     if result.input_tokens or result.output_tokens or result.errored:
         lines.append(
             f"{result.errored} errored; tokens in {result.input_tokens:,} / out "
@@ -266,6 +269,35 @@ def register(app: typer.Typer) -> None:
                 "a run that hits it ends stalled."
             ),
         ] = None,
+        upstream: Annotated[
+            str | None,
+            typer.Option(
+                help="With --agent command or mcp: the model server (URL, or a model config "
+                "YAML with its price) the agent's model calls go to, through kaudit's "
+                "recording proxy (OPENAI_BASE_URL / ANTHROPIC_BASE_URL; docs/model-proxy.md)."
+            ),
+        ] = None,
+        max_cost_usd: Annotated[
+            float | None,
+            typer.Option(
+                help="With --upstream: dollars one run may spend on model calls; a run "
+                "over it ends stalled."
+            ),
+        ] = None,
+        max_run_tokens: Annotated[
+            int | None,
+            typer.Option(
+                help="With --upstream: tokens (in + out) one run may spend; a run over it "
+                "ends stalled."
+            ),
+        ] = None,
+        max_campaign_cost_usd: Annotated[
+            float | None,
+            typer.Option(
+                help="No new run starts once the campaign's runs have cost this many "
+                "dollars; run again with a higher cap to continue."
+            ),
+        ] = None,
         preflight: Annotated[
             bool,
             typer.Option(
@@ -310,6 +342,10 @@ def register(app: typer.Typer) -> None:
                 },
                 agent_command=agent_command,
                 agent_timeout=agent_timeout,
+                upstream=upstream,
+                max_cost_usd=max_cost_usd,
+                max_run_tokens=max_run_tokens,
+                max_campaign_cost_usd=max_campaign_cost_usd,
                 executor=executor.value,
                 ray_address=ray_address,
                 max_attempts=max_attempts,

@@ -99,6 +99,8 @@ class CampaignResult:
     served_kept: tuple[str, ...] = ()
     budget_stop: str | None = None
     """Why planned runs were not started: the campaign's cost cap (None: it was not)."""
+    budget_refused: int = 0
+    """Planned runs the campaign's cost cap left out (counted in `stopped` too)."""
 
     def add(self, record: RunRecord) -> None:
         """Count one recorded run."""
@@ -398,7 +400,8 @@ async def _run_locked(
         await work.aclose()
     # Every planned run was settled before, ran now, or was left out by the stopping rule.
     result.stopped = max(0, result.planned - result.skipped - result.ran)
-    result.budget_stop = None if budget is None else budget.reason()
+    if budget is not None:
+        result.budget_stop, result.budget_refused = budget.reason(), budget.refused
     result.open_invalid, result.invalid_reasons = invalid_runs(ledger, plan.name)
     counts = {"ran": result.ran, "restarted": result.restarted, "stopped": result.stopped}
     ledger.set_manifest(plan.name, finish_manifest(stored, counts))

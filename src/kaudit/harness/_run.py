@@ -335,7 +335,7 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
         termination=transcript.termination,
         agent_error=transcript.agent_error,
         final_message=transcript.final_message,
-        transcript=transcript.turns,
+        transcript=list(outside.transcript) or transcript.turns,
         tool_calls=[*facts.gateway.recording.calls, *outside.tool_calls],
         steps=transcript.steps,
         retries=usage.retries,

@@ -16,6 +16,7 @@ if find_spec("aiohttp") is None:
     raise KauditError("the model proxy needs aiohttp: pip install 'kaudit[proxy]'")
 
 from kaudit.proxy._budget import RunBudget
+from kaudit.proxy._door import ModelDoor, ModelDoorConfig, model_door
 from kaudit.proxy._exchange import Api, Exchange, ProposedCall, Said, Sent
 from kaudit.proxy._server import PLACEHOLDER_KEY, ModelProxy
 from kaudit.proxy._traffic import ModelTraffic
@@ -25,6 +26,8 @@ __all__ = [
     "PLACEHOLDER_KEY",
     "Api",
     "Exchange",
+    "ModelDoor",
+    "ModelDoorConfig",
     "ModelProxy",
     "ModelTraffic",
     "ProposedCall",
@@ -32,5 +35,6 @@ __all__ = [
     "Said",
     "Sent",
     "Upstream",
+    "model_door",
     "upstream_from",
 ]

@@ -12,16 +12,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from kaudit.errors import KauditError
 from kaudit.proxy._budget import RunBudget
 from kaudit.proxy._server import ModelProxy
 from kaudit.proxy._traffic import ModelTraffic
-from kaudit.proxy._upstream import Upstream
+from kaudit.proxy._upstream import Upstream, upstream_from
 from kaudit.serve._doors import DoorEvidence, HandedWorld
 
-__all__ = ["ModelDoor", "ModelDoorConfig"]
+__all__ = ["ModelDoor", "ModelDoorConfig", "model_door"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class ModelDoorConfig:
     """What every run's model door is built from: the upstream and the run's budget."""
 
     upstream: Upstream
-    budget: RunBudget = RunBudget()
+    budget: RunBudget = field(default_factory=RunBudget)
 
     def __call__(self, world: HandedWorld) -> ModelDoor:
         """The run's door (a `DoorFactory`)."""
@@ -42,6 +43,27 @@ class ModelDoorConfig:
             "max_cost_usd": self.budget.max_cost_usd,
             "max_tokens": self.budget.max_tokens,
         }
+
+
+def model_door(
+    upstream: str | Upstream | None,
+    max_cost_usd: float | None = None,
+    max_tokens: int | None = None,
+) -> ModelDoorConfig | None:
+    """Every run's model door from an upstream (a URL, a model config file, or built).
+
+    None without an upstream; a run cap without one is refused, since the proxy is where
+    a run's spending is seen.
+    """
+    if upstream is None:
+        if max_cost_usd is not None or max_tokens is not None:
+            raise KauditError(
+                "a run's cost or token cap is enforced at the model proxy: name the "
+                "upstream model server its calls go to"
+            )
+        return None
+    chosen = upstream if isinstance(upstream, Upstream) else upstream_from(upstream)
+    return ModelDoorConfig(chosen, RunBudget(max_cost_usd, max_tokens))
 
 
 class ModelDoor:
@@ -58,6 +80,10 @@ class ModelDoor:
     def _over(self, reason: str) -> None:
         self.stop_reason = reason
         self.stopping.set()
+
+    def last_message(self) -> str | None:
+        """The model's last reply so far: the final message of an agent without `finish`."""
+        return self.traffic.final_message()
 
     async def open(self, world: HandedWorld) -> Mapping[str, str]:
         """Start the run's proxy; the agent's base URLs and placeholder keys."""

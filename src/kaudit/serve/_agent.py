@@ -82,11 +82,15 @@ class McpCommandSession:
         self._watch = asyncio.create_task(self._watch_process())
 
     async def _watch_process(self) -> None:
-        ended = await self._run.process.wait(self._timeout_s)
-        if ended.timed_out:
+        ended = await self._run.wait(self._timeout_s)
+        stopped = self._run.stop_reason()
+        if stopped is not None:
+            self._served.stall(stopped)  # a door ended the run: its budget is spent
+        elif ended.timed_out:
             self._served.stall(f"agent command timed out after {self._timeout_s:g} s")
         elif ended.code == 0:
-            self._served.finish(None)  # exited without `finish`: no final message
+            # exited without `finish`: the model's last reply, if the model door saw one
+            self._served.finish(self._run.last_message())
         else:
             line = self._run.process.stderr_line()
             self._served.fail(f"agent command exited with code {ended.code}: {line}")
@@ -160,5 +164,8 @@ def build_mcp_agent(argument: str, options: dict[str, Any]) -> McpCommandAgent:
         raise KauditError("--agent mcp needs --agent-command: the MCP-client agent to start")
     timeout = options.get("agent_timeout")
     return McpCommandAgent(
-        str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout
+        str(command),
+        argument or None,
+        AGENT_TIMEOUT_S if timeout is None else timeout,
+        doors=options.get("upstream") or (),
     )

@@ -17,6 +17,7 @@ run's record (`CommandAgent.run_facts`).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import shutil
@@ -30,11 +31,12 @@ from kaudit.serve._doors import (
     DoorEvidence,
     DoorFactory,
     HandedWorld,
+    WatchedDoor,
     close_doors,
     doors_for,
     open_doors,
 )
-from kaudit.serve._process import EXIT_GRACE_S, AgentProcess
+from kaudit.serve._process import EXIT_GRACE_S, AgentProcess, Exit
 from kaudit.serve._reach import FileReach, ServerReach
 from kaudit.serve._timeouts import AGENT_TIMEOUT_S, checked_seconds
 
@@ -100,11 +102,42 @@ class CommandRun:
         except OSError as exc:
             raise AgentError(f"agent command cannot be started: {exc}") from exc
 
+    def _watched(self) -> list[WatchedDoor]:
+        return [door for door in self._doors if isinstance(door, WatchedDoor)]
+
+    async def wait(self, timeout_s: float) -> Exit:
+        """Wait for the command to exit, at most `timeout_s`, or until a door stops the run.
+
+        A stopped run's exit is not known yet; `stop_reason` says why it was stopped.
+        """
+        stops = [asyncio.create_task(door.stopping.wait()) for door in self._watched()]
+        waiting = asyncio.create_task(self.process.wait(timeout_s))
+        try:
+            await asyncio.wait([waiting, *stops], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in stops:
+                task.cancel()
+        if waiting.done():
+            return waiting.result()
+        waiting.cancel()
+        return Exit(None, timed_out=False)
+
+    def stop_reason(self) -> str | None:
+        """Why a door ended the run early (a spent budget), if one did."""
+        return next((d.stop_reason for d in self._watched() if d.stop_reason), None)
+
+    def last_message(self) -> str | None:
+        """The model's last reply so far, as a watched door saw it."""
+        return next((m for d in self._watched() if (m := d.last_message()) is not None), None)
+
     async def end(self, grace_s: float = EXIT_GRACE_S) -> DoorEvidence:
-        """End the group, close the doors, say what the run left (later calls repeat it)."""
+        """End the group, close the doors, say what the run left (later calls repeat it).
+
+        An agent a door stopped gets no grace: its budget is already spent.
+        """
         if self._ended is not None:
             return self._ended
-        await self.process.end(grace_s)
+        await self.process.end(0.0 if self.stop_reason() else grace_s)
         evidence = DoorEvidence()
         try:
             evidence.merge(await close_doors(self._doors))
@@ -132,8 +165,10 @@ class CommandSession:
         """Run the command to its end; its exit decides how the run ended."""
         run = self._run
         await run.start()
-        ended = await run.process.wait(self._agent.timeout_s)
+        ended = await run.wait(self._agent.timeout_s)
         evidence = await self._finish()
+        if evidence.stalled:
+            raise AgentStalledError(evidence.stalled)
         if ended.timed_out:
             raise AgentStalledError(f"agent command timed out after {self._agent.timeout_s:g} s")
         if ended.code != 0:
@@ -210,5 +245,8 @@ def build_command_agent(argument: str, options: dict[str, Any]) -> CommandAgent:
         raise KauditError("--agent command needs --agent-command: the agent program to start")
     timeout = options.get("agent_timeout")
     return CommandAgent(
-        str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout
+        str(command),
+        argument or None,
+        AGENT_TIMEOUT_S if timeout is None else timeout,
+        doors=options.get("upstream") or (),
     )

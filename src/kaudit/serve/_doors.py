@@ -12,6 +12,7 @@ A door never judges: the labeler still reads only the state the run left.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,11 @@ class DoorEvidence:
     retries: int = 0
     final_message: str | None = None
     """The agent's last answer, when a door saw it (the model door)."""
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    """The model's turns, when a door saw them (the model door): the record's transcript."""
+    stalled: str | None = None
+    """Why a door ended the run early (the model door: its budget spent); the run is
+    then `stalled` with this reason."""
 
     def merge(self, other: DoorEvidence) -> None:
         """Add `other` after what is here (its `extra` keys win, its message if it has one)."""
@@ -112,6 +118,8 @@ class DoorEvidence:
         self.cost_usd += other.cost_usd
         self.retries += other.retries
         self.final_message = other.final_message or self.final_message
+        self.transcript.extend(other.transcript)
+        self.stalled = self.stalled or other.stalled
 
     @property
     def reached_world(self) -> bool:
@@ -132,6 +140,7 @@ class DoorEvidence:
             faults=tuple(self.faults),
             boundary_attempts=tuple(self.boundary_attempts),
             extra=dict(self.extra),
+            transcript=tuple(self.transcript),
         )
 
 
@@ -145,6 +154,23 @@ class Door(Protocol):
 
     async def close(self) -> DoorEvidence:
         """Stop serving (the agent's process group has ended); what was seen."""
+        ...
+
+
+@runtime_checkable
+class WatchedDoor(Door, Protocol):
+    """A door the command session watches while the agent runs (the model door).
+
+    `stopping` is set when the door ends the run early (`stop_reason` says why); the
+    session then ends the agent and records the run `stalled`. `last_message` is the
+    model's last reply so far: the final message of an agent that never said `finish`.
+    """
+
+    stopping: asyncio.Event
+    stop_reason: str | None
+
+    def last_message(self) -> str | None:
+        """The model's last reply so far, if a door saw one."""
         ...
 
 
