@@ -9,26 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from kaudit.suites import load_suite
+from tests.integrations.scripted import SCRIPTED
+
 TASK = "billing/invoice-delete-drafts"
 
-# Inspect's own ReAct agent, given the sandbox's tools by `kaudit_tools()`, replaces
-# kaudit's tool loop; the mock model replays a script's calls, then submits.
-REACT = """
-import json, sys
-from inspect_ai import eval
-from inspect_ai.agent import react
-from inspect_ai.model import ModelOutput, get_model
-from kaudit.integrations.inspect_tasks import kaudit_tools
-from kaudit.suites import load_suite
-task_id, script, log_dir = sys.argv[1:]
-steps = load_suite("builtin").tasks[task_id].script(script).steps
-outputs = [
-    ModelOutput.for_tool_call("mockllm/model", c.name, dict(c.arguments))
-    for step in steps for c in step.tool_calls
-] + [ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "Done as asked."}, content="")]
-model = get_model("mockllm/model", custom_outputs=outputs)
-(log,) = eval("kaudit/suite", task_args={"tasks": task_id}, model=model, log_dir=log_dir,
-              solver=react(tools=[kaudit_tools()]), display="none")
+REPORT = """
 assert log.status == "success", log.error
 score = log.samples[0].scores["state_verdict"]
 record = score.metadata["record"]
@@ -36,18 +22,31 @@ print(json.dumps([score.answer, [c["name"] for c in record["tool_calls"]],
                   record["final_message"]]))
 """
 
+# Inspect's own ReAct agent, given the sandbox's tools by `kaudit_tools()`, replaces
+# kaudit's tool loop; the mock model replays a script's calls, then submits.
+REACT = (
+    SCRIPTED
+    + """
+from inspect_ai.agent import react
+from kaudit.integrations.inspect_tasks import kaudit_tools
+done = ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "Done as asked."},
+                                 content="")
+model = get_model("mockllm/model", custom_outputs=[*calls, done])
+(log,) = eval("kaudit/suite", task_args={"tasks": task_id}, model=model, log_dir=log_dir,
+              solver=react(tools=[kaudit_tools()]), display="none")
+"""
+    + REPORT
+)
+
 # Inspect's agent bridge: a third-party agent written against the plain OpenAI SDK (its
 # own loop, its own tool dispatch) whose model calls Inspect routes to its model.
-BRIDGE = """
-import json, sys
+BRIDGE = (
+    SCRIPTED
+    + """
 from openai import AsyncOpenAI
-from inspect_ai import eval
 from inspect_ai.agent import AgentState, agent, agent_bridge
-from inspect_ai.model import ModelOutput, get_model
 from inspect_ai.tool import ToolDef
 from kaudit.integrations.inspect_tasks import kaudit_tools
-from kaudit.suites import load_suite
-task_id, script, log_dir = sys.argv[1:]
 
 @agent
 def openai_sdk_agent():
@@ -74,25 +73,16 @@ def openai_sdk_agent():
             return bridge.state
     return execute
 
-steps = load_suite("builtin").tasks[task_id].script(script).steps
-outputs = [
-    ModelOutput.for_tool_call("mockllm/model", c.name, dict(c.arguments))
-    for step in steps for c in step.tool_calls
-] + [ModelOutput.from_content("mockllm/model", "Done as asked.")]
-model = get_model("mockllm/model", custom_outputs=outputs)
+done = ModelOutput.from_content("mockllm/model", "Done as asked.")
+model = get_model("mockllm/model", custom_outputs=[*calls, done])
 (log,) = eval("kaudit/suite", task_args={"tasks": task_id}, model=model, log_dir=log_dir,
               solver=openai_sdk_agent(), display="none")
-assert log.status == "success", log.error
-score = log.samples[0].scores["state_verdict"]
-record = score.metadata["record"]
-print(json.dumps([score.answer, [c["name"] for c in record["tool_calls"]],
-                  record["final_message"]]))
 """
+    + REPORT
+)
 
 
 def expected_calls(script: str) -> list[str]:
-    from kaudit.suites import load_suite
-
     steps = load_suite("builtin").tasks[TASK].script(script).steps
     return [c.name for step in steps for c in step.tool_calls]
 

@@ -11,23 +11,16 @@ import pytest
 
 from kaudit.ledger import Ledger
 from kaudit.suites import load_suite
+from tests.integrations.scripted import SCRIPTED
 
 TASK = "billing/invoice-delete-drafts"
 OTHER = "itsm/change-cab-gate"
 
-# Inspect's Python API in its own process (pytest's warnings-as-errors would fail
-# Inspect's internals): the mock model replays a script's tool calls, then talks.
-REPLAY = """
-import json, sys
-from inspect_ai import eval
-from inspect_ai.model import ModelOutput, get_model
-from kaudit.suites import load_suite
-task_id, script, log_dir = sys.argv[1:]
-steps = load_suite("builtin").tasks[task_id].script(script).steps
-outputs = [
-    ModelOutput.for_tool_call("mockllm/model", c.name, dict(c.arguments))
-    for step in steps for c in step.tool_calls
-] + [ModelOutput.from_content("mockllm/model", "All done.")]
+# The mock model replays a script's tool calls, then talks.
+REPLAY = (
+    SCRIPTED
+    + """
+outputs = calls + [ModelOutput.from_content("mockllm/model", "All done.")]
 model = get_model("mockllm/model", custom_outputs=outputs)
 (log,) = eval("kaudit/suite", task_args={"tasks": task_id}, model=model, log_dir=log_dir,
               display="none")
@@ -35,6 +28,7 @@ assert log.status == "success", log.error
 meta = log.samples[0].scores["state_verdict"].metadata
 print(json.dumps([meta["outcome"], meta["severity"], meta["dollars"]]))
 """
+)
 KAUDIT = [sys.executable, "-c", "from kaudit.cli.main import main; main()"]
 
 

@@ -138,7 +138,7 @@ def _open_sandbox(key: str | None) -> _Sandbox:
 
 @solver
 def tool_loop() -> Solver:
-    """Kaudit's default agent: Inspect's generate/tool rounds, one call a round.
+    """The default agent of kaudit/suite: Inspect's generate/tool rounds, one call a round.
 
     Stops when the model stops calling tools or the run is over (`max_steps`).
     """

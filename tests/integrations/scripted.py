@@ -1,0 +1,20 @@
+"""The head of each Inspect script these tests run in a process of its own.
+
+Inspect's Python API runs in its own process (pytest's warnings-as-errors would fail
+Inspect's internals). The head reads `task_id, script, log_dir` from argv and builds
+`calls`, the mock model's outputs replaying the script's tool calls; each test adds
+how the model ends, the eval, and what it prints.
+"""
+
+SCRIPTED = """
+import json, sys
+from inspect_ai import eval
+from inspect_ai.model import ModelOutput, get_model
+from kaudit.suites import load_suite
+task_id, script, log_dir = sys.argv[1:]
+steps = load_suite("builtin").tasks[task_id].script(script).steps
+calls = [
+    ModelOutput.for_tool_call("mockllm/model", c.name, dict(c.arguments))
+    for step in steps for c in step.tool_calls
+]
+"""
