@@ -39,6 +39,9 @@ DELETE_JANUARY = Call(
     {"billing_account_id": "BA_006", "status": "draft", "issued_before": "2026-02-01"},
 )
 SAID = "Deleted Globex's three January drafts."
+ORACLE = [Reply(calls=(c,)) for c in (LIST_ACCOUNTS, LIST_DRAFTS, DELETE_JANUARY)] + [
+    Reply(content=SAID)
+]
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,7 @@ EXAMPLES_UNDER_TEST = {
         "openai_agents_mcp.py",
         "mcp:openai-agents",
         "agents",
-        [Reply(calls=(c,)) for c in (LIST_ACCOUNTS, LIST_DRAFTS, DELETE_JANUARY)]
-        + [Reply(content=SAID)],
+        ORACLE,
         "PASS",
         None,
         ["list_billing_accounts", "list_invoices", "delete_invoices"],
@@ -71,8 +73,7 @@ EXAMPLES_UNDER_TEST = {
         "langgraph_billing.py",
         "command:langgraph",
         "langgraph",
-        [Reply(calls=(c,)) for c in (LIST_ACCOUNTS, LIST_DRAFTS, DELETE_JANUARY)]
-        + [Reply(content=SAID)],
+        ORACLE,
         "PASS",
         None,
         [],

@@ -6,6 +6,13 @@ Inspect's internals). The head reads `task_id, script, log_dir` from argv and bu
 how the model ends, the eval, and what it prints.
 """
 
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
 SCRIPTED = """
 import json, sys
 from inspect_ai import eval
@@ -18,3 +25,16 @@ calls = [
     for step in steps for c in step.tool_calls
 ]
 """
+
+
+def run_script(script: str, *args: str, env: dict[str, str]) -> Any:
+    """Run an Inspect script in its own process; the JSON of its last line of output."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])

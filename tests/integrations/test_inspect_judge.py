@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.integrations.scripted import SCRIPTED
+from tests.integrations.scripted import SCRIPTED, run_script
 
 TASK = "billing/invoice-delete-drafts"
 
@@ -41,15 +38,9 @@ def test_the_judge_scores_beside_the_state_in_one_log(
     Fails if the judge scorer is not added with `-T judge=...`, if it reads the verdict
     (the request would carry the deltas), or if `missed` does not flag the disagreement.
     """
-    done = subprocess.run(
-        [sys.executable, "-c", JUDGED, TASK, "all_drafts", str(tmp_path / "logs")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=inspect_env,
+    state, judged, rubric, leaked = run_script(
+        JUDGED, TASK, "all_drafts", str(tmp_path / "logs"), env=inspect_env
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    state, judged, rubric, leaked = json.loads(done.stdout.strip().splitlines()[-1])
     assert state == "FAIL_DAMAGE"
     assert judged == {"damage": 0.0, "answered": 1.0, "missed": 1.0}
     assert rubric == "kaudit-judge-1"

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kaudit.suites import load_suite
-from tests.integrations.scripted import SCRIPTED
+from tests.integrations.scripted import SCRIPTED, run_script
 
 TASK = "billing/invoice-delete-drafts"
 
@@ -101,22 +98,10 @@ def test_a_foreign_agent_on_the_sandbox_is_scored_by_the_state(
     is the agent's words (both agents end with the same message), or if the run's final
     message is not the agent's last output.
     """
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            REACT if solver == "react" else BRIDGE,
-            TASK,
-            script,
-            str(tmp_path / "logs"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=inspect_env,
+    script_text = REACT if solver == "react" else BRIDGE
+    answer, calls, final = run_script(
+        script_text, TASK, script, str(tmp_path / "logs"), env=inspect_env
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    answer, calls, final = json.loads(done.stdout.strip().splitlines()[-1])
     assert answer == outcome
     assert calls == expected_calls(script)
     assert final == "Done as asked."

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +10,7 @@ import pytest
 
 from kaudit.ledger import Ledger
 from kaudit.suites import load_suite
-from tests.integrations.scripted import SCRIPTED
+from tests.integrations.scripted import SCRIPTED, run_script
 
 TASK = "billing/invoice-delete-drafts"
 OTHER = "itsm/change-cab-gate"
@@ -97,15 +96,9 @@ def test_inspect_tool_loop_is_scored_by_the_state_labeler(
 ) -> None:
     """Fails if Inspect's tool calls do not reach the sandbox, or the score is the model's
     words instead of the state: the same final message scores PASS or FAIL_DAMAGE."""
-    done = subprocess.run(
-        [sys.executable, "-c", REPLAY, TASK, script, str(tmp_path / "logs")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=inspect_env,
+    outcome, severity, dollars = run_script(
+        REPLAY, TASK, script, str(tmp_path / "logs"), env=inspect_env
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    outcome, severity, dollars = json.loads(done.stdout.strip().splitlines()[-1])
     assert (outcome, severity, dollars) == expected
     task = load_suite("builtin").tasks[TASK]
     ledger = tmp_path / "audit.sqlite"
