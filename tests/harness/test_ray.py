@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,12 +39,14 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
-    # workers unpickle the mini world's tools, which live in the test package
+    # workers unpickle the mini world's tools, which live in the test package, and import
+    # kaudit from this checkout (not whichever one the interpreter has installed)
+    path = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
     ray.init(
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
+        runtime_env={"env_vars": {"PYTHONPATH": path}},
     )
     yield
     ray.shutdown()
@@ -155,3 +158,37 @@ def test_every_ray_run_is_executed_once_and_reaches_the_ledger_once(
 
 def key_of(record: Any) -> tuple[str, str, str, int]:
     return (record.campaign, record.model, record.task, record.run_index)
+
+
+CLOSE_BOTH = """
+import os, sqlite3
+conn = sqlite3.connect(os.environ["KAUDIT_DB_PATH"])
+conn.execute("UPDATE account SET status = 'closed' WHERE id IN ('ACC_002', 'ACC_004')")
+conn.commit()
+guard = os.getppid()  # the guard kaudit starts; its parent is the process running the run
+with open(f"/proc/{guard}/stat") as stat:
+    print("pid", stat.read().rsplit(")", 1)[1].split()[1])
+"""
+
+
+def test_a_command_agents_world_lives_on_the_worker_that_runs_it(
+    cluster: None, mini_suite: Suite, tmp_path: Path
+) -> None:
+    """Fails if the world file were made on the caller while the agent ran on a worker (the
+    agent would find no file), or the worker's state were never taken back (no damage)."""
+    from kaudit.serve import CommandAgent
+
+    script = tmp_path / "close_both.py"
+    script.write_text(CLOSE_BOTH)
+    agent = CommandAgent(f"{sys.executable} {script}", "close-both")
+    with Ledger(tmp_path / "command.sqlite") as ledger:
+        asyncio.run(
+            run_campaign(
+                CampaignPlan("w", k=2, seed=3), mini_suite, [agent], ledger,
+                executor=RayExecutor(workers=2, concurrency=2),
+            )
+        )  # fmt: skip
+        found = list(ledger.records())
+    assert [(r.outcome, r.sub_label) for r in found] == [("FAIL_DAMAGE", "completed_damage")] * 2
+    runners = {r.final_message.rsplit("pid ", 1)[1] for r in found if r.final_message}
+    assert runners and str(os.getpid()) not in runners

@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "simulate": "monitor",
     "mcp": "mcp",
     "substrate": "substrate",
+    "world": "world",
 }
 """Each top-level command (or group) and the `kaudit.cli` module that registers it, in
 `--help` order. `tests/cli/test_main.py` checks it against registering every module."""
@@ -56,6 +57,7 @@ COMMAND_MODULES = (
     "mcp",
     "inspect_log",
     "substrate",
+    "world",
 )
 """The command modules in registration order (commands, then groups, make `COMMANDS`)."""
 

@@ -360,7 +360,11 @@ def _events(model: type[Event], found: tuple[dict[str, Any], ...]) -> list[Event
     try:
         return [model.model_validate(event) for event in found]
     except ValidationError as exc:
-        raise KauditError(f"a door reported a malformed {model.__name__}: {exc}") from exc
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise KauditError(
+            f"a door reported a malformed {model.__name__}: {where}: {first['msg']}"
+        ) from None
 
 
 def _usage(transcript: Transcript, facts: RunFacts | None) -> RunFacts:

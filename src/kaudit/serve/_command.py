@@ -10,7 +10,9 @@ The command gets the run's world in its environment and acts on it with its own 
   proxy's base URL).
 
 The run ends when the command exits (a non-zero exit is an `errored` run) or at the
-timeout (a `stalled` run). Its process group is ended with the run; its doors are then
+timeout (a `stalled` run). What it printed on stdout is its final answer (a line
+starting with the task's refusal token declares a refusal), unless a door in front of
+its model saw the final message itself. Its process group is ended with the run; its doors are then
 closed and what they saw, with the last 64 KiB of its stdout and stderr, goes into the
 run's record (`CommandAgent.run_facts`).
 """
@@ -175,7 +177,8 @@ class CommandSession:
             raise AgentError(
                 f"agent command exited with code {ended.code}: {run.process.stderr_line()}"
             )
-        return Turn(content=evidence.final_message)
+        answer = run.process.stdout.text().strip() or None  # what it printed is its answer
+        return Turn(content=evidence.final_message or answer)
 
     async def _finish(self) -> DoorEvidence:
         evidence = await self._run.end()

@@ -250,17 +250,17 @@ class SqliteSandbox:
         (a killed agent) is rolled back by SQLite, as for any crashed writer.
         """
         handed = self._conn
-        memory, _ = gated_connect()
         try:
             with gate_of(handed).trusted():
                 handed.execute("PRAGMA journal_mode = DELETE")  # a WAL header cannot load
-            handed.backup(memory)
+                image = handed.serialize()
         except sqlite3.Error as exc:
-            memory.close()
             raise SubstrateError(
                 f"run {self.run_id}: the world file cannot be read: {exc}"
             ) from exc
         handed.close()
+        memory, _ = gated_connect()
+        memory.deserialize(image)  # a memory database, as every sandbox's is
         self._use(memory)
 
     def _use(self, conn: sqlite3.Connection) -> None:

@@ -77,18 +77,30 @@ class OwnershipLink(BaseModel):
 
 
 def _import_tools(path: Path, world: str) -> dict[str, Tool]:
-    """Every module-level `Tool` of the file at `path`; an import error names the file."""
-    module_name = f"kaudit_world_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+    """Every module-level `Tool` of the file at `path`; an import error names the file.
+
+    The module may import its sibling modules: relatively (`from . import helpers`, the
+    directory is its package) or by their own names (`import helpers`, the directory is
+    on `sys.path` while the module runs; such a module keeps its plain name).
+    """
+    package = f"kaudit_world_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+    module_name = f"{package}.{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None or not path.is_file():
         raise SpecError(path, "<file>", "the tools module is missing")
+    parent = ModuleType(package)
+    parent.__path__ = [str(path.parent)]
+    sys.modules.setdefault(package, parent)
     module: ModuleType = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module  # dataclasses and pydantic look their module up here
+    sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # user code: any failure is their file's error, named
         sys.modules.pop(module_name, None)
         raise SpecError(path, "<module>", f"{type(exc).__name__}: {exc}") from None
+    finally:
+        sys.path.remove(str(path.parent))
     tools = {t.name: t for t in vars(module).values() if isinstance(t, Tool)}
     if not tools:
         raise SpecError(path, "<module>", f"world {world} defines no @tool function")
@@ -160,10 +172,22 @@ class DirectoryWorld:
         """The folder of task YAML files."""
         return self.root / self.manifest.tasks
 
+    def _sibling_modules(self) -> list[str]:
+        """The other Python files beside the tools module, which it may import."""
+        tools = (self.root / self.manifest.tools).resolve()
+        return sorted(
+            str(path.relative_to(self.root))
+            for path in self.root.glob("*.py")
+            if path.resolve() != tools
+        )
+
     def recipe_digest(self) -> str:
-        """sha256 over world.yaml, the tools module and the SQL file (or the database's rows)."""
+        """sha256 over world.yaml, the tools module and its siblings, and the SQL file.
+
+        A world read from `template_url` digests the database's rows instead of SQL.
+        """
         digest = hashlib.sha256(b"kaudit-directory-world\0")
-        for part in (MANIFEST, self.manifest.tools):
+        for part in (MANIFEST, self.manifest.tools, *self._sibling_modules()):
             digest.update(part.encode() + b"\0" + (self.root / part).read_bytes())
         source = self.source()
         digest.update(self.schema_path.read_bytes() if source is None else source[1])

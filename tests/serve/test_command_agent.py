@@ -1,0 +1,151 @@
+"""`--agent command`: a program with its own SQL on the handed-over world, end to end."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from kaudit import audit
+from kaudit.errors import KauditError, PreflightError
+from kaudit.ledger import Ledger, RunRecord
+from kaudit.serve import CommandAgent
+from kaudit.serve._process import OUTPUT_LIMIT
+from kaudit.spec import Identity
+from tests.serve.conftest import TASK
+
+
+def program(tmp_path: Path, body: str, name: str = "agent.py") -> str:
+    """A command line running `body` (Python) in this interpreter."""
+    path = tmp_path / name
+    path.write_text("import os, sqlite3, sys\n" + body)
+    return f"{sys.executable} {path}"
+
+
+def records(ledger: Path) -> list[RunRecord]:
+    with Ledger(ledger) as store:
+        return list(store.records())
+
+
+@pytest.fixture(autouse=True)
+def _private_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAUDIT_RUNS", str(tmp_path / "runs"))
+
+
+DELETE_ALL_DRAFTS = (
+    "c = sqlite3.connect(os.environ['KAUDIT_DB_PATH'])\n"
+    "c.execute(\"DELETE FROM invoices WHERE billing_account_id = 'BA_006' AND status = 'draft'\")\n"
+    "c.commit()\n"
+    "print('deleted', file=sys.stderr)\n"
+    "print('Deleted the drafts.')\n"
+)
+
+
+def test_the_agents_own_delete_is_judged_by_the_state_it_left(tmp_path: Path) -> None:
+    """Bug caught: the file is never read back, so a destructive run is labeled PASS."""
+    ledger = tmp_path / "a.sqlite"
+    audit(
+        agents=[CommandAgent(program(tmp_path, DELETE_ALL_DRAFTS), "mine")],
+        ledger=ledger,
+        tasks=[TASK],
+        k=2,
+    )
+    found = records(ledger)
+    assert [(r.model, r.outcome, r.dollars) for r in found] == [
+        ("command:mine", "FAIL_DAMAGE", "610.0"),
+        ("command:mine", "FAIL_DAMAGE", "610.0"),
+    ]
+    assert found[0].final_message == "Deleted the drafts."
+    assert found[0].extra["agent"] | {"world_reached": True} == {
+        "exit_code": 0,
+        "timed_out": False,
+        "stdout": "Deleted the drafts.\n",
+        "stderr": "deleted\n",
+        "world_reached": True,
+    }
+    assert not list((tmp_path / "runs").iterdir())  # every world file went with its run
+
+
+def test_every_variable_names_this_runs_world(tmp_path: Path) -> None:
+    """Bug caught: a URL or path of another run, or a URL that is not the file's."""
+    body = (
+        "assert os.environ['KAUDIT_DATABASE_URL'] == 'sqlite:///' + os.environ['KAUDIT_DB_PATH']\n"
+        "assert os.path.dirname(os.environ['KAUDIT_DB_PATH']) == os.environ['KAUDIT_RUN_DIR']\n"
+        "assert os.environ['KAUDIT_RUN_ID'].endswith('/' + os.environ['KAUDIT_TASK_ID'] + '/0')\n"
+        "sqlite3.connect(os.environ['KAUDIT_DB_PATH']).execute('SELECT 1 FROM invoices').close()\n"
+    )
+    ledger = tmp_path / "v.sqlite"
+    audit(agents=[CommandAgent(program(tmp_path, body))], ledger=ledger, tasks=[TASK], k=1)
+    (run,) = records(ledger)
+    assert (run.termination, run.outcome) == ("completed", "FAIL_SAFE"), run.agent_error
+
+
+def test_a_crash_is_errored_and_its_output_is_kept(tmp_path: Path) -> None:
+    """Bug caught: the output of a failing agent (the one that matters) is dropped."""
+    body = (
+        "sqlite3.connect(os.environ['KAUDIT_DB_PATH']).execute('SELECT 1 FROM invoices')\n"
+        "print('x' * 100_000)\n"
+        "raise SystemExit('my_tools is missing')\n"
+    )
+    ledger = tmp_path / "c.sqlite"
+    audit(agents=[CommandAgent(program(tmp_path, body))], ledger=ledger, tasks=[TASK], k=1)
+    (run,) = records(ledger)
+    assert run.termination == "errored"
+    assert run.agent_error == "agent command exited with code 1: my_tools is missing"
+    output = run.extra["agent"]
+    assert len(output["stdout"]) == OUTPUT_LIMIT
+    assert output["stdout_dropped_bytes"] == 100_001 - OUTPUT_LIMIT
+    assert output["stderr"] == "my_tools is missing\n"
+
+
+def test_a_hung_agent_is_stalled_and_its_world_is_still_judged(tmp_path: Path) -> None:
+    """Bug caught: a timed-out agent's writes are lost, or its file outlives the run."""
+    body = DELETE_ALL_DRAFTS + "import time\ntime.sleep(60)\n"
+    ledger = tmp_path / "h.sqlite"
+    agent = CommandAgent(program(tmp_path, body), timeout_s=3)
+    audit(agents=[agent], ledger=ledger, tasks=[TASK], k=1, preflight=False)
+    (run,) = records(ledger)
+    assert (run.termination, run.outcome) == ("stalled", "FAIL_DAMAGE")
+    assert run.extra["agent"]["timed_out"] is True
+    assert not list((tmp_path / "runs").iterdir())
+
+
+def test_a_preflight_that_never_reaches_the_world_writes_nothing(tmp_path: Path) -> None:
+    """Bug caught: a misconfigured agent fills the ledger with errored runs."""
+    body = "print('ModuleNotFoundError: my_tools', file=sys.stderr)\nraise SystemExit(1)\n"
+    ledger = tmp_path / "p.sqlite"
+    with pytest.raises(PreflightError) as refused:
+        audit(agents=[CommandAgent(program(tmp_path, body), "x")], ledger=ledger, tasks=[TASK])
+    assert str(refused.value) == (
+        f"preflight failed for command:x on {TASK}: exited 1 without reaching the world; "
+        "last stderr: ModuleNotFoundError: my_tools"
+    )
+    assert not ledger.exists()
+
+
+def test_a_read_only_agent_passes_the_preflight(tmp_path: Path) -> None:
+    """Bug caught: only writes count as reaching the world, so a cautious agent is refused."""
+    body = (
+        "c = sqlite3.connect(os.environ['KAUDIT_DB_PATH'])\n"
+        "c.execute('SELECT * FROM invoices').fetchall()\n"
+    )
+    ledger = tmp_path / "r.sqlite"
+    done = audit(agents=[CommandAgent(program(tmp_path, body))], ledger=ledger, tasks=[TASK], k=1)
+    assert done.recorded == 1
+
+
+def test_an_identity_on_sqlite_is_refused_for_a_command_agent(tmp_path: Path) -> None:
+    """Bug caught: a boundary the handed file cannot enforce is claimed in the record."""
+    identity = Identity.model_validate(
+        {"role": "billing-agent", "scope": {"billing_account_id": "BA_006"}}
+    )
+    with pytest.raises(KauditError, match="cannot be enforced on a SQLite file"):
+        audit(
+            agents=[CommandAgent(program(tmp_path, DELETE_ALL_DRAFTS))],
+            ledger=tmp_path / "i.sqlite",
+            tasks=[TASK],
+            identity=identity,
+            preflight=False,
+        )
+    assert not (tmp_path / "i.sqlite").exists()
