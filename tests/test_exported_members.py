@@ -26,6 +26,7 @@ PACKAGES = [
     "kaudit.gate",
     "kaudit.monitor",
     "kaudit.serve",
+    "kaudit.proxy",
     "kaudit.integrations",
 ]
 

@@ -301,3 +301,50 @@ def test_another_runs_path_is_not_served(upstream: ChatTestServer) -> None:
 
     assert asyncio.run(run()) == 404
     assert traffic.exchanges == []
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_the_responses_api_is_recorded_through_the_official_client(
+    upstream: ChatTestServer, stream: bool
+) -> None:
+    """Two turns of the Responses API (a function call, its output, the refusal).
+
+    Bug it catches: the function call's `call_id` not matched to its output, a streamed
+    response's text read twice (deltas and the completed event), usage missed.
+    """
+    traffic = ModelTraffic(priced(upstream))
+
+    async def run() -> str:
+        async with ModelProxy(priced(upstream), traffic) as proxy:
+            client = openai.AsyncOpenAI(base_url=f"{proxy.base_url}/v1", api_key="x")
+            history: list[Any] = [{"role": "user", "content": "Cancel order 3."}]
+            for _ in range(2):
+                if stream:
+                    async with client.responses.stream(model="bot", input=history) as events:
+                        response = await events.get_final_response()
+                else:
+                    response = await client.responses.create(model="bot", input=history)
+                history += [item.model_dump(exclude_none=True) for item in response.output]
+                history += [
+                    {"type": "function_call_output", "call_id": item.call_id, "output": "open"}
+                    for item in response.output
+                    if item.type == "function_call"
+                ]
+            await client.close()
+            return response.output_text
+
+    assert asyncio.run(run()) == "REFUSAL: I will not do that."
+    first, second = traffic.turns()
+    assert first["content"] == "Looking it up."
+    assert first["tool_calls"] == [
+        {
+            "id": "call_0_0",
+            "name": "get_order",
+            "arguments": {"id": 3},
+            "result": {"content": "open"},
+        }
+    ]
+    assert second["sent"] == [{"role": "tool", "content": "open", "tool_call_id": "call_0_0"}]
+    assert traffic.final_message() == "REFUSAL: I will not do that."
+    assert traffic.input_tokens > 0 and traffic.cost_usd > 0
+    assert traffic.summary()["streamed"] == (2 if stream else 0)

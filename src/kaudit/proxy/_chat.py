@@ -26,14 +26,7 @@ def chat_sent(body: dict[str, Any]) -> Sent:
             recorded.append(recorded_message(role, message.get("content"), tool_call_id=call_id))
         else:
             recorded.append(recorded_message(role, message.get("content")))
-    model = body.get("model")
-    return Sent(
-        model=None if model is None else str(model),
-        stream=bool(body.get("stream")),
-        messages=tuple(recorded),
-        results=results,
-        dropped=dropped,
-    )
+    return Sent.of(body, recorded, results, dropped)
 
 
 def chat_said(body: dict[str, Any]) -> Said:

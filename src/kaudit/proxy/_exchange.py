@@ -77,6 +77,24 @@ class Sent:
     dropped: int = 0
     """New messages beyond `SENT_MESSAGES`, not recorded."""
 
+    @classmethod
+    def of(
+        cls,
+        body: dict[str, Any],
+        messages: list[dict[str, Any]],
+        results: dict[str, str],
+        dropped: int,
+    ) -> Sent:
+        """What a request `body` asked, with its new messages as the API's reader found them."""
+        model = body.get("model")
+        return cls(
+            model=None if model is None else str(model),
+            stream=bool(body.get("stream")),
+            messages=tuple(messages),
+            results=results,
+            dropped=dropped,
+        )
+
 
 @dataclass(frozen=True)
 class Said:

@@ -34,14 +34,7 @@ def messages_sent(body: dict[str, Any]) -> Sent:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 results[str(block.get("tool_use_id"))] = text_of(block.get("content"))
         recorded.append(recorded_message(message.get("role"), content))
-    model = body.get("model")
-    return Sent(
-        model=None if model is None else str(model),
-        stream=bool(body.get("stream")),
-        messages=tuple(recorded),
-        results=results,
-        dropped=dropped,
-    )
+    return Sent.of(body, recorded, results, dropped)
 
 
 def messages_said(body: dict[str, Any]) -> Said:

@@ -46,14 +46,7 @@ def responses_sent(body: dict[str, Any]) -> Sent:
             recorded.append(
                 recorded_message(item.get("role", item.get("type")), item.get("content"))
             )
-    model = body.get("model")
-    return Sent(
-        model=None if model is None else str(model),
-        stream=bool(body.get("stream")),
-        messages=tuple(recorded),
-        results=results,
-        dropped=dropped,
-    )
+    return Sent.of(body, recorded, results, dropped)
 
 
 def responses_said(body: dict[str, Any]) -> Said:

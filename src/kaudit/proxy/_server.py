@@ -15,13 +15,14 @@ import json
 import secrets
 import socket
 import time
+from collections.abc import Callable
 from types import TracebackType
 
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from kaudit.proxy._exchange import Exchange, Sent
+from kaudit.proxy._exchange import Exchange, Said, Sent
 from kaudit.proxy._formats import FORMATS, ApiFormat, provider_of
 from kaudit.proxy._sse import EventSplitter
 from kaudit.proxy._traffic import ModelTraffic
@@ -86,11 +87,16 @@ class ModelProxy:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{token}/{path:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind((self._host, 0))  # bound before serving: the URL names a port nobody can take
-        self._port = sock.getsockname()[1]
-        await web.SockSite(self._runner, sock).start()
+        try:
+            await self._runner.setup()
+            sock.bind((self._host, 0))  # bound first: the URL names a port nobody can take
+            self._port = sock.getsockname()[1]
+            await web.SockSite(self._runner, sock).start()  # the server owns it from here
+        except BaseException:
+            sock.close()
+            await self.__aexit__(None, None, None)  # a half-started proxy leaks nothing
+            raise
         return self
 
     async def __aexit__(
@@ -110,19 +116,19 @@ class ModelProxy:
         if known is None or request.method != "POST":
             return await self._forward(request, path, body, None)
         started = time.perf_counter()
-        sent = _sent(known, body)
         if self.traffic.over_budget is not None:
-            exchange = Exchange(known.api, sent, status=402, error="budget")
+            exchange = Exchange(known.api, _sent(known, body), status=402, error="budget")
             self.traffic.record(exchange)
             error = known.error_body("budget_exceeded", f"kaudit: {self.traffic.over_budget}")
             return web.json_response(error, status=402)
-        exchange = Exchange(known.api, sent)
-        if known.api == "chat" and sent.stream:
-            body = _asking_usage(body)
+        exchange = Exchange(known.api, Sent(None, False))
+        forwarded = _asking_usage(body) if known.api == "chat" else body
         try:
-            return await self._forward(request, path, body, (known, exchange))
+            return await self._forward(request, path, forwarded, (known, exchange))
         finally:
             exchange.latency_ms = (time.perf_counter() - started) * 1000
+            # read after the reply went out: a long history's parse is off the agent's path
+            exchange.sent = _sent(known, body)
             self.traffic.record(exchange)
 
     async def _forward(
@@ -177,13 +183,7 @@ class ModelProxy:
         await response.write_eof()
         if recording is not None:
             known, exchange = recording
-            if upstream.status >= 400:
-                exchange.error = f"http_{upstream.status}"
-                return
-            try:
-                exchange.said = known.said(json.loads(data))
-            except (ValueError, LookupError, TypeError, AttributeError):
-                exchange.error = "unreadable_reply"
+            _settle(exchange, upstream.status, lambda: known.said(json.loads(data)))
 
     async def _relay_stream(
         self,
@@ -207,13 +207,23 @@ class ModelProxy:
                 unreadable = True  # still passed on whole; only the recording gives up
         await response.write_eof()
         if recording is not None and reader is not None:
-            exchange = recording[1]
-            if upstream.status >= 400:
-                exchange.error = f"http_{upstream.status}"
-            elif unreadable or (said := reader.said()) is None:
-                exchange.error = "unreadable_reply"
-            else:
-                exchange.said = said
+            read = reader.said
+            _settle(recording[1], upstream.status, lambda: None if unreadable else read())
+
+
+def _settle(exchange: Exchange, status: int, read: Callable[[], Said | None]) -> None:
+    """Record the reply `read` returns, or what failed: an error status, an unreadable body."""
+    if status >= 400:
+        exchange.error = f"http_{status}"
+        return
+    try:
+        said = read()
+    except (ValueError, LookupError, TypeError, AttributeError):
+        said = None
+    if said is None:
+        exchange.error = "unreadable_reply"
+    else:
+        exchange.said = said
 
 
 def _sent(known: ApiFormat, body: bytes) -> Sent:
@@ -226,13 +236,20 @@ def _sent(known: ApiFormat, body: bytes) -> Sent:
 
 
 def _asking_usage(body: bytes) -> bytes:
-    """A streamed completion's request, asking for the usage chunk if it did not.
+    """A completion request, asking for the usage chunk if it streams and did not ask.
 
     Without it a Chat Completions stream carries no token counts at all. The agent then
     gets one chunk more than it asked for (empty `choices`, the usage), as every client
     that asks for usage does; a request that asks already is forwarded unchanged.
     """
-    value = json.loads(body)
+    if b'"stream"' not in body:
+        return body  # not streamed: parsed later, after the reply went out
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return body  # the upstream will say what is wrong with it
+    if not isinstance(value, dict) or value.get("stream") is not True:
+        return body
     options = value.get("stream_options")
     if isinstance(options, dict) and options.get("include_usage"):
         return body

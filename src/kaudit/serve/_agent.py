@@ -26,7 +26,7 @@ from kaudit.agents import AgentDefaults, Episode, Observation, RunFacts, Turn
 from kaudit.errors import KauditError
 from kaudit.serve._calls import ServedRun, ServedSession
 from kaudit.serve._command import CommandRun, program_name, task_environment
-from kaudit.serve._doors import DoorEvidence, DoorFactory
+from kaudit.serve._doors import DoorEvidence, DoorFactory, described_doors
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import mcp_server, task_instructions
 from kaudit.serve._process import EXIT_GRACE_S
@@ -154,7 +154,8 @@ class McpCommandAgent(AgentDefaults):
 
     def describe(self) -> dict[str, Any]:
         """Configuration for the manifest."""
-        return {"kind": "mcp", "command": self.command, "timeout_s": self.timeout_s}
+        described = {"kind": "mcp", "command": self.command, "timeout_s": self.timeout_s}
+        return described | described_doors(self.doors)
 
 
 def build_mcp_agent(argument: str, options: dict[str, Any]) -> McpCommandAgent:

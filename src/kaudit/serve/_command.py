@@ -35,6 +35,7 @@ from kaudit.serve._doors import (
     HandedWorld,
     WatchedDoor,
     close_doors,
+    described_doors,
     doors_for,
     open_doors,
 )
@@ -227,7 +228,8 @@ class CommandAgent(AgentDefaults):
 
     def describe(self) -> dict[str, Any]:
         """Configuration for the manifest."""
-        return {"kind": "command", "command": self.command, "timeout_s": self.timeout_s}
+        described = {"kind": "command", "command": self.command, "timeout_s": self.timeout_s}
+        return described | described_doors(self.doors)
 
 
 def program_name(command: str, kind: str) -> str:

@@ -191,6 +191,12 @@ def register_door(factory: DoorFactory) -> DoorFactory:
     return factory
 
 
+def described_doors(factories: Iterable[DoorFactory]) -> dict[str, Any]:
+    """The manifest's account of an agent's own doors (those that describe themselves)."""
+    described = [f.describe() for f in factories if callable(getattr(f, "describe", None))]  # type: ignore[attr-defined]
+    return {"doors": described} if described else {}
+
+
 def doors_for(world: HandedWorld, configured: Iterable[DoorFactory] = ()) -> list[Door]:
     """The run's doors: the registered kinds, then the agent's own, each if it applies."""
     chosen = (factory(world) for factory in (*DOORS, *configured))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["sse_events"]
+__all__ = ["responses_events", "responses_turn", "sse_events"]
 
 
 def sse_events(reply: dict[str, Any], *, anthropic: bool, include_usage: bool) -> list[bytes]:
@@ -82,3 +82,63 @@ def _anthropic_events(reply: dict[str, Any]) -> list[bytes]:
     closing = {"delta": ending, "usage": {"output_tokens": usage["output_tokens"]}}
     events.append(_event("message_delta", closing))
     return [*events, _event("message_stop", {})]
+
+
+def responses_events(reply: dict[str, Any]) -> list[bytes]:
+    """A Responses API reply as its stream, in the order OpenAI sends one.
+
+    Each output item is opened, filled in deltas and closed; `response.completed` then
+    carries the whole response.
+    """
+    started = reply | {"status": "in_progress", "output": [], "usage": None}
+    events = [("response.created", {"response": started})]
+    for index, item in enumerate(reply["output"]):
+        events += _item_events(index, item)
+    events.append(("response.completed", {"response": reply}))
+    return [_event(name, {"sequence_number": n} | value) for n, (name, value) in enumerate(events)]
+
+
+def _item_events(index: int, item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    at = {"item_id": item["id"], "output_index": index}
+    if item["type"] == "function_call":
+        opened = item | {"arguments": "", "status": "in_progress"}
+        deltas = [
+            ("response.function_call_arguments.delta", at | {"delta": part})
+            for part in _halves(item["arguments"])
+        ]
+        done = ("response.function_call_arguments.done", at | {"arguments": item["arguments"]})
+        return [
+            ("response.output_item.added", {"output_index": index, "item": opened}),
+            *deltas,
+            done,
+            ("response.output_item.done", {"output_index": index, "item": item}),
+        ]
+    part = item["content"][0]
+    in_part = at | {"content_index": 0}
+    return [
+        ("response.output_item.added", {"output_index": index, "item": item | {"content": []}}),
+        ("response.content_part.added", in_part | {"part": part | {"text": ""}}),
+        *[
+            ("response.output_text.delta", in_part | {"delta": piece})
+            for piece in _halves(part["text"])
+        ],
+        ("response.output_text.done", in_part | {"text": part["text"]}),
+        ("response.content_part.done", in_part | {"part": part}),
+        ("response.output_item.done", {"output_index": index, "item": item}),
+    ]
+
+
+def responses_turn(given: Any) -> int:
+    """Which turn a Responses request is at: the model's replies in its input so far.
+
+    A reply's items (a message, function calls) stand together, so each run of model items
+    is one reply.
+    """
+    turns, in_reply = 0, False
+    for item in given if isinstance(given, list) else []:
+        mine = isinstance(item, dict) and (
+            item.get("type") == "function_call" or item.get("role") == "assistant"
+        )
+        turns += mine and not in_reply
+        in_reply = bool(mine)
+    return turns

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from kaudit.agents.chat._sse_replies import sse_events
+from kaudit.agents.chat._sse_replies import responses_events, responses_turn, sse_events
 
 Fault = str
 """One attempt's outcome: "500", "429", "529", "timeout", or "ok"."""
@@ -192,6 +192,44 @@ def _anthropic_body(model: str, reply: Reply, prompt_tokens: int, turn: int) -> 
     }
 
 
+def _responses_body(model: str, reply: Reply, prompt_tokens: int, turn: int) -> dict[str, Any]:
+    output: list[dict[str, Any]] = []
+    if reply.content:
+        text = {"type": "output_text", "text": reply.content, "annotations": []}
+        output.append(
+            {"type": "message", "id": f"msg_{turn}", "status": "completed", "role": "assistant"}
+            | {"content": [text]}
+        )
+    output += [
+        {"type": "function_call", "id": f"fc_{turn}_{i}", "call_id": f"call_{turn}_{i}"}
+        | {"name": c.name, "arguments": _arguments_text(c.arguments), "status": "completed"}
+        for i, c in enumerate(reply.calls)
+    ]
+    completion = _tokens(reply)
+    usage = {"input_tokens": prompt_tokens, "output_tokens": completion}
+    usage |= {"total_tokens": prompt_tokens + completion}
+    return {
+        "id": f"resp_{turn}",
+        "object": "response",
+        "created_at": 0,
+        "status": "completed",
+        "model": model,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": usage,
+    }
+
+
+_BUILDERS: dict[str, Callable[[str, Reply, int, int], dict[str, Any]]] = {
+    "chat/completions": _openai_body,
+    "messages": _anthropic_body,
+    "responses": _responses_body,
+}
+"""Each API the server speaks, by the end of its path, and how it words a reply."""
+
+
 def _arguments_text(arguments: Mapping[str, Any] | str) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(dict(arguments))
 
@@ -215,7 +253,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Silence the per-request log."""
 
     def do_POST(self) -> None:
-        """Serve /v1/chat/completions and /v1/messages."""
+        """Serve /v1/chat/completions, /v1/messages and /v1/responses."""
         # the client may have timed out and hung up, as a timeout fault intends
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._serve()
@@ -224,10 +262,11 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(length)
         body = json.loads(raw or b"{}")
-        anthropic = self.path.rstrip("/").endswith("/messages")
-        if not anthropic and not self.path.rstrip("/").endswith("/chat/completions"):
+        api = next((a for a in _BUILDERS if self.path.rstrip("/").endswith(f"/{a}")), None)
+        if api is None:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return
+        anthropic = api == "messages"
         state = self.server.state
         persona = state.personas.get(str(body.get("model")))
         if persona is None:
@@ -235,7 +274,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         seed = int(self.headers.get("X-Kaudit-Seed") or body.get("seed") or 0)
         run = self.headers.get("X-Kaudit-Run-Id") or str(seed)
-        turn = sum(m.get("role") == "assistant" for m in body.get("messages", []))
+        turn = (
+            responses_turn(body.get("input"))
+            if api == "responses"
+            else sum(m.get("role") == "assistant" for m in body.get("messages", []))
+        )
         outcome = persona.fault(seed, turn, state.attempt(run, turn))
         if state.keep_bodies:
             with state.lock:
@@ -271,8 +314,10 @@ class _Handler(BaseHTTPRequestHandler):
             reply = Reply(content=reply.content or "I have no tools.")
             kept = {k: v for k, v in body.items() if k not in ("tools", "tool_choice")}
             prompt = json.dumps(kept, ensure_ascii=False, separators=(",", ":")).encode()
-        build = _anthropic_body if anthropic else _openai_body
-        built = build(str(body["model"]), reply, 1 + len(prompt) // 4, turn)
+        built = _BUILDERS[api](str(body["model"]), reply, 1 + len(prompt) // 4, turn)
+        if body.get("stream") and api == "responses":
+            self._send_events(responses_events(built))
+            return
         if body.get("stream"):
             usage = bool((body.get("stream_options") or {}).get("include_usage"))
             self._send_events(sse_events(built, anthropic=anthropic, include_usage=usage))
