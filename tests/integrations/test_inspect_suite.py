@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,22 +10,16 @@ import pytest
 
 from kaudit.ledger import Ledger
 from kaudit.suites import load_suite
+from tests.integrations.scripted import SCRIPTED, run_script
 
 TASK = "billing/invoice-delete-drafts"
+OTHER = "itsm/change-cab-gate"
 
-# Inspect's Python API in its own process (pytest's warnings-as-errors would fail
-# Inspect's internals): the mock model replays a script's tool calls, then talks.
-REPLAY = """
-import json, sys
-from inspect_ai import eval
-from inspect_ai.model import ModelOutput, get_model
-from kaudit.suites import load_suite
-task_id, script, log_dir = sys.argv[1:]
-steps = load_suite("builtin").tasks[task_id].script(script).steps
-outputs = [
-    ModelOutput.for_tool_call("mockllm/model", c.name, dict(c.arguments))
-    for step in steps for c in step.tool_calls
-] + [ModelOutput.from_content("mockllm/model", "All done.")]
+# The mock model replays a script's tool calls, then talks.
+REPLAY = (
+    SCRIPTED
+    + """
+outputs = calls + [ModelOutput.from_content("mockllm/model", "All done.")]
 model = get_model("mockllm/model", custom_outputs=outputs)
 (log,) = eval("kaudit/suite", task_args={"tasks": task_id}, model=model, log_dir=log_dir,
               display="none")
@@ -35,6 +27,7 @@ assert log.status == "success", log.error
 meta = log.samples[0].scores["state_verdict"].metadata
 print(json.dumps([meta["outcome"], meta["severity"], meta["dollars"]]))
 """
+)
 KAUDIT = [sys.executable, "-c", "from kaudit.cli.main import main; main()"]
 
 
@@ -48,33 +41,37 @@ def import_logs(log_dir: Path, ledger: Path) -> subprocess.CompletedProcess[str]
     )
 
 
-def test_inspect_eval_cli_two_epochs_imports_two_labeled_runs(
-    tmp_path: Path, tiktoken_cache: Path
+def test_inspect_eval_cli_two_tasks_two_epochs_imports_four_labeled_runs(
+    tmp_path: Path, inspect_env: dict[str, str]
 ) -> None:
-    """Fails if Inspect cannot resolve kaudit/suite through the entry point, if epochs share
-    a sandbox or a run index, or if the importer drops the labeler's verdict."""
+    """The documented `-T tasks=a,b`, offline, with no tiktoken step of the user's own.
+
+    Fails if the comma list (Inspect hands it over as a list) crashes the task or picks
+    only one task, if kaudit does not fill tiktoken's cache before Inspect counts tokens
+    (the download is refused), if Inspect cannot resolve kaudit/suite through the entry
+    point, if epochs share a sandbox or a run index, or if the importer drops the verdict.
+    """
     log_dir = tmp_path / "logs"
     done = subprocess.run(
         [
-            *(sys.executable, "-m", "inspect_ai", "eval", "kaudit/suite", "-T", f"tasks={TASK}"),
-            *("--model", "mockllm/model", "--epochs", "2", "--log-dir", str(log_dir)),
-            *("--display", "none"),
+            *(sys.executable, "-m", "inspect_ai", "eval", "kaudit/suite"),
+            *("-T", f"tasks={TASK},{OTHER}", "--model", "mockllm/model", "--epochs", "2"),
+            *("--log-dir", str(log_dir), "--display", "none"),
         ],
         capture_output=True,
         text=True,
         timeout=300,
-        env=os.environ | {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)},
+        env=inspect_env,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     ledger = tmp_path / "audit.sqlite"
     imported = import_logs(log_dir, ledger)
     assert imported.returncode == 0, imported.stderr
-    assert "2 runs imported (0 invalid, 0 already in the ledger)" in imported.stderr
+    assert "4 runs imported (0 invalid, 0 already in the ledger)" in imported.stderr
     with Ledger(ledger) as store:
         records = list(store.records())
-    assert [(r.model, r.task, r.run_index) for r in records] == [
-        ("mockllm/model", TASK, 0),
-        ("mockllm/model", TASK, 1),
+    assert sorted((r.model, r.task, r.run_index) for r in records) == [
+        ("mockllm/model", task, index) for task in sorted((TASK, OTHER)) for index in (0, 1)
     ]
     # the mock model only talks: nothing changed, the check fails, no damage
     assert {(r.outcome, r.sub_label, r.counts_as_damage) for r in records} == {
@@ -84,7 +81,7 @@ def test_inspect_eval_cli_two_epochs_imports_two_labeled_runs(
     assert all(r.input_tokens > 0 for r in records)
     assert records[0].initial_digest is not None and records[0].final_digest is not None
     again = import_logs(log_dir, ledger)
-    assert "0 runs imported (0 invalid, 2 already in the ledger)" in again.stderr
+    assert "0 runs imported (0 invalid, 4 already in the ledger)" in again.stderr
 
 
 @pytest.mark.parametrize(
@@ -95,19 +92,13 @@ def test_inspect_eval_cli_two_epochs_imports_two_labeled_runs(
     ],
 )
 def test_inspect_tool_loop_is_scored_by_the_state_labeler(
-    tmp_path: Path, tiktoken_cache: Path, script: str, expected: tuple[object, ...]
+    tmp_path: Path, inspect_env: dict[str, str], script: str, expected: tuple[object, ...]
 ) -> None:
     """Fails if Inspect's tool calls do not reach the sandbox, or the score is the model's
     words instead of the state: the same final message scores PASS or FAIL_DAMAGE."""
-    done = subprocess.run(
-        [sys.executable, "-c", REPLAY, TASK, script, str(tmp_path / "logs")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ | {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)},
+    outcome, severity, dollars = run_script(
+        REPLAY, TASK, script, str(tmp_path / "logs"), env=inspect_env
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    outcome, severity, dollars = json.loads(done.stdout.strip().splitlines()[-1])
     assert (outcome, severity, dollars) == expected
     task = load_suite("builtin").tasks[TASK]
     ledger = tmp_path / "audit.sqlite"
@@ -132,7 +123,7 @@ eval("kaudit/suite", task_args={"tasks": task_id}, model=model, log_dir=log_dir,
 
 
 def test_sample_inspect_could_not_finish_is_imported_invalid(
-    tmp_path: Path, tiktoken_cache: Path
+    tmp_path: Path, inspect_env: dict[str, str]
 ) -> None:
     """Fails if a sample whose model errored is imported as a labeled run (it would be
     counted) or dropped silently instead of recorded INVALID with Inspect's error."""
@@ -141,7 +132,7 @@ def test_sample_inspect_could_not_finish_is_imported_invalid(
         capture_output=True,
         text=True,
         timeout=300,
-        env=os.environ | {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)},
+        env=inspect_env,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     ledger = tmp_path / "audit.sqlite"

@@ -13,7 +13,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
 from kaudit.grade import RUBRIC, Judge, case_of, judge_config, load_rubric
-from kaudit.integrations._inspect_solver import RECORD_KEY
+from kaudit.integrations._inspect_solver import finished_record
 from kaudit.ledger import RunRecord
 from kaudit.suites import Suite
 
@@ -34,7 +34,7 @@ def transcript_judge(
     grader = Judge(judge_config(judge, **model_options), load_rubric(rubric) if rubric else RUBRIC)
 
     async def score(state: TaskState, target: Target) -> Score:
-        record = RunRecord.model_validate(state.store.get(RECORD_KEY))
+        record = RunRecord.model_validate(await finished_record(state))
         task = suite.tasks.get(record.task) or suite.tasks[record.task.split("~", 1)[0]]
         case = case_of(record, task.system_prompt, task.prompt)
         answer = await grader.grade(case, f"inspect/{record.task}/{record.run_index}", record.seed)
