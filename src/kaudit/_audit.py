@@ -22,7 +22,6 @@ from kaudit.harness import (
     CampaignPlan,
     CampaignResult,
     Executor,
-    ExecutorKind,
     RunJob,
     StoppingRule,
     build_executor,
@@ -117,7 +116,7 @@ def audit(
     model_options: Mapping[str, Any] | None = None,
     agent_command: str | None = None,
     agent_timeout: float | None = None,
-    executor: ExecutorKind = "local",
+    executor: str = "local",
     ray_address: str | None = None,
     max_attempts: int = 3,
     preflight: bool = True,
@@ -160,8 +159,8 @@ def audit(
     )
     watch = hooks or AuditHooks()
     watch.agents(built)
-    _preflight(built, preflight, watch)
     chosen_executor = build_executor(executor, concurrency, built, ray_address)
+    _preflight(built, preflight, watch)
     return outside_running_loop(
         lambda: _execute(plan, loaded, built, chosen, Path(ledger), chosen_executor, watch),
         name="kaudit-audit",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Annotated
@@ -34,13 +33,6 @@ if TYPE_CHECKING:
     from kaudit.agents.chat import PreflightReport
     from kaudit.harness import CampaignResult, RunJob
     from kaudit.ledger import RunRecord
-
-
-class ExecutorKind(StrEnum):
-    """Where runs execute."""
-
-    local = "local"
-    ray = "ray"
 
 
 class CampaignProgress(AuditHooks):
@@ -219,8 +211,8 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="Environment variable holding the API key.")
         ] = None,
         executor: Annotated[
-            ExecutorKind, typer.Option(help="local (asyncio) or ray.")
-        ] = ExecutorKind.local,
+            str, typer.Option(help="local (asyncio), ray, or an executor a plugin registers.")
+        ] = "local",
         ray_address: Annotated[
             str | None, typer.Option(help="Ray cluster address; a local cluster if omitted.")
         ] = None,
@@ -302,7 +294,7 @@ def register(app: typer.Typer) -> None:
                 },
                 agent_command=agent_command,
                 agent_timeout=agent_timeout,
-                executor=executor.value,
+                executor=executor,
                 ray_address=ray_address,
                 max_attempts=max_attempts,
                 preflight=preflight,

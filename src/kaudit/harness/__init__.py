@@ -13,7 +13,13 @@ from kaudit.harness._campaign import (
     plan_jobs,
     run_campaign,
 )
-from kaudit.harness._choose import ExecutorKind, build_executor
+from kaudit.harness._choose import (
+    EXECUTORS,
+    ExecutorFactory,
+    ExecutorSettings,
+    build_executor,
+    register_executor,
+)
 from kaudit.harness._conditions import (
     NO_CONDITIONS,
     RunConditions,
@@ -55,6 +61,7 @@ from kaudit.harness._validate import (
 )
 
 __all__ = [
+    "EXECUTORS",
     "NO_CONDITIONS",
     "VALIDATE_CAMPAIGN",
     "AgentLoop",
@@ -64,7 +71,8 @@ __all__ = [
     "CellCounts",
     "Driver",
     "Executor",
-    "ExecutorKind",
+    "ExecutorFactory",
+    "ExecutorSettings",
     "JobRunner",
     "Labeled",
     "LocalExecutor",
@@ -97,6 +105,7 @@ __all__ = [
     "offered_tools",
     "plan_jobs",
     "record",
+    "register_executor",
     "run_campaign",
     "run_conditions",
     "run_digest",
