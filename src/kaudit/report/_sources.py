@@ -39,11 +39,17 @@ def _split_assignment(text: str, what: str) -> tuple[str, str]:
     return name, rest
 
 
+def model_file(spec: str) -> tuple[str, Path]:
+    """`MODEL=PATH` (one model's AgentRelBench verdicts file) as (model, path)."""
+    model, path = _split_assignment(spec, "--model-file")
+    return model, Path(path)
+
+
 def _read_agentrelbench(spec: str) -> list[CellTally]:
     from kaudit.ledger._agentrelbench import read_agentrelbench_verdicts, tallies_from_runs
 
-    model, path = _split_assignment(spec, "--model-file")
-    return tallies_from_runs(read_agentrelbench_verdicts(Path(path), model))
+    model, path = model_file(spec)
+    return tallies_from_runs(read_agentrelbench_verdicts(path, model))
 
 
 def _read_kaudit(path: str, verify: bool = True) -> list[CellTally]:
