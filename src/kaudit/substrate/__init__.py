@@ -40,6 +40,7 @@ from kaudit.substrate._schema import (
     ForeignKey,
     Schema,
     TableSchema,
+    affinity,
     quote,
     read_schema,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "Substrate",
     "SubstrateFactory",
     "TableSchema",
+    "affinity",
     "build_image",
     "cache_dir",
     "cached_image",
