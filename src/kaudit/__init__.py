@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from kaudit._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from kaudit._audit import AuditHooks, AuditResult, audit
