@@ -71,5 +71,5 @@ def test_model_file_specs_are_parsed_once_for_every_command(command: list[str]) 
     result = runner.invoke(app, [*command, "--model-file", "verdicts.jsonl"])
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
-        "error: --model-file must look like NAME=PATH, got 'verdicts.jsonl'"
+        "error: --model-file must look like MODEL=PATH, got 'verdicts.jsonl'"
     ]

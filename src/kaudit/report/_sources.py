@@ -32,16 +32,11 @@ class Compat(StrEnum):
     agentrelbench = "agentrelbench"
 
 
-def _split_assignment(text: str, what: str) -> tuple[str, str]:
-    name, sep, rest = text.partition("=")
-    if not sep or not name or not rest:
-        raise KauditError(f"{what} must look like NAME=PATH, got {text!r}")
-    return name, rest
-
-
 def model_file(spec: str) -> tuple[str, Path]:
     """`MODEL=PATH` (one model's AgentRelBench verdicts file) as (model, path)."""
-    model, path = _split_assignment(spec, "--model-file")
+    model, sep, path = spec.partition("=")
+    if not sep or not model or not path:
+        raise KauditError(f"--model-file must look like MODEL=PATH, got {spec!r}")
     return model, Path(path)
 
 
