@@ -35,17 +35,19 @@ def test_the_public_names_are_the_documented_few() -> None:
     """Fails if a name is added to (or lost from) the public surface unnoticed, or if a
     lazily imported name is not the function behind it."""
     assert kaudit.__all__ == [
-        "AuditHooks", "AuditResult", "Report", "Snapshot", "StatsReport", "audit", "compare",
-        "decide", "export", "judge", "open", "read", "summarize", "validate",
+        "AuditHooks", "AuditPlan", "AuditResult", "Report", "Snapshot", "StatsReport", "audit",
+        "compare", "decide", "export", "judge", "open", "plan", "read", "serve_run",
+        "summarize", "validate",
     ]  # fmt: skip
     from kaudit.gate import gate_ledger
     from kaudit.report import summarize_sources
 
     assert kaudit.decide is gate_ledger
     assert kaudit.summarize is summarize_sources
-    for room in ("kaudit.gate", "kaudit.stats", "kaudit.grade"):  # none may shadow a call
+    for room in ("kaudit.gate", "kaudit.stats", "kaudit.grade", "kaudit.serve"):  # no shadows
         importlib.import_module(room)
     assert (kaudit.decide, kaudit.summarize) == (gate_ledger, summarize_sources)
+    assert callable(kaudit.serve_run) and callable(kaudit.plan)
     from kaudit.grade import judge_ledger
 
     assert kaudit.judge is judge_ledger

@@ -11,6 +11,9 @@ from typer.testing import CliRunner
 
 from kaudit.agents import make_agent
 from kaudit.cli.main import app
+from kaudit.harness import EXECUTORS
+from kaudit.ledger import Ledger
+from kaudit.substrate import SUBSTRATES
 from kaudit.suites import load_suite
 from kaudit.worlds import get_world
 
@@ -43,3 +46,41 @@ def test_plugin_suite_validates_and_audits_from_the_cli(
     assert [(c["model"], c["n"], c["damage"], c["success"]) for c in cells] == [
         ("simulated:scripted:refuse", 2, 0, 0)
     ]
+
+
+@pytest.fixture
+def forgotten_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The substrate and executor registries forget what the test loaded from the plugin,
+    so later tests see kaudit's own entries only."""
+    for registry in (SUBSTRATES, EXECUTORS):
+        registry.names()  # the built-ins, loaded before the copy that is thrown away
+        monkeypatch.setattr(registry, "_entries", dict(registry._entries))
+
+
+def test_a_plugin_substrate_and_executor_carry_an_audit_from_the_cli(
+    plugin_on_path: None, forgotten_after: None, tmp_path: Path
+) -> None:
+    """Bug caught: `--substrate` or `--executor` keeping a closed list of names (the
+    executor was `Literal["local", "ray"]`), a registered one found but bypassed (runs
+    seeded by the built-in SQLite substrate, scheduled by the local executor), or the
+    manifest naming kaudit's own instead of what really ran."""
+    from kaudit_demo_plugin import in_order, scratch
+
+    seeded, ran = len(scratch.SEEDED), len(in_order.RAN)
+    ledger = tmp_path / "l.sqlite"
+    args = ["run", "--suite", "doors:x", "--agent", "always-refuse", "--k", "3"]
+    plugged = ["--substrate", "scratch", "--executor", "in-order", "--ledger", str(ledger)]
+    done = CliRunner().invoke(app, [*args, *plugged])
+    assert done.exit_code == 0, done.output
+    assert [key[3] for key in in_order.RAN[ran:]] == [0, 1, 2]
+    cell = "default/simulated:scripted:refuse/doors/open-d1"
+    assert [run for run in scratch.SEEDED[seeded:] if run.startswith("default/")] == [
+        f"{cell}/{index}" for index in range(3)
+    ]
+    with Ledger(ledger) as store:
+        manifest = store.manifest("default")
+        runs = [(r.run_index, r.outcome) for r in store.records()]
+    assert manifest is not None
+    assert manifest["executor"] == {"kind": "in-order", "plugin": "kaudit-demo-plugin"}
+    assert manifest["substrate"]["doors"]["kind"] == "ScratchSubstrate"
+    assert runs == [(0, "FAIL_SAFE"), (1, "FAIL_SAFE"), (2, "FAIL_SAFE")]

@@ -1,4 +1,4 @@
-"""The one generic registry behind worlds, agents, suite loaders and substrates."""
+"""The one generic registry behind worlds, agents, suite loaders, substrates and executors."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import pytest
 
 from kaudit.agents import AGENTS
 from kaudit.errors import SubstrateError, SuiteError
+from kaudit.harness import EXECUTORS
 from kaudit.registry import Registry
 from kaudit.substrate import SUBSTRATES
 from kaudit.suites import SUITE_LOADERS
@@ -31,10 +32,11 @@ def test_builtins_are_imported_on_first_miss_and_missing_modules_ignored() -> No
 
 
 def test_every_extension_point_uses_it() -> None:
-    """Bug caught: one of the four extension points keeps a registry of its own."""
+    """Bug caught: one of the five extension points keeps a registry of its own."""
     assert {"enterprise"} <= set(WORLDS.names())
     assert {"reference", "scripted", "openai", "anthropic"} <= set(AGENTS.names())
     assert {"agentrelbench", "world"} <= set(SUITE_LOADERS.names())
     assert SUBSTRATES.names() == ["postgresql", "sqlite"]
+    assert EXECUTORS.names() == ["local", "ray"]
     with pytest.raises(SubstrateError, match="unknown substrate 'mysql'"):
         SUBSTRATES.get("mysql")

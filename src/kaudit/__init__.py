@@ -10,13 +10,15 @@ The public API, what a notebook or a CI job imports:
     decision = kaudit.decide("audit.sqlite", "autonomous_write")
     watched = kaudit.compare("audit.sqlite", "events.jsonl", threshold=0.2)
     kaudit.validate("builtin")                     # a suite against its own scripts
+    needed = kaudit.plan(0.1, detect=0.95)       # runs to see damage of rate 0.1
+    kaudit.serve_run("billing/invoice-delete-drafts", ledger="mcp.sqlite")  # one MCP run
     kaudit.export("audit.sqlite", "parquet", "runs.parquet")
     kaudit.judge("audit.sqlite", "openai:gpt-4o-mini")  # an LLM judge beside the state
 
 `decide` is the release gate, `compare` the deployment monitor, `summarize` the pool
 statistics and `judge` the LLM grader; they are not named `gate`, `monitor`, `stats` and
-`grade` because those are the subpackages holding them. Each name is imported on first
-use, so `import kaudit` stays cheap for the CLI.
+`grade` because those are the subpackages holding them (nor is `serve_run` named `serve`).
+Each name is imported on first use, so `import kaudit` stays cheap for the CLI.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from kaudit._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from kaudit._audit import AuditHooks, AuditResult, audit
+    from kaudit._plan import AuditPlan, plan
+    from kaudit._serve_run import serve_run
     from kaudit.gate import gate_ledger as decide
     from kaudit.grade import judge_ledger as judge
     from kaudit.harness import suite_validation as validate
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AuditHooks",
+    "AuditPlan",
     "AuditResult",
     "Report",
     "Snapshot",
@@ -51,7 +56,9 @@ __all__ = [
     "export",
     "judge",
     "open",
+    "plan",
     "read",
+    "serve_run",
     "summarize",
     "validate",
 ]
@@ -71,6 +78,9 @@ _LAZY = {
     "validate": ("kaudit.harness", "suite_validation"),
     "export": ("kaudit.ledger", "export_ledger"),
     "judge": ("kaudit.grade", "judge_ledger"),
+    "serve_run": ("kaudit._serve_run", "serve_run"),
+    "plan": ("kaudit._plan", "plan"),
+    "AuditPlan": ("kaudit._plan", "AuditPlan"),
 }
 
 

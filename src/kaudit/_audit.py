@@ -22,7 +22,6 @@ from kaudit.harness import (
     CampaignPlan,
     CampaignResult,
     Executor,
-    ExecutorKind,
     RunConditions,
     RunJob,
     StoppingRule,
@@ -128,7 +127,7 @@ def audit(
     max_cost_usd: float | None = None,
     max_run_tokens: int | None = None,
     max_campaign_cost_usd: float | None = None,
-    executor: ExecutorKind = "local",
+    executor: str = "local",
     ray_address: str | None = None,
     max_attempts: int = 3,
     preflight: bool = True,
@@ -184,11 +183,11 @@ def audit(
     )
     watch = hooks or AuditHooks()
     watch.agents(built)
+    chosen_executor = build_executor(executor, concurrency, built, ray_address)
     _preflight(built, preflight, watch)
     # A task whose own oracle fails is a task-file mistake: it must never be scored.
     outside_running_loop(lambda: asyncio.run(prove_tasks(loaded, chosen)), name="kaudit-proof")
     _preflight_world(built, loaded, chosen, conditions, seed, preflight, watch)
-    chosen_executor = build_executor(executor, concurrency, built, ray_address)
     return outside_running_loop(
         lambda: _execute(plan, loaded, built, chosen, Path(ledger), chosen_executor, watch),
         name="kaudit-audit",

@@ -1,10 +1,10 @@
-"""One small registry for every extension point: worlds, agents, suite loaders, substrates.
+"""One small registry for every extension point: worlds, agents, substrates, executors.
 
-Each extension point owns one `Registry`: built-in entries register with the
-decorator when their module is imported (the registry imports those modules on first
-miss), third-party packages through an entry-point group (`kaudit.worlds`,
-`kaudit.agents`, `kaudit.suites`, `kaudit.substrates`), found without kaudit knowing
-their names.
+Each extension point (suite loaders too) owns one `Registry`: built-in entries register
+with the decorator when their module is imported (the registry imports those modules on
+first miss), third-party packages through an entry-point group (`kaudit.worlds`,
+`kaudit.agents`, `kaudit.suites`, `kaudit.substrates`, `kaudit.executors`), found
+without kaudit knowing their names.
 """
 
 from __future__ import annotations

@@ -62,3 +62,14 @@ def test_export_jsonl_and_csv(tmp_path: Path) -> None:
     rows = runner.invoke(app, ["ledger", "export", ledger, "--format", "csv"]).stdout.splitlines()
     assert rows[0].startswith("campaign,model,task,run_index,seed,status,outcome")
     assert len(rows) == 3
+
+
+@pytest.mark.parametrize("command", [["ledger", "import", "--ledger", "l.sqlite"], ["stats"]])
+def test_model_file_specs_are_parsed_once_for_every_command(command: list[str]) -> None:
+    """Bug caught: `ledger import` keeping a MODEL=PATH parser of its own, so the same bad
+    spec reads differently (or passes) depending on the command given it."""
+    result = runner.invoke(app, [*command, "--model-file", "verdicts.jsonl"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "error: --model-file must look like MODEL=PATH, got 'verdicts.jsonl'"
+    ]

@@ -123,7 +123,7 @@ def test_bad_format_is_rejected(tmp_path: Path) -> None:
 def test_bad_model_file_spec_is_a_clean_error() -> None:
     result = runner.invoke(app, ["stats", "--model-file", "no-equals-sign"])
     assert result.exit_code == 2
-    assert "NAME=PATH" in result.output
+    assert "MODEL=PATH" in result.output
 
 
 def test_plan_from_a_probability() -> None:

@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from kaudit.cli._anchor import note_anchor
-from kaudit.cli._common import print_json
-from kaudit.errors import KauditError
-from kaudit.ledger import Anchor
-from kaudit.report import ledger_budgets
+
+if TYPE_CHECKING:
+    from kaudit._plan import AuditPlan
 
 
-def print_budgets(
-    ledger: Path,
-    p: float | None,
-    detect: float,
-    tasks: int | None,
-    concurrency: int,
-    as_json: bool,
-    anchor: Anchor | None = None,
-) -> None:
-    """One sentence (or JSON object) per model of the ledger, its chain verified first."""
-    if p is None:
-        raise KauditError("--from-ledger needs --p: the damage probability to plan for")
-    plans, checked = ledger_budgets(ledger, p, detect, tasks, concurrency, anchor)
-    note_anchor(checked.records, checked.anchored_records, as_json)
-    if as_json:
-        print_json([b.to_json() for b in plans])
-        return
+def print_budgets(made: AuditPlan) -> None:
+    """One sentence per model of the ledger, after the note on its anchor."""
+    if made.checked is not None:
+        note_anchor(made.checked.records, made.checked.anchored_records)
     console = Console(highlight=False)
-    for plan in plans:
-        console.print(plan.sentence(), soft_wrap=True)
+    for budget in made.budgets:
+        console.print(budget.sentence(), soft_wrap=True)

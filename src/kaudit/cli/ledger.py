@@ -13,7 +13,6 @@ from rich.console import Console
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import err_console, guarded, head_line, print_json
 from kaudit.cli._plural import counted
-from kaudit.errors import KauditError
 from kaudit.ledger import (
     IMPORTED,
     Ledger,
@@ -135,12 +134,9 @@ def import_(
 
     Example: kaudit ledger import --ledger arb.sqlite --model-file qwen3-32b=verdicts.jsonl
     """
-    sources = []
-    for spec in model_file:
-        model, sep, path = spec.partition("=")
-        if not sep or not model or not path:
-            raise KauditError(f"--model-file must look like MODEL=PATH, got {spec!r}")
-        sources.append((model, Path(path)))
+    from kaudit.report import model_file as parse_model_file
+
+    sources = [parse_model_file(spec) for spec in model_file]
     with Ledger(ledger) as store:
         added, present = import_files(store, sources, campaign)
         anchor = store.head()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -13,10 +12,10 @@ from rich.console import Console
 from kaudit._printable import printable
 from kaudit.cli._common import guarded
 from kaudit.cli._options import FaultsOpt, IdentityOpt, SubstrateOpt, SuiteOpt
-from kaudit.errors import KauditError
-from kaudit.harness import RunResult, run_conditions
 from kaudit.substrate import DEFAULT_SUBSTRATE
-from kaudit.suites import load_suite
+
+if TYPE_CHECKING:
+    from kaudit.ledger import RunRecord
 
 
 class TransportKind(StrEnum):
@@ -71,44 +70,12 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit mcp serve --task billing/invoice-delete-drafts --ledger mcp.sqlite
         """
-        from kaudit.serve import (
-            RunSpooled,
-            ServeOptions,
-            append_served,
-            open_served,
-            serve_task,
-        )
+        from kaudit import serve_run
+        from kaudit.serve import RunSpooled
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
-        loaded = load_suite(suite, substrate)
-        if task not in loaded.tasks:
-            raise KauditError(f"--task: no task {task!r} in suite {loaded.name}")
-        chosen = loaded.tasks[task]
-        options = ServeOptions(
-            transport="http" if transport is TransportKind.http else "stdio",
-            host=host,
-            port=port,
-            seed=seed,
-            model=model,
-            campaign=campaign,
-            keep_dump=keep_dumps,
-            conditions=run_conditions(loaded, [chosen], faults, identity),
-            idle_timeout_s=idle_timeout,
-        )
-        claim = None
-        if ledger is not None:  # refuse before a client is served; the claim lets it in
-            claim = open_served(ledger, loaded, chosen, options)
 
-        def record(result: RunResult) -> None:
-            try:
-                kept = (
-                    append_served(ledger, loaded, result, options, claim=claim)
-                    if ledger
-                    else result.record
-                )
-            except RunSpooled as spooled:  # safe on disk; the next serve appends it
-                console.print(f"warning: {spooled}")
-                return
+        def recorded(kept: RunRecord) -> None:
             where = f" -> {ledger} run {kept.run_index}" if ledger is not None else ""
             verdict = kept.outcome or f"INVALID ({kept.invalid_reason})"
             console.print(
@@ -116,12 +83,25 @@ def register(app: typer.Typer) -> None:
                 markup=False,
             )
 
-        asyncio.run(
-            serve_task(
-                chosen,
-                loaded.substrate(chosen),
-                options,
-                on_url=lambda url: console.print(f"serving {task} at {url}"),
-                on_result=record,
-            )
+        def spooled(waiting: RunSpooled) -> None:  # safe on disk; the next serve appends it
+            console.print(f"warning: {waiting}")
+
+        serve_run(
+            task,
+            suite,
+            ledger=ledger,
+            seed=seed,
+            campaign=campaign,
+            model=model,
+            transport="http" if transport is TransportKind.http else "stdio",
+            host=host,
+            port=port,
+            keep_dumps=keep_dumps,
+            faults=faults,
+            identity=identity,
+            substrate=substrate,
+            idle_timeout=idle_timeout,
+            on_url=lambda url: console.print(f"serving {task} at {url}"),
+            on_record=recorded,
+            on_spooled=spooled,
         )

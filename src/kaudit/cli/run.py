@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Annotated
@@ -35,13 +34,6 @@ if TYPE_CHECKING:
     from kaudit.agents.chat import PreflightReport
     from kaudit.harness import CampaignResult, RunJob, WorldPreflight
     from kaudit.ledger import RunRecord
-
-
-class ExecutorKind(StrEnum):
-    """Where runs execute."""
-
-    local = "local"
-    ray = "ray"
 
 
 class CampaignProgress(AuditHooks):
@@ -227,8 +219,8 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="Environment variable holding the API key.")
         ] = None,
         executor: Annotated[
-            ExecutorKind, typer.Option(help="local (asyncio) or ray.")
-        ] = ExecutorKind.local,
+            str, typer.Option(help="local (asyncio), ray, or an executor a plugin registers.")
+        ] = "local",
         ray_address: Annotated[
             str | None, typer.Option(help="Ray cluster address; a local cluster if omitted.")
         ] = None,
@@ -364,7 +356,7 @@ def register(app: typer.Typer) -> None:
                 max_cost_usd=max_cost_usd,
                 max_run_tokens=max_run_tokens,
                 max_campaign_cost_usd=max_campaign_cost_usd,
-                executor=executor.value,
+                executor=executor,
                 ray_address=ray_address,
                 max_attempts=max_attempts,
                 preflight=preflight,

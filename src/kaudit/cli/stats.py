@@ -4,27 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
+from kaudit.cli._budget import print_budgets
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.cli._tables import print_blocks
 from kaudit.errors import KauditError
 from kaudit.ledger import reader_anchor
-from kaudit.report import Compat, LedgerFormat, load_cells, pool_sources
+from kaudit.report import Compat, LedgerFormat, pool_sources
 from kaudit.stats import (
     ClaimResult,
     analyze,
     freeze_prereg,
     load_frozen_prereg,
-    plan_cells,
     prereg_lock_path,
-    runs_to_detect,
 )
+
+if TYPE_CHECKING:
+    from kaudit._plan import AuditPlan
 
 FormatOpt = Annotated[LedgerFormat, typer.Option("--format", help="Ledger format.")]
 ModelFileOpt = Annotated[
@@ -170,40 +172,51 @@ def plan(
 
     Example: kaudit plan --p 0.1 --detect 0.95 --from-ledger audit.sqlite --concurrency 8
     """
+    from kaudit import plan as plan_audit
+
     _check_level(detect, "--detect")
     anchor = reader_anchor(head, pubkey)
     if anchor is not None and from_ledger is None:
         raise KauditError("--head anchors the --from-ledger ledger; give --from-ledger")
-    if from_ledger is not None:
-        from kaudit.cli._budget import print_budgets
-
-        print_budgets(from_ledger, p, detect, tasks, concurrency, as_json, anchor)
-        return
-    if p is not None:
-        if not 0.0 < p <= 1.0:
-            raise KauditError(f"--p must be a probability in (0, 1], got {p}")
-        runs = runs_to_detect(p, 1.0 - detect)
-        if as_json:
-            print_json({"runs": runs, "p": p, "detect": detect})
-        else:
-            Console().print(
-                f"{runs} runs see damage of probability {p} with probability ≥ {detect}"
-            )
-        return
-    cells = load_cells(ledger or [], model_file or [], fmt)
-    plans = plan_cells(cells, 1.0 - detect, ci_alpha)
+    if from_ledger is not None and p is None:
+        raise KauditError("--from-ledger needs --p: the damage probability to plan for")
+    if p is not None and not 0.0 < p <= 1.0:
+        raise KauditError(f"--p must be a probability in (0, 1], got {p}")
+    made = plan_audit(
+        p,
+        detect=detect,
+        ledgers=ledger or [],
+        model_files=model_file or [],
+        fmt=fmt.value,
+        ci_alpha=ci_alpha,
+        from_ledger=from_ledger,
+        tasks=tasks,
+        concurrency=concurrency,
+        head=anchor,
+    )
     if as_json:
-        print_json({"detect": detect, "ci_alpha": ci_alpha, "cells": [vars(c) for c in plans]})
-        return
+        print_json(made.to_json())
+    elif made.mode == "budgets":
+        print_budgets(made)
+    elif made.mode == "probability":
+        Console().print(
+            f"{made.runs} runs see damage of probability {p} with probability ≥ {detect}"
+        )
+    else:
+        Console().print(_cells_table(made))
+
+
+def _cells_table(made: AuditPlan) -> Table:
+    """Each damaging cell's runs, and the chance that all of them see their damage."""
     table = Table(
-        title=f"runs to see damage with probability ≥ {detect} per cell (conservative); "
-        f"all {len(plans)} cells at once: ≥ {detect ** len(plans):.2f}"
+        title=f"runs to see damage with probability ≥ {made.detect} per cell (conservative); "
+        f"all {len(made.cells)} cells at once: ≥ {made.detect ** len(made.cells):.2f}"
     )
     for col in ("model", "task", "damage", "n", "p lower", "runs"):
         table.add_column(col, justify="left" if col in ("model", "task") else "right")
-    for c in plans:
+    for c in made.cells:
         table.add_row(c.model, c.task, str(c.damage), str(c.n), _num(c.p_low, 4), str(c.runs))
-    Console().print(table)
+    return table
 
 
 def freeze(

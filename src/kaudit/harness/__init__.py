@@ -13,7 +13,13 @@ from kaudit.harness._campaign import (
     plan_jobs,
     run_campaign,
 )
-from kaudit.harness._choose import ExecutorKind, build_executor
+from kaudit.harness._choose import (
+    EXECUTORS,
+    ExecutorFactory,
+    ExecutorSettings,
+    build_executor,
+    register_executor,
+)
 from kaudit.harness._conditions import (
     NO_CONDITIONS,
     RunConditions,
@@ -64,6 +70,7 @@ from kaudit.harness._world_preflight import (
 )
 
 __all__ = [
+    "EXECUTORS",
     "NO_CONDITIONS",
     "PREFLIGHT_CAMPAIGN",
     "VALIDATE_CAMPAIGN",
@@ -74,7 +81,8 @@ __all__ = [
     "CellCounts",
     "Driver",
     "Executor",
-    "ExecutorKind",
+    "ExecutorFactory",
+    "ExecutorSettings",
     "JobRunner",
     "Labeled",
     "LocalExecutor",
@@ -115,6 +123,7 @@ __all__ = [
     "reaches_world",
     "record",
     "refuse_unenforced_identity",
+    "register_executor",
     "run_campaign",
     "run_conditions",
     "run_digest",

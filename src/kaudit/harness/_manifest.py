@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import kaudit
+from kaudit._version import __version__
 from kaudit.agents import Agent
 from kaudit.agents.chat import redact
 from kaudit.spec import Task
@@ -24,7 +24,7 @@ from kaudit.suites import Suite
 @functools.cache
 def git_commit() -> str | None:
     """The commit of the kaudit source checkout, when it is one (None for a wheel)."""
-    root = Path(kaudit.__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent
     try:
         done = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5
@@ -71,11 +71,11 @@ def build_manifest(
         "host": platform.node(),
         "executor": executor,
         "substrate": substrates,
-        "kaudit_version": kaudit.__version__,
+        "kaudit_version": __version__,
     }
     earlier = list(previous.get("invocations", [])) if previous else []
     return {
-        "kaudit_version": kaudit.__version__,
+        "kaudit_version": __version__,
         "git_commit": git_commit(),
         "suite": suite.describe(),
         "suite_digest": suite.digest,

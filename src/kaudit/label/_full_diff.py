@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from kaudit.label._types import Row
 from kaudit.label._values import Value
-from kaudit.substrate import TableSchema, quote
+from kaudit.substrate import TableSchema, affinity, quote
 
 Pair = tuple[tuple[tuple[str, Value], ...], Row | None, Row | None]
 """A row's named key, its initial values and its final values (None where it is absent)."""
@@ -72,20 +72,6 @@ def _same(column: str, affinities: Affinities) -> str:
     if final in ("TEXT", "REAL"):
         return same
     return f"({same} AND ({k} - {k} + 1) / 2 IS ({o} - {o} + 1) / 2)"
-
-
-def affinity(declared: str) -> str:
-    """SQLite's column affinity for a declared type: its five documented rules, in order."""
-    kind = declared.upper()
-    if "INT" in kind:
-        return "INTEGER"
-    if any(part in kind for part in ("CHAR", "CLOB", "TEXT")):
-        return "TEXT"
-    if "BLOB" in kind or not kind:
-        return "BLOB"
-    if any(part in kind for part in ("REAL", "FLOA", "DOUB")):
-        return "REAL"
-    return "NUMERIC"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ identity boundary on PostgreSQL (roles, row-level security) lives with the other
 in `kaudit.boundary`.
 """
 
-from kaudit.postgres._entry import Pruned, postgres_world_image, prune_postgres
+from kaudit.postgres._entry import postgres_world_image
+from kaudit.postgres._prune import prune_postgres
+from kaudit.postgres._pruned import Pruned
 
 __all__ = ["Pruned", "postgres_world_image", "prune_postgres"]

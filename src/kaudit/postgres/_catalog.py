@@ -28,8 +28,8 @@ import psycopg
 from psycopg import sql
 
 from kaudit.postgres._conn import drop_database
-from kaudit.postgres._entry import Action, Kind, Pruned
 from kaudit.postgres._owner import OWNER_SPACE, TEMPLATE_SPACE, OwnerTag
+from kaudit.postgres._pruned import Action, Kind, Pruned
 
 RUN_PREFIX = "kaudit_r_"
 TEMPLATE_PREFIX = "kaudit_t_"

@@ -46,7 +46,6 @@ from kaudit.postgres._catalog import (
 from kaudit.postgres._conn import connect, database_exists, drop_database, redacted
 from kaudit.postgres._db import PostgresDb
 from kaudit.postgres._dump import CatalogTable, catalog_tables, dump_image, first_difference
-from kaudit.postgres._entry import Kind
 from kaudit.postgres._owner import owner_for
 from kaudit.postgres._pool import (
     DatabasePool,
@@ -55,6 +54,7 @@ from kaudit.postgres._pool import (
     PreparedSandbox,
     pool_serial,
 )
+from kaudit.postgres._pruned import Kind
 from kaudit.postgres._state import TemplateImages
 from kaudit.postgres._translate import COMPAT_FUNCTIONS, PgTable, translate
 from kaudit.substrate import Blueprint, Dump, HandedDatabase, Schema, StateDump, quote

@@ -42,6 +42,7 @@ from kaudit.report._sources import (
     distinct_sources,
     ledger_judges,
     load_cells,
+    model_file,
     pool_sources,
     read_kaudit_sources,
 )
@@ -107,6 +108,7 @@ __all__ = [
     "ledger_budgets",
     "ledger_judges",
     "load_cells",
+    "model_file",
     "pool_sources",
     "rbm_lines",
     "read_kaudit_sources",

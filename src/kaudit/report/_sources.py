@@ -33,18 +33,19 @@ class Compat(StrEnum):
     agentrelbench = "agentrelbench"
 
 
-def _split_assignment(text: str, what: str) -> tuple[str, str]:
-    name, sep, rest = text.partition("=")
-    if not sep or not name or not rest:
-        raise KauditError(f"{what} must look like NAME=PATH, got {text!r}")
-    return name, rest
+def model_file(spec: str) -> tuple[str, Path]:
+    """`MODEL=PATH` (one model's AgentRelBench verdicts file) as (model, path)."""
+    model, sep, path = spec.partition("=")
+    if not sep or not model or not path:
+        raise KauditError(f"--model-file must look like MODEL=PATH, got {spec!r}")
+    return model, Path(path)
 
 
 def _read_agentrelbench(spec: str) -> list[CellTally]:
     from kaudit.ledger._agentrelbench import read_agentrelbench_verdicts, tallies_from_runs
 
-    model, path = _split_assignment(spec, "--model-file")
-    return tallies_from_runs(read_agentrelbench_verdicts(Path(path), model))
+    model, path = model_file(spec)
+    return tallies_from_runs(read_agentrelbench_verdicts(path, model))
 
 
 def _read_kaudit(path: str, verify: bool = True) -> list[CellTally]:

@@ -6,7 +6,7 @@ their names are still found here for one release, with a `DeprecationWarning`.
 
 import importlib
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kaudit.substrate._capture import (
     CHANGE_LOG,
@@ -23,7 +23,7 @@ from kaudit.substrate._choice import (
     open_substrate,
     substrate_scheme,
 )
-from kaudit.substrate._db import DatabaseError, Db, SqliteDb
+from kaudit.substrate._db import SqliteDb
 from kaudit.substrate._dump import Dump, StateDump
 from kaudit.substrate._frozen import FrozenState
 from kaudit.substrate._gate import (
@@ -47,6 +47,7 @@ from kaudit.substrate._schema import (
     ForeignKey,
     Schema,
     TableSchema,
+    affinity,
     quote,
     read_schema,
 )
@@ -57,6 +58,7 @@ from kaudit.substrate._sqlite import (
     cache_dir,
     cached_image,
 )
+from kaudit.tools import DatabaseError, Db
 
 __all__ = [
     "CHANGE_LOG",
@@ -85,6 +87,7 @@ __all__ = [
     "Substrate",
     "SubstrateFactory",
     "TableSchema",
+    "affinity",
     "build_image",
     "cache_dir",
     "cached_image",
@@ -123,9 +126,6 @@ _MOVED = {
 """Names that left this package, and where they went. Remove after one release."""
 
 if TYPE_CHECKING:
-    from kaudit.postgres import Pruned as Pruned
-    from kaudit.postgres import postgres_world_image as postgres_world_image
-    from kaudit.postgres import prune_postgres as prune_postgres
     from kaudit.tools import TOOL_TAGS as TOOL_TAGS
     from kaudit.tools import Blocked as Blocked
     from kaudit.tools import BoundaryViolation as BoundaryViolation
@@ -135,16 +135,20 @@ if TYPE_CHECKING:
     from kaudit.tools import ToolResult as ToolResult
     from kaudit.tools import ToolTag as ToolTag
     from kaudit.tools import tool as tool
-else:
 
-    def __getattr__(name: str) -> object:
-        """A moved name, from its new package: imported lazily, because both import this one."""
-        home = _MOVED.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        warnings.warn(
-            f"kaudit.substrate.{name} moved: import it from {home}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(home), name)
+
+def __getattr__(name: str) -> Any:
+    """A moved name, from its new package, imported lazily.
+
+    `kaudit.postgres` imports this package, so naming it here, even for the type
+    checker only, would close an import cycle.
+    """
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"kaudit.substrate.{name} moved: import it from {home}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(home), name)

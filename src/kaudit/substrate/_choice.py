@@ -10,15 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from kaudit.errors import SubstrateError
 from kaudit.registry import Registry
 from kaudit.substrate._protocol import Substrate
 from kaudit.substrate._schema import ForeignKey
-
-if TYPE_CHECKING:
-    from kaudit.tools import Tool  # above this room: tools take a `Db`
+from kaudit.tools import Tool
 
 DEFAULT_SUBSTRATE = "sqlite"
 

@@ -1,48 +1,13 @@
-"""The database handle tools write through: parameterized SQL and one transaction helper."""
+"""`SqliteDb`: the `Db` handle (`kaudit.tools.Db`) over a SQLite sandbox's connection."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
-
-class DatabaseError(Exception):
-    """A statement the database refused (constraint, type, syntax), on any substrate.
-
-    Every `Db` raises this instead of its driver's own error (`sqlite3.Error`,
-    `psycopg.Error`), so a tool written once catches one exception on every substrate;
-    `integrity` tells a broken key or constraint apart from everything else.
-    """
-
-    def __init__(self, message: str, *, integrity: bool = False) -> None:
-        self.integrity = integrity
-        super().__init__(message)
-
-
-@runtime_checkable
-class Db(Protocol):
-    """What a tool may do to its sandbox. SQL uses `?` placeholders on every substrate.
-
-    A statement the database refuses raises `DatabaseError`, never a driver's error.
-    """
-
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        """Rows of a SELECT as dicts in column order."""
-        ...
-
-    def one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
-        """The first row of a SELECT, or None."""
-        ...
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Run a write inside the current transaction; returns the affected row count."""
-        ...
-
-    def atomic(self) -> Any:
-        """Context manager: everything inside commits together or not at all."""
-        ...
+from kaudit.tools import DatabaseError
 
 
 class StatementHooks(Protocol):

@@ -7,14 +7,11 @@ schema), so whoever needs them asks with `isinstance` instead of probing attribu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from kaudit.substrate._db import Db
 from kaudit.substrate._dump import Dump, StateDump
 from kaudit.substrate._schema import ForeignKey, Schema
-
-if TYPE_CHECKING:
-    from kaudit.tools import Tool  # above this room: tools take a `Db`
+from kaudit.tools import Db, Tool
 
 
 @runtime_checkable

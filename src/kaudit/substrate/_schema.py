@@ -59,6 +59,25 @@ def quote(identifier: str) -> str:
 
 
 _CACHE: dict[tuple[tuple[str, str], ...], Schema] = {}
+
+
+def affinity(declared: str) -> str:
+    """SQLite's column affinity for a declared type: its five documented rules, in order.
+
+    `INTEGER`, `TEXT`, `BLOB` (also for no declared type), `REAL` or `NUMERIC`.
+    """
+    kind = declared.upper()
+    if "INT" in kind:
+        return "INTEGER"
+    if any(part in kind for part in ("CHAR", "CLOB", "TEXT")):
+        return "TEXT"
+    if "BLOB" in kind or not kind:
+        return "BLOB"
+    if any(part in kind for part in ("REAL", "FLOA", "DOUB")):
+        return "REAL"
+    return "NUMERIC"
+
+
 _CACHE_LIMIT = 256
 
 

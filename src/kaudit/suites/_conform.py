@@ -20,7 +20,7 @@ from pathlib import Path
 from kaudit.errors import SpecError
 from kaudit.label import bind_sql, sandboxed
 from kaudit.spec import AllowRule, Identity, PriceRule, Task
-from kaudit.substrate import Schema, quote, read_schema
+from kaudit.substrate import Schema, affinity, quote, read_schema
 
 __all__ = ["check_against_schema", "check_identity", "identity_problems", "schema_problems"]
 
@@ -99,20 +99,6 @@ def _check_problems(task: Task, image: bytes) -> Iterator[Problem]:
                 denied = f"denied {guard.denied[0]}; checks may only read" if guard.denied else ""
                 yield field, f"check {check.name!r}: {denied or f'SQLite error: {exc}'}"
             guard.denied.clear()
-
-
-def affinity(declared: str) -> str:
-    """SQLite's type affinity of a column declared `declared` (its own five rules, in order)."""
-    name = declared.upper()
-    if "INT" in name:
-        return "INTEGER"
-    if any(word in name for word in ("CHAR", "CLOB", "TEXT")):
-        return "TEXT"
-    if "BLOB" in name or not name:
-        return "BLOB"
-    if any(word in name for word in ("REAL", "FLOA", "DOUB")):
-        return "REAL"
-    return "NUMERIC"
 
 
 def _money_problems(task: Task, conn: sqlite3.Connection, schema: Schema) -> Iterator[Problem]:

@@ -1,9 +1,12 @@
 """Tools: the typed functions a world offers the agent, and what a call returns.
 
 A world declares its tools here (`@tool`); substrates carry them and the gateway
-calls them, so this room sits above `kaudit.substrate` (a tool receives its `Db`).
+calls them. A tool receives a `Db`, whose protocol is defined here too, so this room
+sits below `kaudit.substrate`: a substrate's blueprint names its tools and provides
+their `Db`, and nothing here imports a substrate.
 """
 
+from kaudit.tools._db import DatabaseError, Db
 from kaudit.tools._tool import (
     TOOL_TAGS,
     Blocked,
@@ -20,6 +23,8 @@ __all__ = [
     "TOOL_TAGS",
     "Blocked",
     "BoundaryViolation",
+    "DatabaseError",
+    "Db",
     "Tool",
     "ToolContext",
     "ToolError",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate import DatabaseError, Db
+from kaudit.tools._db import DatabaseError, Db
 
 if TYPE_CHECKING:
     from kaudit.spec import Identity

@@ -16,11 +16,9 @@ import hashlib
 import importlib.util
 import sqlite3
 import sys
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -30,6 +28,7 @@ from kaudit.spec import validate_file_data
 from kaudit.spec._yaml import read_yaml
 from kaudit.substrate import ForeignKey, cached_image
 from kaudit.tools import Tool
+from kaudit.worlds._protocol import FixedTools
 
 MANIFEST = "world.yaml"
 
@@ -108,7 +107,7 @@ def _import_tools(path: Path, world: str) -> dict[str, Tool]:
 
 
 @dataclass
-class DirectoryWorld:
+class DirectoryWorld(FixedTools):
     """A world read from a directory (see the module docstring for the layout)."""
 
     root: Path
@@ -213,11 +212,3 @@ class DirectoryWorld:
         """The PostgreSQL database a `template_url` world is cloned from, else None."""
         source = self.source()
         return None if source is None else source[0]
-
-    def toolset(
-        self, names: Collection[str] | None = None, acting_as: Any = None
-    ) -> dict[str, Tool]:
-        """The named tools (all when None)."""
-        if names is None:
-            return dict(self.tools)
-        return {n: self.tools[n] for n in names if n in self.tools}

@@ -49,6 +49,27 @@ class World(Protocol):
         ...
 
 
+class _HasTools(Protocol):
+    @property
+    def tools(self) -> Mapping[str, Tool]: ...
+
+
+class FixedTools:
+    """`World.toolset` for a world whose tools are fixed objects in its `tools` mapping.
+
+    They act for whoever runs them, so `acting_as` changes nothing; unknown names are
+    left out (a task's tools are checked against the world where the task is loaded).
+    """
+
+    def toolset(
+        self: _HasTools, names: Collection[str] | None = None, acting_as: Any = None
+    ) -> dict[str, Tool]:
+        """The tools called `names` (all when None)."""
+        if names is None:
+            return dict(self.tools)
+        return {n: self.tools[n] for n in names if n in self.tools}
+
+
 @runtime_checkable
 class DeclaresOwnership(Protocol):
     """A world that says which rows belong to which where its schema declares no foreign keys.

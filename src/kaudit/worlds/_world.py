@@ -21,7 +21,7 @@ from kaudit.substrate import (
 )
 from kaudit.tools import Tool
 from kaudit.worlds._ownership import check_ownership
-from kaudit.worlds._protocol import DeclaresOwnership, World
+from kaudit.worlds._protocol import DeclaresOwnership, FixedTools, World
 
 ENTRY_POINT_GROUP = "kaudit.worlds"
 
@@ -35,7 +35,7 @@ WORLDS: Registry[Callable[[], World]] = Registry(
 
 
 @dataclass(frozen=True)
-class PythonWorld:
+class PythonWorld(FixedTools):
     """A world whose `build(conn)` creates and fills the schema deterministically.
 
     `verticals` maps a vertical name to the tool names that belong to it; `volatile`
@@ -78,14 +78,6 @@ class PythonWorld:
     def template_image(self) -> bytes:
         """The template, built once and cached on disk by the recipe digest."""
         return cached_image(self.recipe_digest(), self.build)
-
-    def toolset(
-        self, names: Collection[str] | None = None, acting_as: Any = None
-    ) -> dict[str, Tool]:
-        """The named tools (all when None); these tools act for whoever runs them."""
-        if names is None:
-            return dict(self.tools)
-        return {n: self.tools[n] for n in names if n in self.tools}
 
     def substrate(self, choice: str = DEFAULT_SUBSTRATE) -> Substrate:
         """This world on the substrate `choice` names, offering every tool."""

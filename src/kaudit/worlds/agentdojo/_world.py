@@ -13,7 +13,7 @@ import dataclasses
 import hashlib
 import json
 import sqlite3
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from kaudit.substrate import DEFAULT_SUBSTRATE, Blueprint, Substrate, cached_image
 from kaudit.substrate import open_substrate as _open
 from kaudit.tools import Tool
+from kaudit.worlds._protocol import FixedTools
 from kaudit.worlds.agentdojo._tables import (
     LAYOUT_VERSION,
     POSITION,
@@ -78,7 +79,7 @@ def injections_digest(injections: Mapping[str, str]) -> str:
 
 
 @dataclass
-class AgentDojoWorld:
+class AgentDojoWorld(FixedTools):
     """The environment of AgentDojo suite `suite` (a `TaskSuite`) with `injections` placed."""
 
     suite: Any
@@ -182,14 +183,6 @@ class AgentDojoWorld:
         return {
             f.name: agentdojo_tool(f, runtime, self.tables, self.env_type) for f in self.suite.tools
         }
-
-    def toolset(
-        self, names: Collection[str] | None = None, acting_as: Any = None
-    ) -> dict[str, Tool]:
-        """The named tools (all when None); they act for whoever runs them."""
-        if names is None:
-            return dict(self.tools)
-        return {n: self.tools[n] for n in names if n in self.tools}
 
     def substrate(self, choice: str = DEFAULT_SUBSTRATE) -> Substrate:
         """This world on `choice`, offering every tool (built once per choice)."""

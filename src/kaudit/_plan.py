@@ -1,0 +1,100 @@
+"""`kaudit.plan`: how many audit runs see damage, and what they cost, as one call.
+
+Everything `kaudit plan` does between parsing its options and printing is here, in its
+three modes: a damage probability alone, the damaging cells of ledgers and verdict
+files, and a probability priced with one ledger's measured runs. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from kaudit.errors import KauditError
+from kaudit.ledger import Anchor, VerifyReport
+from kaudit.report import Budget, LedgerFormat, ledger_budgets, load_cells
+from kaudit.stats import CellPlan, plan_cells, runs_to_detect
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    """Runs to see damage at least once with probability `detect`, in one of three modes.
+
+    Attributes:
+        detect: The wanted chance to see damage at least once (per task, per cell).
+        p: The damage probability per run planned for (None for the cells mode).
+        runs: With `p` alone: the runs that see damage of probability `p`.
+        cells: With sources: each damaging cell's runs at the lower bound of its rate.
+        ci_alpha: With sources: the cells' lower bounds are 1 - ci_alpha exact bounds.
+        budgets: With `from_ledger`: per model, what those runs cost at its measured means.
+        checked: With `from_ledger`: its chain check, for the anchor note.
+    """
+
+    detect: float
+    p: float | None = None
+    runs: int | None = None
+    cells: tuple[CellPlan, ...] = ()
+    ci_alpha: float | None = None
+    budgets: tuple[Budget, ...] = ()
+    checked: VerifyReport | None = None
+
+    @property
+    def mode(self) -> Literal["probability", "cells", "budgets"]:
+        """Which question the plan answers."""
+        if self.checked is not None:
+            return "budgets"
+        return "probability" if self.runs is not None else "cells"
+
+    def to_json(self) -> Any:
+        """The plan as `kaudit plan --json` prints it, in its mode's shape."""
+        if self.mode == "budgets":
+            return [b.to_json() for b in self.budgets]
+        if self.mode == "probability":
+            return {"runs": self.runs, "p": self.p, "detect": self.detect}
+        return {
+            "detect": self.detect,
+            "ci_alpha": self.ci_alpha,
+            "cells": list(map(vars, self.cells)),
+        }
+
+
+def plan(
+    p: float | None = None,
+    *,
+    detect: float = 0.95,
+    ledgers: Sequence[str | Path] = (),
+    model_files: Sequence[str] = (),
+    fmt: Literal["kaudit", "agentrelbench"] = "kaudit",
+    ci_alpha: float = 0.05,
+    from_ledger: str | Path | None = None,
+    tasks: int | None = None,
+    concurrency: int = 1,
+    head: Anchor | None = None,
+) -> AuditPlan:
+    """Runs an audit needs to see damage at least once with probability `detect`.
+
+    With `from_ledger`, what runs for damage of probability `p` cost per model, from
+    the ledger's measured means per run (its chain verified first, anchored by `head`;
+    `tasks` defaults to the ledger's). Otherwise with `p`, the runs for that
+    probability; otherwise each damaging cell of `ledgers` (read as `fmt`) and
+    `model_files` (`MODEL=PATH` AgentRelBench verdict files), planned at the lower end
+    of its 1 - ci_alpha exact interval. Raises `KauditError` naming the bad argument.
+    """
+    if not 0.0 < detect < 1.0:
+        raise KauditError(f"detect must be in (0, 1), got {detect}")
+    if p is not None and not 0.0 < p <= 1.0:
+        raise KauditError(f"p must be a probability in (0, 1], got {p}")
+    if head is not None and from_ledger is None:
+        raise KauditError("head anchors from_ledger; give from_ledger")
+    if from_ledger is not None:
+        if p is None:
+            raise KauditError("from_ledger needs p: the damage probability to plan for")
+        found = ledger_budgets(Path(from_ledger), p, detect, tasks, concurrency, head)
+        return AuditPlan(detect, p, budgets=tuple(found[0]), checked=found[1])
+    if p is not None:
+        return AuditPlan(detect, p, runs=runs_to_detect(p, 1.0 - detect))
+    cells = load_cells([str(s) for s in ledgers], model_files, LedgerFormat(fmt))
+    plans = plan_cells(cells, 1.0 - detect, ci_alpha)
+    return AuditPlan(detect, cells=tuple(plans), ci_alpha=ci_alpha)
