@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from kaudit import __version__
+from kaudit._version import __version__
 from kaudit.errors import SpecError
 from kaudit.harness._validate import check_script
 from kaudit.spec import Task, task_digest

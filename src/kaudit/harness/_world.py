@@ -10,14 +10,32 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kaudit.agents import Agent, WorldAccess, WorldAgent
 from kaudit.errors import SubstrateError
+from kaudit.spec import FaultRule, Identity
 from kaudit.substrate import HandableSandbox, Sandbox, ServerSandbox, run_directory
 
-if TYPE_CHECKING:
-    from kaudit.harness._run import RunRequest  # the pipeline imports this module
+
+class RunRequest(Protocol):
+    """What the hand-over reads of a run's request (`kaudit.harness.RunRequest` is one).
+
+    A protocol, not the pipeline's class: the pipeline imports this module.
+    """
+
+    @property
+    def run_id(self) -> str:
+        """The run's id, named in errors."""
+        ...
+
+    def effective_faults(self) -> tuple[FaultRule, ...]:
+        """The faults the run is under."""
+        ...
+
+    def effective_identity(self) -> Identity | None:
+        """The identity the run acts as, if any."""
+        ...
 
 
 def reaches_world(agent: Agent) -> bool:
