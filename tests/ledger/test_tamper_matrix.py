@@ -716,3 +716,35 @@ def test_the_same_ledger_twice_is_refused_by_what_it_holds(
     seen = _invoke(["stats", str(fixture.ledger), str(twin), "--bootstrap", "20"])
     assert seen.code == 2, seen.stdout
     assert "holds the same ledger as" in " ".join(seen.stderr.split()), seen.stderr
+
+
+PHYSICAL = ("lying_index", "trigger", "view", "foreign_index")
+"""Tamperings of the file's form rather than its rows: kaudit's writer and `ledger head`
+(the head an operator signs) must refuse them too, not only the readers."""
+
+
+@pytest.mark.parametrize("tamper", PHYSICAL)
+def test_ledger_head_and_a_resume_refuse_a_file_with_a_foreign_form(
+    tamper: str, fixture: Fixture, tmp_path: Path
+) -> None:
+    """Fails if `ledger head` prints (and so lets an operator sign) the head of a file whose
+    index hides rows or whose trigger deletes them (tried by hand: with the lying index it
+    printed the head, exit 0), or if a resumed `run` appends to it; each must name the
+    problem `ledger verify` names first."""
+    from tests.conftest import FIXTURES
+
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, copy)
+    TAMPERS[tamper][0](copy, fixture)
+    before = copy.read_bytes()
+    problem = _problem(_invoke(["ledger", "verify", str(copy)]).stderr)
+    suite = str(FIXTURES / "mini_suite")
+    for args in (
+        ["ledger", "head", str(copy)],
+        ["ledger", "head", str(copy), "--json", "--sign-key", str(fixture.folder / "sign.pem")],
+        ["run", "--suite", suite, "--k", "4", "--ledger", str(copy)],
+    ):
+        seen = _invoke(args)
+        assert seen.code == 2 and not seen.stdout.strip(), (args, seen)
+        assert _problem(seen.stderr) == problem, (args, seen.stderr)
+    assert copy.read_bytes() == before
