@@ -26,7 +26,7 @@ UNCHECKED_ROWS = {
     "ledger/_verify.py": "ledger_head: the head of a file whose form is checked, chains not "
     "walked (the `ledger head` command prints a verified snapshot's head instead)",
     "report/_viewer_build.py": "the run viewer built by a forked process beside the read, "
-    "kept only when its head is the verified one",
+    "kept only when each row it shows hashes to what the verified read computed",
     "report/_read.py": "the page's viewer of a report whose snapshot was closed, each row "
     "checked against the hash the snapshot verified for it",
 }

@@ -139,12 +139,13 @@ def test_a_viewer_of_another_chain_is_refused(ledger: Path, forking: None) -> No
     transcripts nobody verified beside verified numbers."""
     pending = ViewerBuild.start(ledger, None)
     assert pending is not None
-    assert pending.take(pending.upto, "0" * 64) is None
-    again = ViewerBuild.start(ledger, None)
-    assert again is not None
     with Ledger(ledger, readonly=True) as store:
         head = store.head().head
-    assert again.take(again.upto, head) is not None
+        hashes = [str(row[-1]).encode() for row in store.rows()]
+    assert pending.take(pending.upto, "0" * 64, hashes) is None
+    again = ViewerBuild.start(ledger, None)
+    assert again is not None
+    assert again.take(again.upto, head, hashes) is not None
 
 
 def test_an_unverified_page_shows_every_counted_run_of_a_gapped_chain(tmp_path: Path) -> None:
@@ -183,3 +184,17 @@ def test_a_page_written_after_the_read_refuses_a_row_changed_since(
     with pytest.raises(LedgerError, match="record 2 changed since the chain was verified"):
         report.write_html(tmp_path / "page.html")
     assert not (tmp_path / "page.html").exists()
+
+
+def test_a_forked_viewer_of_a_row_other_than_the_verified_one_is_refused(
+    ledger: Path, forking: None
+) -> None:
+    """Bug caught: matching the forked viewer to the verified read by its last record's
+    stored hash alone, so that a row the builder read with a body other than the one the
+    verified read hashed (edited in place, stored hashes kept) is shown."""
+    with Ledger(ledger, readonly=True) as store:
+        head = store.head().head
+        hashes = [str(row[-1]).encode() for row in store.rows()]
+    pending = ViewerBuild.start(ledger, None)
+    assert pending is not None
+    assert pending.take(pending.upto, head, [*hashes[:2], b"0" * 64, *hashes[3:]]) is None

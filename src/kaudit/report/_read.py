@@ -169,7 +169,7 @@ class Report(Reading):
             upto = self.records if self.anchored_records is None else self.anchored_records
             head = self.chain_head if upto == self.records else None
         if self.pending_viewer is not None:
-            viewer = self.pending_viewer.take(upto, head)
+            viewer = self.pending_viewer.take(upto, head, self.verified_hashes)
             if viewer is not None:
                 return viewer
         if self.source is not None and self.source.is_open:
