@@ -144,7 +144,7 @@ def stats(
 
 
 def _opened(
-    stack: contextlib.ExitStack[None],
+    stack: contextlib.ExitStack[bool | None],
     ledgers: list[str],
     fmt: LedgerFormat,
     head: str | None,

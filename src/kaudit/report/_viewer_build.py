@@ -182,6 +182,7 @@ class ViewerBuild:
         self.cancel()
         if result is None:
             return None
+        viewer: RunViewer
         viewer, read_head, shown = result
         if read_head != head or not _same_rows(shown, hashes):
             return None
