@@ -125,16 +125,10 @@ def monitor(
         raise KauditError(f"--family must be >= 1, got {family}")
     with opened(audit, head, pubkey) as snapshot:
         report = compare(
-            snapshot,
-            sys.stdin if events == "-" else events,
-            threshold=threshold,
-            alpha=alpha,
-            campaign=campaign,
-            family=family,
-            follow=follow,
-            source="<stdin>",
+            snapshot, sys.stdin if events == "-" else events, threshold=threshold,
+            alpha=alpha, campaign=campaign, family=family, follow=follow, source="<stdin>",
             on_cell=_StatusChanges() if follow else None,
-        )
+        )  # fmt: skip
     note_anchor(report.audit_records, report.anchored_records, as_json)
     note_spool(audit)
     if as_json:
