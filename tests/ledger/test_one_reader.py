@@ -23,11 +23,12 @@ OPENERS = {
 """Modules that open a ledger file read-only, each with why."""
 
 UNCHECKED_ROWS = {
-    "ledger/_verify.py": "ledger_head: the unverified head `kaudit ledger head` prints",
+    "ledger/_verify.py": "ledger_head: the head of a file whose form is checked, chains not "
+    "walked (the `ledger head` command prints a verified snapshot's head instead)",
     "report/_viewer_build.py": "the run viewer built by a forked process beside the read, "
-    "kept only when its head is the verified one",
-    "report/_read.py": "the page's viewer of a report whose snapshot was closed, pinned by "
-    "the head the snapshot verified",
+    "kept only when each row it shows hashes to what the verified read computed",
+    "report/_read.py": "the page's viewer of a report whose snapshot was closed, each row "
+    "checked against the hash the snapshot verified for it",
 }
 """Modules that read rows through `open_rows` (no check), each with why."""
 

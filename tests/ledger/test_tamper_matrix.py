@@ -169,6 +169,26 @@ def _padding(path: Path, fixture: Fixture) -> None:
     _append(path, [data | {"run_index": 10 + i, "seed": 10 + i} for i in range(PADDING)])
 
 
+def _refereed_padding(path: Path, fixture: Fixture) -> None:
+    """The issue's table past the anchor: an AgentDojo-labelled manifest (outside the chain)
+    and chained runs after the anchored head, each carrying AgentDojo's own judgment, so
+    the suite's own-checks comparison would be built from them alone."""
+    _agentdojo_manifest(path)
+    data = _record(path, 2)
+    judged = data["extra"] | {"agentdojo": {"utility": True, "security": False}}
+    _append(path, [data | {"run_index": 20 + i, "seed": 20 + i, "extra": judged}
+                   for i in range(PADDING)])  # fmt: skip
+
+
+def _agentdojo_manifest(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    for name, manifest in conn.execute("SELECT name, manifest FROM campaigns").fetchall():
+        data = json.loads(manifest) | {"suite": {"name": "agentdojo:v1.2", "tasks": 1}}
+        conn.execute("UPDATE campaigns SET manifest = ? WHERE name = ?", (json.dumps(data), name))
+    conn.commit()
+    conn.close()
+
+
 def _manifest(path: Path, fixture: Fixture) -> None:
     conn = sqlite3.connect(path)
     manifest = json.loads(conn.execute("SELECT manifest FROM campaigns").fetchone()[0])
@@ -269,6 +289,9 @@ TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str]] = {
     "forged_retry": (_forged_retry, REFUSED, REFUSED),
     "forged_invalid": (_forged_invalid, REFUSED, REFUSED),
     "padding": (_padding, ACCEPTED, UNANCHORED),
+    # every reader given the anchor prints what it prints for the anchored records alone:
+    # the referee table built only from records past the anchor is not printed at all
+    "refereed_padding": (_refereed_padding, ACCEPTED, UNANCHORED),
     "manifest": (_manifest, SAME, SAME),
     "suite_tasks": (_suite_tasks, SAME, SAME),
     "config": (
@@ -681,12 +704,7 @@ def test_a_referee_table_is_never_built_from_records_past_the_anchor(
     (tried by hand: the referee read `store.records()` whole and printed "(10 runs)")."""
     copy = tmp_path / "audit.sqlite"
     shutil.copyfile(fixture.ledger, copy)
-    conn = sqlite3.connect(copy)
-    for name, manifest in conn.execute("SELECT name, manifest FROM campaigns").fetchall():
-        data = json.loads(manifest) | {"suite": {"name": "agentdojo:v1.2", "tasks": 1}}
-        conn.execute("UPDATE campaigns SET manifest = ? WHERE name = ?", (json.dumps(data), name))
-    conn.commit()
-    conn.close()
+    _agentdojo_manifest(copy)
     data = _record(copy, 2)
     judged = {"utility": True, "security": False}
     _append(copy, [data | {"run_index": 20 + i, "seed": 20 + i,
@@ -716,3 +734,35 @@ def test_the_same_ledger_twice_is_refused_by_what_it_holds(
     seen = _invoke(["stats", str(fixture.ledger), str(twin), "--bootstrap", "20"])
     assert seen.code == 2, seen.stdout
     assert "holds the same ledger as" in " ".join(seen.stderr.split()), seen.stderr
+
+
+PHYSICAL = ("lying_index", "trigger", "view", "foreign_index")
+"""Tamperings of the file's form rather than its rows: kaudit's writer and `ledger head`
+(the head an operator signs) must refuse them too, not only the readers."""
+
+
+@pytest.mark.parametrize("tamper", PHYSICAL)
+def test_ledger_head_and_a_resume_refuse_a_file_with_a_foreign_form(
+    tamper: str, fixture: Fixture, tmp_path: Path
+) -> None:
+    """Fails if `ledger head` prints (and so lets an operator sign) the head of a file whose
+    index hides rows or whose trigger deletes them (tried by hand: with the lying index it
+    printed the head, exit 0), or if a resumed `run` appends to it; each must name the
+    problem `ledger verify` names first."""
+    from tests.conftest import FIXTURES
+
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, copy)
+    TAMPERS[tamper][0](copy, fixture)
+    before = copy.read_bytes()
+    problem = _problem(_invoke(["ledger", "verify", str(copy)]).stderr)
+    suite = str(FIXTURES / "mini_suite")
+    for args in (
+        ["ledger", "head", str(copy)],
+        ["ledger", "head", str(copy), "--json", "--sign-key", str(fixture.folder / "sign.pem")],
+        ["run", "--suite", suite, "--k", "4", "--ledger", str(copy)],
+    ):
+        seen = _invoke(args)
+        assert seen.code == 2 and not seen.stdout.strip(), (args, seen)
+        assert _problem(seen.stderr) == problem, (args, seen.stderr)
+    assert copy.read_bytes() == before

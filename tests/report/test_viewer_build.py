@@ -139,12 +139,13 @@ def test_a_viewer_of_another_chain_is_refused(ledger: Path, forking: None) -> No
     transcripts nobody verified beside verified numbers."""
     pending = ViewerBuild.start(ledger, None)
     assert pending is not None
-    assert pending.take(pending.upto, "0" * 64) is None
-    again = ViewerBuild.start(ledger, None)
-    assert again is not None
     with Ledger(ledger, readonly=True) as store:
         head = store.head().head
-    assert again.take(again.upto, head) is not None
+        hashes = [str(row[-1]).encode() for row in store.rows()]
+    assert pending.take(pending.upto, "0" * 64, hashes) is None
+    again = ViewerBuild.start(ledger, None)
+    assert again is not None
+    assert again.take(again.upto, head, hashes) is not None
 
 
 def test_an_unverified_page_shows_every_counted_run_of_a_gapped_chain(tmp_path: Path) -> None:
@@ -159,3 +160,41 @@ def test_an_unverified_page_shows_every_counted_run_of_a_gapped_chain(tmp_path: 
     report = read_report(path, verify=False)
     page = report.write_html(tmp_path / "page.html").read_text()
     assert len(unpacked_runs(page)) == report.summary.runs == 4
+
+
+def test_a_page_written_after_the_read_refuses_a_row_changed_since(
+    ledger: Path, tmp_path: Path
+) -> None:
+    """Bug caught: the page's viewer of a report whose snapshot was closed read the rows
+    again unchecked, pinned only by the stored hash of the last one, so a transcript
+    edited in place between `read_report` and `write_html` (its stored hashes kept) was
+    shown beside numbers verified from the original."""
+    import shutil
+    import sqlite3
+
+    copy = tmp_path / "copy.sqlite"
+    shutil.copyfile(ledger, copy)
+    report = read_report(copy)
+    assert report.source is None and report.pending_viewer is None
+    conn = sqlite3.connect(copy)
+    conn.execute("UPDATE runs SET record = replace(record, '\"dollars\":\"142.0\"', "
+                 "'\"dollars\":\"0.0\"') WHERE seq = 2")  # fmt: skip
+    conn.commit()
+    conn.close()
+    with pytest.raises(LedgerError, match="record 2 changed since the chain was verified"):
+        report.write_html(tmp_path / "page.html")
+    assert not (tmp_path / "page.html").exists()
+
+
+def test_a_forked_viewer_of_a_row_other_than_the_verified_one_is_refused(
+    ledger: Path, forking: None
+) -> None:
+    """Bug caught: matching the forked viewer to the verified read by its last record's
+    stored hash alone, so that a row the builder read with a body other than the one the
+    verified read hashed (edited in place, stored hashes kept) is shown."""
+    with Ledger(ledger, readonly=True) as store:
+        head = store.head().head
+        hashes = [str(row[-1]).encode() for row in store.rows()]
+    pending = ViewerBuild.start(ledger, None)
+    assert pending is not None
+    assert pending.take(pending.upto, head, [*hashes[:2], b"0" * 64, *hashes[3:]]) is None

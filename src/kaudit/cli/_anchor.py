@@ -74,7 +74,7 @@ def note_spool(ledger: Path) -> None:
         err_console.print(
             f"note: {counted(waiting, 'served run')} {'waits' if waiting == 1 else 'wait'} in "
             f"{spool_dir(ledger)}/, not counted yet; `kaudit ledger drain {ledger}` "
-            "appends them",
+            "appends those the ledger issued a claim for and names the rest",
             highlight=False,
             soft_wrap=True,
             markup=False,

@@ -11,6 +11,7 @@ import typer
 from kaudit import export as export_ledger
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import err_console, guarded, head_line
+from kaudit.cli._open import opened
 from kaudit.cli._plural import counted
 
 
@@ -41,10 +42,8 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit export audit.sqlite --to parquet --out runs.parquet
         """
-        done = export_ledger(
-            ledger, to, out, stream=sys.stdout, campaign=campaign, verify=not no_verify,
-            head=head, pubkey=pubkey,
-        )  # fmt: skip
+        with opened(ledger, head, pubkey, no_verify=no_verify) as snapshot:
+            done = export_ledger(snapshot, to, out, stream=sys.stdout, campaign=campaign)
         if done.verified:
             note_anchor(done.records, done.anchored_records)
         note_spool(ledger)

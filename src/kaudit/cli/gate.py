@@ -14,6 +14,7 @@ from kaudit._printable import printable
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_error, print_json
 from kaudit.cli._gate_text import render
+from kaudit.cli._open import opened_for_gate
 from kaudit.gate import GatePolicy
 from kaudit.ledger import anchor_json
 
@@ -62,15 +63,9 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit gate audit.sqlite --authority autonomous_write --json
         """
-        result = decide(
-            ledger,
-            authority.value,
-            policy=policy,
-            model=model,
-            campaign=campaign,
-            head=head,
-            pubkey=pubkey,
-        )
+        with opened_for_gate(ledger, head, pubkey) as snapshot:
+            result = decide(snapshot, authority.value, policy=policy, model=model,
+                            campaign=campaign)  # fmt: skip
         note_anchor(result.chain_records, result.anchored_records, as_json)
         note_spool(ledger)
         if as_json:

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import err_console, guarded, head_line, print_json
+from kaudit.cli._open import opened
 from kaudit.cli._plural import counted
 from kaudit.ledger import (
     IMPORTED,
@@ -20,7 +21,6 @@ from kaudit.ledger import (
     export_ledger,
     generate_keypair,
     import_files,
-    ledger_head,
     migrate_ledger,
     reader_anchor,
     sign_anchor,
@@ -89,11 +89,14 @@ def head(
     """Print the chain's record count and head hash: the anchor to keep outside the file.
 
     Keep it where the ledger's writer cannot rewrite it (a git commit, a CI artifact);
-    `ledger verify --head` then catches truncation and recomputed chains.
+    `ledger verify --head` then catches truncation and recomputed chains. The ledger is
+    verified first (its form and both chains): a broken one is refused (exit 2), never
+    anchored or signed.
 
     Example: kaudit ledger head audit.sqlite --json > audit.head.json
     """
-    anchor = ledger_head(ledger)
+    with opened(ledger) as snapshot:  # a head is signed only over a verified chain
+        anchor = snapshot.head_anchor()
     if sign_key is not None:
         anchor = sign_anchor(anchor, sign_key)
     if as_json:
@@ -168,10 +171,11 @@ def export(
 
     Example: kaudit ledger export audit.sqlite --format csv > runs.csv
     """
-    done = export_ledger(
-        ledger, fmt.value, stream=sys.stdout, shape="records", campaign=campaign,
-        all_attempts=all_attempts, verify=not no_verify, head=head, pubkey=pubkey,
-    )  # fmt: skip
+    with opened(ledger, head, pubkey, no_verify=no_verify) as snapshot:
+        done = export_ledger(
+            snapshot, fmt.value, stream=sys.stdout, shape="records", campaign=campaign,
+            all_attempts=all_attempts,
+        )  # fmt: skip
     if done.verified:
         note_anchor(done.records, done.anchored_records)
     note_spool(ledger)

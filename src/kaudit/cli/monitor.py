@@ -13,6 +13,7 @@ from kaudit import compare
 from kaudit._printable import printable
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json
+from kaudit.cli._open import opened
 from kaudit.errors import KauditError
 from kaudit.ledger import anchor_json
 from kaudit.monitor import (
@@ -122,19 +123,12 @@ def monitor(
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
     if family is not None and family < 1:
         raise KauditError(f"--family must be >= 1, got {family}")
-    report = compare(
-        audit,
-        sys.stdin if events == "-" else events,
-        threshold=threshold,
-        alpha=alpha,
-        campaign=campaign,
-        family=family,
-        head=head,
-        pubkey=pubkey,
-        follow=follow,
-        source="<stdin>",
-        on_cell=_StatusChanges() if follow else None,
-    )
+    with opened(audit, head, pubkey) as snapshot:
+        report = compare(
+            snapshot, sys.stdin if events == "-" else events, threshold=threshold,
+            alpha=alpha, campaign=campaign, family=family, follow=follow, source="<stdin>",
+            on_cell=_StatusChanges() if follow else None,
+        )  # fmt: skip
     note_anchor(report.audit_records, report.anchored_records, as_json)
     note_spool(audit)
     if as_json:

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json, split_csv
+from kaudit.cli._open import opened
 from kaudit.cli._tables import print_blocks
 from kaudit.errors import KauditError
 
@@ -56,17 +57,10 @@ def register(app: typer.Typer) -> None:
 
         if html is not None:  # before the read: a page never replaces a ledger
             refuse_sqlite_output(html, ledger)
-        built = read(
-            ledger,
-            campaign=campaign,
-            alpha=alpha,
-            verify=not no_verify,
-            head=head,
-            pubkey=pubkey,
-            viewer=html is not None,
-        )
-        if html is not None:
-            built.write_html(html, split_csv(model_order))
+        with opened(ledger, head, pubkey, no_verify=no_verify) as snapshot:
+            built = read(snapshot, campaign=campaign, alpha=alpha)
+            if html is not None:  # its run viewer shows the verified records, re-read checked
+                built.write_html(html, split_csv(model_order))
         note_anchor(built.records, built.anchored_records, as_json, built.grade_anchor)
         note_spool(ledger)
         if as_json:

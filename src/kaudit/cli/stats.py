@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -13,9 +14,10 @@ from rich.table import Table
 from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._budget import print_budgets
 from kaudit.cli._common import guarded, print_json, split_csv
+from kaudit.cli._open import opened
 from kaudit.cli._tables import print_blocks
 from kaudit.errors import KauditError
-from kaudit.ledger import reader_anchor
+from kaudit.ledger import Snapshot, reader_anchor
 from kaudit.report import Compat, LedgerFormat, pool_sources
 from kaudit.stats import (
     ClaimResult,
@@ -124,12 +126,15 @@ def stats(
     """
     from kaudit import summarize
 
-    built = summarize(
-        ledgers or [], model_files=model_file or [], fmt=fmt, alpha=alpha, eps=eps,
-        k=_k_values(k), bootstrap=bootstrap, seed=seed,
-        interval="wilson" if wilson else "clopper-pearson", model_order=split_csv(model_order),
-        compat=compat, verify=not no_verify, head=head, pubkey=pubkey,
-    )  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        sources = _opened(stack, ledgers or [], fmt, head, pubkey, no_verify)
+        built = summarize(
+            sources, model_files=model_file or [], fmt=fmt, alpha=alpha, eps=eps,
+            k=_k_values(k), bootstrap=bootstrap, seed=seed,
+            interval="wilson" if wilson else "clopper-pearson",
+            model_order=split_csv(model_order), compat=compat, verify=not no_verify,
+            head=head, pubkey=pubkey,
+        )  # fmt: skip
     note_anchor(built.records, built.anchored_records, as_json, built.grade_anchor)
     if fmt == LedgerFormat.kaudit:
         for path in ledgers or []:
@@ -138,6 +143,25 @@ def stats(
         print_json(built.to_json())
         return
     print_blocks(built.blocks(), Console(highlight=False, soft_wrap=True))
+
+
+def _opened(
+    stack: contextlib.ExitStack[bool | None],
+    ledgers: list[str],
+    fmt: LedgerFormat,
+    head: str | None,
+    pubkey: Path | None,
+    no_verify: bool,
+) -> list[str | Snapshot]:
+    """Each kaudit ledger opened once (`kaudit.open`), as `stats` hands it to `summarize`.
+
+    Left as given when `summarize` refuses the arguments whatever the files hold
+    (verdict files of another format; an anchor for several ledgers), so its error
+    is the one printed.
+    """
+    if fmt != LedgerFormat.kaudit or (head is not None and len(ledgers) != 1):
+        return list(ledgers)
+    return [stack.enter_context(opened(p, head, pubkey, no_verify=no_verify)) for p in ledgers]
 
 
 def plan(

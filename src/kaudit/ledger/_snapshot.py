@@ -97,6 +97,11 @@ class Snapshot:
         return self._read.campaigns
 
     @property
+    def row_hashes(self) -> tuple[bytes, ...]:
+        """Each row's hash as the verified walk computed it, by `seq` (empty: unverified)."""
+        return self._read.hashes if self.verified else ()
+
+    @property
     def upto(self) -> int | None:
         """The last record a reader may take: the anchored one, else the head (verified)."""
         if not self.verified:
@@ -155,9 +160,7 @@ class Snapshot:
 
     def _bodies(self, campaign: str | None, all_attempts: bool) -> Iterator[tuple[int, str]]:
         """Stored rows by `seq` up to `upto`, each checked against the hash verified."""
-        return self._ledger.checked_bodies(
-            campaign, all_attempts, self.upto, self._read.hashes if self.verified else ()
-        )
+        return self._ledger.checked_bodies(campaign, all_attempts, self.upto, self.row_hashes)
 
     def final_image(self, key: tuple[str, str, str, int]) -> bytes | None:
         """A run's stored final dump, when the campaign kept dumps."""

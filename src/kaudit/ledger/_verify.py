@@ -307,8 +307,14 @@ def verify_ledger(
 
 
 def ledger_head(path: Path | str) -> Anchor:
-    """The current (record count, head hash) of a ledger, read-only, without verifying."""
+    """The current (record count, head hash) of a ledger, read-only, without the chains.
+
+    The file's physical form is checked first (no trigger, view or index kaudit did not
+    make, SQLite's integrity check): the head is what an operator signs and keeps, and a
+    file that can hide rows from a read must not be signed as intact.
+    """
     from kaudit.ledger._snapshot import open_rows
 
     with open_rows(path) as ledger:
+        ledger.check_physical()
         return ledger.head()

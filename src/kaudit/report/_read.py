@@ -19,6 +19,7 @@ from kaudit.errors import KauditError
 from kaudit.grade import judge_tables
 from kaudit.ledger import Anchor, RunSummary, Snapshot, open_ledger, reader_anchor
 from kaudit.ledger._outputs import refuse_sqlite_output
+from kaudit.ledger._parse import record_data
 from kaudit.ledger._snapshot import open_rows
 from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, CellRow, build_report
 from kaudit.report._derived import Derived
@@ -38,7 +39,7 @@ from kaudit.report._stopping import sequential_campaigns, stopping_rules
 from kaudit.report._tables import Block, TextTable
 from kaudit.report._terminal import ANYTIME_MARK, terminal_tables
 from kaudit.report._viewer import RunViewer
-from kaudit.report._viewer_build import ViewerBuild, read_viewer
+from kaudit.report._viewer_build import ViewerBuild
 
 REFEREED_SUITES = ("agentdojo:",)
 """Suites whose runs carry their own checks' judgment (`extra["agentdojo"]`)."""
@@ -77,6 +78,9 @@ class Report(Reading):
     memo: Derived | None = field(default=None, repr=False, compare=False)
     source: Snapshot | None = field(default=None, repr=False, compare=False)
     """The open snapshot the report was read from, whose records the page's viewer shows."""
+    verified_hashes: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
+    """Each row's hash as the verified read computed it (empty: unverified), so a page
+    written after the snapshot closed shows only rows that still hash to it."""
 
     @property
     def cells(self) -> tuple[CellRow, ...]:
@@ -165,7 +169,7 @@ class Report(Reading):
             upto = self.records if self.anchored_records is None else self.anchored_records
             head = self.chain_head if upto == self.records else None
         if self.pending_viewer is not None:
-            viewer = self.pending_viewer.take(upto, head)
+            viewer = self.pending_viewer.take(upto, head, self.verified_hashes)
             if viewer is not None:
                 return viewer
         if self.source is not None and self.source.is_open:
@@ -173,10 +177,14 @@ class Report(Reading):
             for data, size in self.source.documents(self.campaign):
                 shown.add_data(data, size)
             return shown
+        # The snapshot is closed: each row read again is checked against the hash the
+        # verified read computed for it (LedgerError if it changed since).
+        shown = RunViewer()
         with open_rows(self.ledger) as store, store.snapshot():
-            if head is not None and store.stored_hash(upto or 0) != head:
-                raise KauditError(f"{self.ledger}: changed since it was read; read it again")
-            return read_viewer(store, self.campaign, upto)
+            rows = store.checked_bodies(self.campaign, False, upto, self.verified_hashes)
+            for seq, body in rows:
+                shown.add_data(record_data(self.ledger, seq, body), len(body))
+        return shown
 
     def write_html(
         self, path: str | Path, model_order: Sequence[str] | None = None, title: str | None = None
@@ -257,7 +265,8 @@ def read_report(
     pending = ViewerBuild.start(path, campaign) if viewer else None
     try:
         with open_ledger(path, head=anchor, pubkey=pubkey, verify=verify) as snapshot:
-            return replace(_read(snapshot, campaign, alpha, pending), source=None)
+            built = _read(snapshot, campaign, alpha, pending)
+            return replace(built, source=None, verified_hashes=snapshot.row_hashes)
     except BaseException:
         if pending is not None:
             pending.cancel()

@@ -32,15 +32,17 @@ import signal
 import sys
 import threading
 import weakref
+from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NoReturn
 
-from kaudit.ledger import Ledger
+from kaudit.ledger import GENESIS, record_hash
+from kaudit.ledger._parse import record_data
 from kaudit.ledger._snapshot import open_rows
 from kaudit.report._viewer import RunViewer
 
-__all__ = ["FORK_MIN_RECORDS", "ViewerBuild", "read_viewer"]
+__all__ = ["FORK_MIN_RECORDS", "ViewerBuild"]
 
 FORK_MIN_RECORDS = 1000
 """Below this many records the viewer costs less than 0.15 s: not worth a process."""
@@ -61,26 +63,28 @@ def can_fork() -> bool:
     )
 
 
-def read_viewer(store: Ledger, campaign: str | None, upto: int | None) -> RunViewer:
-    """The viewer of the counted runs of records 1 … `upto` (all when None) of `store`."""
-    viewer = RunViewer()
-    for data, size in store.documents(campaign, upto=upto):
-        viewer.add_data(data, size)
-    return viewer
+Built = tuple[RunViewer, str | None, tuple[tuple[int, str], ...]]
+"""A forked build's result: the packed viewer, record upto's stored hash, and each shown
+row's `seq` with the chain hash of its body as read (over its stored predecessor's)."""
 
 
-def built_viewer(ledger: Path, campaign: str | None, upto: int) -> tuple[RunViewer, str | None]:
-    """The packed viewer of the counted runs of records 1 … `upto`, and upto's hash.
+def built_viewer(ledger: Path, campaign: str | None, upto: int) -> Built:
+    """The packed viewer of the counted runs of records 1 … `upto`, upto's hash, each row's.
 
-    Both are read unverified, in one read transaction. Its caller verifies the same
-    records and takes the viewer only if that hash is the one it verified; the viewer
-    only shows them.
+    All read unverified, in one read transaction. Its caller verifies the same records
+    and takes the viewer only if upto's hash and every shown row's hash are the ones it
+    verified: a row edited in place (its stored hashes kept) is never shown.
     """
+    viewer = RunViewer()
+    hashes: list[tuple[int, str]] = []
     with open_rows(ledger) as store, store.snapshot():
         head = store.stored_hash(upto)
-        viewer = read_viewer(store, campaign, upto)
+        for seq, body in store.checked_bodies(campaign, False, upto, ()):
+            prev = GENESIS if seq == 1 else store.stored_hash(seq - 1)
+            viewer.add_data(record_data(ledger, seq, body), len(body))
+            hashes.append((seq, record_hash(prev or "", body)))
     viewer.pack()
-    return viewer, head
+    return viewer, head, tuple(hashes)
 
 
 def _build(
@@ -160,8 +164,10 @@ class ViewerBuild:
         send.close()  # the child's end: once the child exits, a recv() ends rather than hangs
         return cls(upto, process, receive)
 
-    def take(self, upto: int | None, head: str | None) -> RunViewer | None:
-        """The viewer if it read records 1 … `upto` and record upto's hash is `head`.
+    def take(self, upto: int | None, head: str | None, hashes: Sequence[bytes]) -> RunViewer | None:
+        """The viewer if it read the verified records: 1 … `upto`, upto's hash `head`.
+
+        And each row it shows must hash to `hashes[seq - 1]` (the verified read's).
 
         Else None, and None too when the process failed, died or took longer than
         `WAIT_S`: the caller builds the viewer itself. The process is done after.
@@ -176,12 +182,20 @@ class ViewerBuild:
         self.cancel()
         if result is None:
             return None
-        viewer, read_head = result
-        return viewer if read_head == head else None
+        viewer: RunViewer
+        viewer, read_head, shown = result
+        if read_head != head or not _same_rows(shown, hashes):
+            return None
+        return viewer
 
     def cancel(self) -> None:
         """Stop the process (if it still runs) and release its pipe; later calls do nothing."""
         self._stop()
+
+
+def _same_rows(shown: Sequence[tuple[int, str]], hashes: Sequence[bytes]) -> bool:
+    """Whether each row the builder showed hashes to what the verified read computed."""
+    return all(0 < seq <= len(hashes) and hashes[seq - 1] == h.encode() for seq, h in shown)
 
 
 def _stop(process: multiprocessing.process.BaseProcess, conn: Connection) -> None:
