@@ -200,7 +200,6 @@ def test_the_langgraph_example_runs_on_the_real_local_model(
         tmp_path,
         "langgraph_billing.py",
         "command:langgraph",
-        "langgraph",
         upstream,
         *("--no-preflight", "--max-run-tokens", "6000"),
     )
