@@ -136,9 +136,11 @@ def audit(
     rules; `identity` an identity YAML or an `Identity`; `stopping` a rule such as
     `"damage,upper<0.05"` (then `k` is the maximum). Calling again resumes: finished
     runs are kept, runs the harness left INVALID are retried up to `max_attempts`.
-    A real model's stack is probed before the ledger is opened (`preflight`), so a
-    setup mistake never becomes a record. Raises `KauditError` (or a subclass) naming
-    the bad input; runs inside a notebook's event loop too.
+    A real model's stack is probed before the ledger is opened (`preflight`), and an
+    agent program (`command`/`mcp` with `agent_command`, or a `CommandAgent`) runs once
+    on a throwaway world that it must reach, so a setup mistake never becomes a record.
+    Raises `KauditError` (or a subclass) naming the bad input; runs inside a notebook's
+    event loop too.
     """
     loaded = load_suite(suite, substrate) if isinstance(suite, str) else suite
     loaded = loaded.with_variants() if variants else loaded

@@ -10,7 +10,8 @@ import pytest
 from kaudit import audit
 from kaudit.errors import KauditError, PreflightError
 from kaudit.ledger import Ledger
-from kaudit.serve import CommandAgent
+from kaudit.serve import CommandAgent, HandedWorld
+from kaudit.spec import Identity
 from tests.pg import server_url
 from tests.serve.conftest import TASK
 
@@ -68,3 +69,46 @@ def test_an_agent_that_never_connects_fails_the_preflight(tmp_path: Path) -> Non
             tasks=[TASK],
             substrate=server_url(),
         )
+
+
+GLOBEX = Identity(role="globex-billing", scope={"billing_account_id": "BA_006"})
+
+
+def test_an_identity_no_door_enforces_is_refused_on_the_server_too(tmp_path: Path) -> None:
+    """Bug caught: the agent gets the substrate's own (all-powerful) user while the record
+    claims it acted as a scoped identity."""
+    with pytest.raises(KauditError, match="cannot be enforced on this database server"):
+        audit(
+            agents=[agent(tmp_path, READ_ONLY)],
+            ledger=tmp_path / "i.sqlite",
+            tasks=[TASK],
+            identity=GLOBEX,
+            substrate=server_url(),
+        )
+    assert not (tmp_path / "i.sqlite").exists()
+
+
+def test_a_door_that_enforces_the_identity_gets_it_and_hands_the_world_over(
+    tmp_path: Path,
+) -> None:
+    """Bug caught: the Door seam for a database role has no way to accept an identity."""
+    seen: list[str | None] = []
+
+    def door(world: HandedWorld) -> None:
+        seen.append(None if world.identity is None else world.identity.role)
+        return None  # stands aside: the test needs only the promise and the world
+
+    door.enforces_identity = True  # type: ignore[attr-defined]
+    script = tmp_path / "agent.py"
+    script.write_text(READ_ONLY)
+    scoped = CommandAgent(f"{sys.executable} {script}", "pg", doors=[door])
+    done = audit(
+        agents=[scoped],
+        ledger=tmp_path / "d.sqlite",
+        tasks=[TASK],
+        k=1,
+        identity=GLOBEX,
+        substrate=server_url(),
+    )
+    assert done.recorded == 1
+    assert seen == ["globex-billing", "globex-billing"]  # the preflight's run, then the counted one

@@ -15,7 +15,7 @@ from kaudit.cli.main import app
 from kaudit.errors import KauditError
 from kaudit.label import diff_images
 from kaudit.substrate import StateDump
-from kaudit.worlds import dependency_order, export_world, get_world
+from kaudit.worlds import DirectoryWorld, dependency_order, export_world, get_world
 from tests.pg import server_url
 
 runner = CliRunner()
@@ -144,3 +144,12 @@ def test_text_and_blobs_survive_the_round_trip(tmp_path: Path) -> None:
     )
     export_world(image, tmp_path)
     assert diff_images(image, loaded_by_python(tmp_path), fast=False) == []
+
+
+def test_a_world_directory_exports_as_its_own_template(tmp_path: Path) -> None:
+    """Bug caught: `--world PATH` exports the built-in world, or the directory's one wrongly."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "subscriptions"
+    result = runner.invoke(app, ["world", "export", str(tmp_path), "--world", str(example)])
+    assert result.exit_code == 0, result.output
+    template = DirectoryWorld.load(example).template_image()
+    assert diff_images(template, loaded_by_python(tmp_path), fast=False) == []

@@ -97,6 +97,10 @@ class WorldAgent(Protocol):
     watch_reach: bool
     """Look at a server's sessions during each run to see a read (the preflight sets it)."""
 
+    def enforces_identity(self, on_server: bool) -> bool:
+        """Whether the world it is handed enforces the run's identity (a door's login role)."""
+        ...
+
 
 @runtime_checkable
 class AgentSession(Protocol):

@@ -32,7 +32,7 @@ from kaudit.substrate import DEFAULT_SUBSTRATE
 if TYPE_CHECKING:
     from kaudit.agents import Agent
     from kaudit.agents.chat import PreflightReport
-    from kaudit.harness import CampaignResult, RunJob
+    from kaudit.harness import CampaignResult, RunJob, WorldPreflight
     from kaudit.ledger import RunRecord
 
 
@@ -86,8 +86,8 @@ class CampaignProgress(AuditHooks):
         if any(a.simulated for a in agents):
             self._console.print("note: simulated agent (scripted replay), not a real model")
 
-    def preflight(self, report: PreflightReport) -> None:
-        """One line per real model whose serving stack passed the preflight."""
+    def preflight(self, report: PreflightReport | WorldPreflight) -> None:
+        """One line per real model or agent program that passed its preflight."""
         self._console.print(report.line())
 
     def plan(self, counts: CampaignResult) -> None:

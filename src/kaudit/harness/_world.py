@@ -28,12 +28,14 @@ def reaches_world(agent: Agent) -> bool:
 def hands_over(agent: Agent, request: RunRequest, sandbox: Sandbox) -> bool:
     """Whether this run's world is handed over.
 
-    Not with an identity on SQLite: a file handed to foreign code enforces no scope, so
-    the agent then reaches the world only through kaudit's tools (which do).
+    Not with an identity the handed world does not enforce (any identity on SQLite: a
+    file enforces no scope): the agent then reaches the world only through kaudit's
+    tools, which do.
     """
-    if not reaches_world(agent):
+    if not isinstance(agent, WorldAgent) or not agent.reaches_world:
         return False
-    return request.effective_identity() is None or isinstance(sandbox, ServerSandbox)
+    on_server = isinstance(sandbox, ServerSandbox)
+    return request.effective_identity() is None or agent.enforces_identity(on_server)
 
 
 @contextlib.contextmanager

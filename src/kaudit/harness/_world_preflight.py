@@ -112,20 +112,29 @@ async def preflight_world_agent(
 def refuse_unenforced_identity(
     agent: Agent, suite: Suite, tasks: Sequence[Task], conditions: RunConditions
 ) -> None:
-    """Refuse an identity on SQLite for an agent the file is the only way in for.
+    """Refuse an identity the handed world cannot enforce, for an agent it is the only way in for.
 
-    A file handed to foreign code enforces no scope: any connection may write any row,
-    so a boundary there would be a claim the record could not back.
+    A file handed to foreign code enforces no scope: any connection may write any row. A
+    server's database does only behind a door that hands out a login role bound to the
+    identity. Without either, a boundary would be a claim the record could not back.
     """
     if not (isinstance(agent, WorldAgent) and agent.world_required):
         return
     for task in tasks:
         identity = task.identity or conditions.identity
-        if identity is not None and suite.substrate(task).describe().get("reset") == "copy":
+        if identity is None:
+            continue
+        on_server = suite.substrate(task).describe().get("reset") != "copy"
+        if not agent.enforces_identity(on_server):
+            where = (
+                "on this database server without a door that enforces it"
+                if on_server
+                else "on a SQLite file handed to the agent's own code"
+            )
             raise KauditError(
-                f"{agent.name}: identity {identity.role!r} (task {task.id}) cannot be enforced "
-                "on a SQLite file handed to the agent's own code; use a PostgreSQL substrate, "
-                "whose roles and row-level security are the boundary, or no identity"
+                f"{agent.name}: identity {identity.role!r} (task {task.id}) cannot be "
+                f"enforced {where}; use no identity, or a PostgreSQL substrate whose login "
+                "role and row-level security are the boundary"
             )
 
 

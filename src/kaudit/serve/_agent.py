@@ -23,13 +23,16 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from kaudit.agents import Episode, Observation, Turn
-from kaudit.errors import KauditError
 from kaudit.serve._calls import ServedRun, ServedSession
-from kaudit.serve._command import CommandRun, ProgramAgent, task_environment
+from kaudit.serve._command import (
+    CommandRun,
+    ProgramAgent,
+    build_program_agent,
+    task_environment,
+)
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import mcp_server, task_instructions
 from kaudit.serve._process import EXIT_GRACE_S
-from kaudit.serve._timeouts import AGENT_TIMEOUT_S
 
 
 def agent_environment(episode: Episode, url: str) -> dict[str, str]:
@@ -124,10 +127,4 @@ class McpCommandAgent(ProgramAgent):
 
 def build_mcp_agent(argument: str, options: dict[str, Any]) -> McpCommandAgent:
     """Agent-registry builder for `mcp` and `mcp:NAME` (entry point `kaudit.agents`)."""
-    command = options.get("agent_command")
-    if not command:
-        raise KauditError("--agent mcp needs --agent-command: the MCP-client agent to start")
-    timeout = options.get("agent_timeout")
-    return McpCommandAgent(
-        str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout
-    )
+    return build_program_agent(McpCommandAgent, argument, options)

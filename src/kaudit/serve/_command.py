@@ -23,11 +23,12 @@ import os
 import shlex
 import shutil
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from kaudit.agents import AgentDefaults, Episode, Observation, RunFacts, Turn, register_agent
 from kaudit.errors import AgentError, AgentStalledError, KauditError
 from kaudit.serve._doors import (
+    DOORS,
     Door,
     DoorEvidence,
     DoorFactory,
@@ -185,6 +186,14 @@ class ProgramAgent(AgentDefaults):
         """Look at the server's sessions during each run (the preflight turns it on)."""
         self._facts: dict[str, RunFacts] = {}
 
+    def enforces_identity(self, on_server: bool) -> bool:
+        """Whether a door promises to enforce identities on a server's database.
+
+        A SQLite file enforces nothing, whatever stands in front of it.
+        """
+        factories = (*DOORS, *self.doors)
+        return on_server and any(getattr(f, "enforces_identity", False) for f in factories)
+
     def keep(self, run_id: str, evidence: DoorEvidence) -> None:
         """Keep what run `run_id`'s doors and process left, for `run_facts`."""
         self._facts[run_id] = evidence.facts()
@@ -216,13 +225,19 @@ def program_name(command: str, kind: str) -> str:
     return os.path.basename(argv[0])
 
 
+Program = TypeVar("Program", bound=ProgramAgent)
+
+
+def build_program_agent(kind: type[Program], argument: str, options: dict[str, Any]) -> Program:
+    """A `kind` agent from `--agent KIND[:NAME]` and the options `--agent-command` sets."""
+    command = options.get("agent_command")
+    if not command:
+        program_name("", kind.kind)  # refused, naming the missing option
+    timeout = options.get("agent_timeout")
+    return kind(str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout)
+
+
 @register_agent("command")
 def build_command_agent(argument: str, options: dict[str, Any]) -> CommandAgent:
     """Agent-registry builder for `command` and `command:NAME` (entry point `kaudit.agents`)."""
-    command = options.get("agent_command")
-    if not command:
-        raise KauditError("--agent command needs --agent-command: the agent program to start")
-    timeout = options.get("agent_timeout")
-    return CommandAgent(
-        str(command), argument or None, AGENT_TIMEOUT_S if timeout is None else timeout
-    )
+    return build_program_agent(CommandAgent, argument, options)

@@ -166,6 +166,10 @@ def register_door(factory: DoorFactory) -> DoorFactory:
 
     A door that depends on the agent's configuration (its `--tools-command`, its
     `--upstream`) is passed to the command agent instead (`CommandAgent(doors=...)`).
+    A factory with the attribute `enforces_identity = True` promises that, on a database
+    server, the URL its door hands out enforces the run's identity (a login role, its
+    grants and row-level security); only then is an identity accepted for an agent
+    whose own code reaches the world.
     """
     DOORS.append(factory)
     return factory
