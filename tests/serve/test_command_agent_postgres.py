@@ -10,7 +10,7 @@ import pytest
 from kaudit import audit
 from kaudit.errors import KauditError, PreflightError
 from kaudit.ledger import Ledger
-from kaudit.serve import CommandAgent, HandedWorld
+from kaudit.serve import CommandAgent, HandedWorld, postgres_wire_door
 from kaudit.spec import Identity
 from tests.pg import server_url
 from tests.serve.conftest import TASK
@@ -74,9 +74,13 @@ def test_an_agent_that_never_connects_fails_the_preflight(tmp_path: Path) -> Non
 GLOBEX = Identity(role="globex-billing", scope={"billing_account_id": "BA_006"})
 
 
-def test_an_identity_no_door_enforces_is_refused_on_the_server_too(tmp_path: Path) -> None:
+def test_an_identity_no_door_enforces_is_refused_on_the_server_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Bug caught: the agent gets the substrate's own (all-powerful) user while the record
-    claims it acted as a scoped identity."""
+    claims it acted as a scoped identity. (The wire door, which enforces identities on
+    PostgreSQL, is made to withdraw its promise here.)"""
+    monkeypatch.setattr(postgres_wire_door, "enforces_identity", False)
     with pytest.raises(KauditError, match="cannot be enforced on this database server"):
         audit(
             agents=[agent(tmp_path, READ_ONLY)],

@@ -56,9 +56,22 @@ class PostgresWireDoor:
         )
 
 
-@register_door
-def postgres_wire_door(world: HandedWorld) -> Door | None:
-    """The wire door for a world on a PostgreSQL server; None for a file."""
-    if not world.on_server or urlsplit(world.database_url).scheme not in ("postgresql", "postgres"):
-        return None
-    return PostgresWireDoor()
+class PostgresWireDoors:
+    """Chooses the wire door for a world on a PostgreSQL server (None for a file).
+
+    It enforces identities: the URL its door hands out is a login role under the run
+    identity's grants and row-level security.
+    """
+
+    enforces_identity = True
+
+    def __call__(self, world: HandedWorld) -> Door | None:
+        """The run's wire door, or None when its world is not on a PostgreSQL server."""
+        scheme = urlsplit(world.database_url).scheme
+        if not world.on_server or scheme not in ("postgresql", "postgres"):
+            return None
+        return PostgresWireDoor()
+
+
+postgres_wire_door = register_door(PostgresWireDoors())
+"""The registered factory of the PostgreSQL wire door."""
