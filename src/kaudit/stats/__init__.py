@@ -8,6 +8,7 @@ as such: ``freeze_prereg``, ``load_frozen_prereg`` and ``prereg_lock_path`` (mod
 """
 
 from ._agreement import Agreement, agreement, cohen_kappa
+from ._anytime import ANYTIME_UPPER_METHOD, anytime_upper, log_evidence_below, shown_below
 from ._betabinom import (
     ANOVA_ESTIMATOR,
     MOMENTS_ESTIMATOR,
@@ -55,6 +56,7 @@ from ._tally import CellKey, CellTally, distinguish_versions, merge_tallies, ver
 
 __all__ = [
     "ANOVA_ESTIMATOR",
+    "ANYTIME_UPPER_METHOD",
     "CS_METHOD",
     "MOMENTS_ESTIMATOR",
     "Agreement",
@@ -80,6 +82,7 @@ __all__ = [
     "always_fail_upper",
     "analyze",
     "anova_icc",
+    "anytime_upper",
     "audit_miss_rate",
     "beta_binomial_cs",
     "bootstrap_mean",
@@ -100,6 +103,7 @@ __all__ = [
     "is_stochastic",
     "load_frozen_prereg",
     "load_prereg",
+    "log_evidence_below",
     "merge_tallies",
     "miss_probability",
     "miss_weights",
@@ -116,6 +120,7 @@ __all__ = [
     "runs_to_detect",
     "safe_pow_k",
     "select_pool",
+    "shown_below",
     "spearman_rows",
     "stochastic_damage_share",
     "summarize",
