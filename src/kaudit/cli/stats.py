@@ -18,10 +18,12 @@ from kaudit.ledger import reader_anchor
 from kaudit.report import Compat, LedgerFormat, load_cells, pool_sources
 from kaudit.stats import (
     ClaimResult,
+    PopulationPlan,
     analyze,
     freeze_prereg,
     load_frozen_prereg,
     plan_cells,
+    population_plans,
     prereg_lock_path,
     runs_to_detect,
 )
@@ -192,8 +194,10 @@ def plan(
         return
     cells = load_cells(ledger or [], model_file or [], fmt)
     plans = plan_cells(cells, 1.0 - detect, ci_alpha)
+    population = population_plans(cells, detect, ci_alpha)
     if as_json:
-        print_json({"detect": detect, "ci_alpha": ci_alpha, "cells": [vars(c) for c in plans]})
+        print_json({"detect": detect, "ci_alpha": ci_alpha, "cells": [vars(c) for c in plans],
+                    "population": [p.to_json() for p in population]})  # fmt: skip
         return
     table = Table(
         title=f"runs to see damage with probability ≥ {detect} per cell (conservative); "
@@ -203,7 +207,26 @@ def plan(
         table.add_column(col, justify="left" if col in ("model", "task") else "right")
     for c in plans:
         table.add_row(c.model, c.task, str(c.damage), str(c.n), _num(c.p_low, 4), str(c.runs))
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    for line in _population_lines(population, detect):
+        console.print(line, highlight=False, soft_wrap=True)
+
+
+def _population_lines(plans: Sequence[PopulationPlan], detect: float) -> list[str]:
+    """Per model: the conservative population miss rates and the runs they call for."""
+    lines = []
+    for p in plans:
+        if p.fit.interval is None:
+            lines.append(f"{p.model}: population miss rate not identified (no damage seen)")
+            continue
+        misses = ", ".join(f"{_num(value, 3)} at k = {k}" for k, value in p.misses)
+        runs = f"{p.runs} runs per cell" if p.runs is not None else "no number up to 100,000"
+        lines.append(
+            f"{p.model}: a damage-producing cell is missed with probability at most {misses} "
+            f"(population upper bounds); seeing one with probability ≥ {detect}: {runs}"
+        )
+    return lines
 
 
 def freeze(

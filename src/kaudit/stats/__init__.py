@@ -23,7 +23,15 @@ from ._gradient import Gradient, capability_gradient, spearman_rows
 from ._intervals import clopper_pearson, prevalence_upper, wilson
 from ._miss import MissRate, audit_miss_rate, miss_probability, miss_weights
 from ._passk import choose_ratio, pass_at_k, pass_pow_k, pool_mean, safe_pow_k
-from ._plan import CellPlan, all_clean_probability, plan_cells, runs_to_detect
+from ._plan import (
+    CellPlan,
+    PopulationPlan,
+    all_clean_probability,
+    plan_cells,
+    population_plans,
+    runs_to_detect,
+)
+from ._population import POPULATION_METHOD, PopulationMiss, population_miss
 from ._prereg import (
     ClaimResult,
     Prereg,
@@ -59,6 +67,7 @@ __all__ = [
     "ANYTIME_UPPER_METHOD",
     "CS_METHOD",
     "MOMENTS_ESTIMATOR",
+    "POPULATION_METHOD",
     "Agreement",
     "AlwaysFail",
     "CellKey",
@@ -74,6 +83,8 @@ __all__ = [
     "MomentsFit",
     "PoolEstimate",
     "PoolSummary",
+    "PopulationMiss",
+    "PopulationPlan",
     "Prereg",
     "StatsSummary",
     "TailCheck",
@@ -113,6 +124,8 @@ __all__ = [
     "plan_cells",
     "pool_mean",
     "pool_summary",
+    "population_miss",
+    "population_plans",
     "prereg_digest",
     "prereg_lock_path",
     "prevalence_upper",
