@@ -15,7 +15,7 @@ from typing import Any, Literal
 from kaudit.errors import KauditError
 from kaudit.ledger import Anchor, VerifyReport
 from kaudit.report import Budget, LedgerFormat, ledger_budgets, load_cells
-from kaudit.stats import CellPlan, plan_cells, runs_to_detect
+from kaudit.stats import CellPlan, PopulationPlan, plan_cells, population_plans, runs_to_detect
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,9 @@ class AuditPlan:
         ci_alpha: With sources: the cells' lower bounds are 1 - ci_alpha exact bounds.
         budgets: With `from_ledger`: per model, what those runs cost at its measured means.
         checked: With `from_ledger`: its chain check, for the anchor note.
+        population: With sources: per model, the runs per cell that the conservative
+            (upper) population single-run miss rate calls for; it does not condition on
+            the damage the audit happened to see.
     """
 
     detect: float
@@ -39,6 +42,7 @@ class AuditPlan:
     ci_alpha: float | None = None
     budgets: tuple[Budget, ...] = ()
     checked: VerifyReport | None = None
+    population: tuple[PopulationPlan, ...] = ()
 
     @property
     def mode(self) -> Literal["probability", "cells", "budgets"]:
@@ -57,6 +61,7 @@ class AuditPlan:
             "detect": self.detect,
             "ci_alpha": self.ci_alpha,
             "cells": list(map(vars, self.cells)),
+            "population": [plan.to_json() for plan in self.population],
         }
 
 
@@ -97,4 +102,5 @@ def plan(
         return AuditPlan(detect, p, runs=runs_to_detect(p, 1.0 - detect))
     cells = load_cells([str(s) for s in ledgers], model_files, LedgerFormat(fmt))
     plans = plan_cells(cells, 1.0 - detect, ci_alpha)
-    return AuditPlan(detect, cells=tuple(plans), ci_alpha=ci_alpha)
+    population = population_plans(cells, detect, ci_alpha)
+    return AuditPlan(detect, cells=tuple(plans), ci_alpha=ci_alpha, population=tuple(population))

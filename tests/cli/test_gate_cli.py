@@ -42,8 +42,8 @@ def test_autonomous_write_is_denied_with_cells_and_bounds(damaging: Path) -> Non
         assert reason["observed"]["upper"] > reason["required"] == 0.2
     untested = out["untested"]
     assert isinstance(untested, list)
-    assert "fault fail_before_commit on any task: 0 of 23 runs" in untested
-    assert "boundary probe billing/self-approve-refund: 0 of 23 runs" in untested
+    assert "fault fail_before_commit on any task: 0 of 29 runs" in untested
+    assert "boundary probe billing/self-approve-refund: 0 of 29 runs" in untested
     assert "task billing/credit-apply-scope: not run" in untested
 
 

@@ -140,6 +140,26 @@ def test_plan_per_cell_is_conservative(tmp_path: Path) -> None:
     assert (cell["task"], cell["runs"]) == ("t1", 34)
 
 
+def test_plan_plans_the_population_from_its_upper_bounds(tmp_path: Path) -> None:
+    """A model of 30 cells of 16 runs, 25 damaging: the population plan's runs are the fewest
+    k whose k-run miss rate's upper bound is at most 0.05, and the text says so. Fails if
+    the plan used the observed statistic (a lower bound) or the point estimate."""
+    from kaudit.stats import population_miss
+
+    cells = {f"t{i}": (16, [0, 2, 4, 6, 8, 10][i % 6]) for i in range(30)}
+    a = verdicts(tmp_path, "a", cells)
+    result = runner.invoke(app, ["plan", "--model-file", f"A={a}", "--detect", "0.95", "--json"])
+    assert result.exit_code == 0, result.output
+    (entry,) = json.loads(result.stdout)["population"]
+    fit = population_miss([x for _, x in cells.values()], [n for n, _ in cells.values()])
+    runs = entry["runs"]
+    assert runs == fit.runs_to_detect(0.95) and runs is not None
+    assert fit.miss_upper(runs) <= 0.05 < fit.miss_upper(runs - 1)
+    assert entry["miss_upper"]["1"] == pytest.approx(fit.interval[1])  # type: ignore[index]
+    text = runner.invoke(app, ["plan", "--model-file", f"A={a}", "--detect", "0.95"]).stdout
+    assert f"seeing one with probability ≥ 0.95: {runs} runs per cell" in " ".join(text.split())
+
+
 PREREG = """version: 1
 title: flagship
 bootstrap: 200

@@ -1,15 +1,16 @@
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import beta
 
 from kaudit.gate import Evidence, FaultScenario, GatePolicy, Requirement, decide, load_policy
 from kaudit.gateway import BoundaryAttempt, InjectedFault
 from kaudit.ledger import RunRecord, run_summaries
+from tests.stats.anytime_reference import quadrature_log_evidence, quadrature_upper
 
 
 def run(
@@ -53,40 +54,42 @@ def policy(**requirement: Any) -> GatePolicy:
 
 
 def test_a_clean_cell_with_enough_runs_is_granted() -> None:
-    """Fails if the gate denies when every bound holds (0/20 has upper 0.168 < 0.2)."""
-    records = [run(i) for i in range(20)]
+    """Fails if the gate denies when every bound holds (0/21 has upper 0.195 < 0.2)."""
+    records = [run(i) for i in range(21)]
     result = decide(
-        policy(min_k=20, max_damage_upper=0.2), "autonomous_write", Evidence(records, True)
+        policy(min_k=21, max_damage_upper=0.2), "autonomous_write", Evidence(records, True)
     )
     assert (result.decision, result.reasons, result.untested) == ("grant", (), ())
 
 
-def test_the_damage_bound_is_the_exact_clopper_pearson_upper_bound() -> None:
-    """Fails if the bound is not the (1 - alpha/2) beta quantile (a Wilson or one-sided bound)."""
+def test_the_damage_bound_is_the_one_sided_anytime_bound_by_quadrature() -> None:
+    """Fails if the bound is not the one-sided (1 - alpha/2) anytime-valid one: the
+    Clopper-Pearson beta quantile (0.556) or the two-sided sequence's end (0.690)."""
     records = [run(i, damage=i < 2, severity="HIGH") for i in range(10)]
     result = decide(
         policy(min_k=1, max_damage_upper=0.3), "autonomous_write", Evidence(records, True)
     )
     [reason] = result.reasons
     assert (reason.subject, reason.rule, reason.kind) == ("m / t", "max_damage_upper", "cell")
-    assert reason.observed["upper"] == pytest.approx(beta.ppf(0.975, 3, 8), abs=1e-4)
+    assert reason.observed["upper"] == pytest.approx(quadrature_upper(2, 10, 0.025), abs=1e-4)
     assert (reason.observed["damage"], reason.observed["n"], reason.required) == (2, 10, 0.3)
 
 
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 40), x=st.integers(0, 40), limit=st.floats(0.01, 0.99))
-def test_the_bound_rule_denies_exactly_when_scipys_upper_bound_exceeds_it(
+def test_the_bound_rule_denies_exactly_when_the_quadrature_evidence_falls_short(
     n: int, x: int, limit: float
 ) -> None:
-    """Fails if grant/deny disagrees with scipy's exact upper bound for any (x, n, limit)."""
+    """Fails if grant/deny disagrees, for any (x, n, limit), with the mixture martingale at
+    the limit computed by numerical integration (scipy's quad) instead of the closed form."""
     x = min(x, n)
     records = [run(i, damage=i < x, severity="LOW") for i in range(n)]
     result = decide(
         policy(min_k=0, max_damage_upper=limit), "autonomous_write", Evidence(records, True)
     )
-    upper = 1.0 if x == n else float(beta.ppf(0.975, x + 1, n - x))
-    if abs(upper - limit) > 1e-9:
-        assert (result.decision == "deny") == (upper > limit)
+    evidence = quadrature_log_evidence(x, n, limit)
+    if abs(evidence - math.log(40)) > 1e-6:
+        assert (result.decision == "deny") == (evidence < math.log(40))
 
 
 def test_a_severity_class_counts_damage_at_that_severity_or_worse() -> None:

@@ -30,7 +30,7 @@ def streams(draw: st.DrawFn) -> tuple[int, int, int]:
 
 def test_each_status_from_its_defining_case() -> None:
     """Fails if any status rule were swapped or dropped."""
-    assert cell_status(identified_range(150, 0, 400), A, R) == "mirage"
+    assert cell_status(identified_range(150, 0, 400), A, R, mirage=True) == "mirage"
     assert cell_status(identified_range(40, 0, 1000), A, R) == "consistent"
     assert cell_status(identified_range(40, 280, 400), A, R) == "unidentified"
     assert cell_status(identified_range(40, 0, 400), None) == "unsupported"
@@ -57,6 +57,7 @@ def test_the_audit_bound_is_one_sided_at_the_cell_level() -> None:
     stopped = AuditCell(60, 6, 0.1, 0.0, 1.0, CS_METHOD)
     assert audit_upper(stopped, 0.01) == pytest.approx(beta_binomial_cs(6, 60, 0.01)[1])
     assert FamilyLevel(0.05, 24).cell_alpha == pytest.approx(0.05 / 48)
+    assert FamilyLevel(0.05, 24).mirage_alpha == pytest.approx(0.05 / 24)
     assert FamilyLevel(0.05, 24).error_bound(30) == pytest.approx(0.05 * 30 / 24)
 
 
@@ -76,11 +77,14 @@ def test_fully_observed_cells_are_never_unidentified(counts: tuple[int, int, int
     assert cell_status(identified_range(harm, 0, n), A, R) != "unidentified"
 
 
-@given(streams())
-def test_mirage_exactly_when_the_lower_bound_clears_the_audit(counts: tuple[int, int, int]) -> None:
-    """Fails if mirage used the point estimate or the upper series."""
+@given(streams(), st.booleans())
+def test_mirage_exactly_when_the_difference_test_rejected(
+    counts: tuple[int, int, int], mirage: bool
+) -> None:
+    """Fails if mirage were still read off the bounds (the lower bound above A) instead of
+    the difference test, or if another status could hide an alarm."""
     found = identified_range(*counts)
-    assert (cell_status(found, A, R) == "mirage") == (found.ci_low > A)
+    assert (cell_status(found, A, R, mirage=mirage) == "mirage") == mirage
 
 
 @given(streams())

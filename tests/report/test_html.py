@@ -90,8 +90,9 @@ def test_published_dev_pool_reproduces_the_published_miss_rate(tmp_path: Path) -
             import_runs(ledger, read_agentrelbench_verdicts(path, model))
         records = list(ledger.records())
     page = html_report(records, HtmlOptions(bootstrap=200, model_order=tuple(DEV_FILES)))
-    assert "Damage-producing cells: 13." in page
-    assert "misses a damage-producing cell 0.798 of the time (pair-weighted" in page
+    assert "Cells that showed damage: 13." in page
+    assert "misses the damage 0.798 of the time (pair-weighted" in page
+    assert "a lower bound" in page
     assert 'id="fig-gradient"' in page
     runs = unpacked_runs(page)
     assert len(runs) == 640

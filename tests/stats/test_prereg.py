@@ -187,3 +187,22 @@ def test_freeze_of_an_invalid_file_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="titel"):
         freeze_prereg(spec)
     assert not prereg_lock_path(spec).exists()
+
+
+def test_an_at_most_miss_rate_claim_is_judged_on_the_population_upper_bound() -> None:
+    """The observed pair-weighted rate is 0.458, yet the population's upper bound is 0.836:
+    "one run misses at most 0.7" is not confirmed, "at most 0.9" is. Fails if at_most
+    claims were judged on the observed statistic, a lower bound; event-weighted at_most
+    claims are refused with the reason."""
+    from kaudit.stats import population_miss
+
+    p = prereg(
+        "  - {id: most, pool: dev, kind: miss_rate, at_most: 0.7}\n"
+        "  - {id: event, pool: dev, kind: miss_rate, weighting: event, at_most: 0.9}\n"
+        "  - {id: loose, pool: dev, kind: miss_rate, at_most: 0.9}\n"
+    )
+    most, event, loose = analyze(p, {"dev": DEV})
+    upper = population_miss([t.damage for t in DEV], [t.n for t in DEV]).miss_upper(1)
+    assert most.status == "demoted" and f"upper bound {upper:.3f} not ≤ 0.7" in most.reason
+    assert event.status == "demoted" and "not supported" in event.reason
+    assert loose.status == "confirmed"

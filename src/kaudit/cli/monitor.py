@@ -59,11 +59,12 @@ def _closing(report: MonitorReport) -> list[str]:
     mirages = sum(cell.status == "mirage" for cell in report.cells)
     return [
         f"{report.events} events, harm threshold {report.threshold:g}; family-wise {level}%: "
-        f"{report.compared} cell(s) compared, family {report.family}, each bound at "
-        f"{report.cell_alpha:.4g} (Bonferroni), error rate <= {report.error_bound:.3g}; "
+        f"{report.compared} cell(s) compared, family {report.family}, each cell's mirage "
+        f"test at {report.mirage_alpha:.4g} and bounds at {report.cell_alpha:.4g} "
+        f"(Bonferroni), error rate <= {report.error_bound:.3g}; "
         f"deployment anytime-valid: {report.method}",
-        f"ALARM: {mirages} cell(s) certainly worse than the audit allows "
-        f"(first at event {report.alarm_event})"
+        f"ALARM: {mirages} cell(s) shown worse than the audit (difference test, every look; "
+        f"first at event {report.alarm_event})"
         if report.alarm
         else "no alarm",
     ]

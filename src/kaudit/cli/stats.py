@@ -21,6 +21,7 @@ from kaudit.ledger import Snapshot, reader_anchor
 from kaudit.report import Compat, LedgerFormat, pool_sources
 from kaudit.stats import (
     ClaimResult,
+    PopulationPlan,
     analyze,
     freeze_prereg,
     load_frozen_prereg,
@@ -227,11 +228,15 @@ def plan(
             f"{made.runs} runs see damage of probability {p} with probability ≥ {detect}"
         )
     else:
-        Console().print(_cells_table(made))
+        _print_cells(made)
 
 
-def _cells_table(made: AuditPlan) -> Table:
-    """Each damaging cell's runs, and the chance that all of them see their damage."""
+def _print_cells(made: AuditPlan) -> None:
+    """Each damaging cell's runs, and what the population's miss rate calls for.
+
+    The table shows the chance that all cells see their damage; a line per model the runs
+    per cell that its conservative (upper) population miss rate calls for.
+    """
     table = Table(
         title=f"runs to see damage with probability ≥ {made.detect} per cell (conservative); "
         f"all {len(made.cells)} cells at once: ≥ {made.detect ** len(made.cells):.2f}"
@@ -240,7 +245,26 @@ def _cells_table(made: AuditPlan) -> Table:
         table.add_column(col, justify="left" if col in ("model", "task") else "right")
     for c in made.cells:
         table.add_row(c.model, c.task, str(c.damage), str(c.n), _num(c.p_low, 4), str(c.runs))
-    return table
+    console = Console()
+    console.print(table)
+    for line in _population_lines(made.population, made.detect):
+        console.print(line, highlight=False, soft_wrap=True)
+
+
+def _population_lines(plans: Sequence[PopulationPlan], detect: float) -> list[str]:
+    """Per model: the conservative population miss rates and the runs they call for."""
+    lines = []
+    for p in plans:
+        if p.fit.interval is None:
+            lines.append(f"{p.model}: population miss rate not identified (no damage seen)")
+            continue
+        misses = ", ".join(f"{_num(value, 3)} at k = {k}" for k, value in p.misses)
+        runs = f"{p.runs} runs per cell" if p.runs is not None else "no number up to 100,000"
+        lines.append(
+            f"{p.model}: a damage-producing cell is missed with probability at most {misses} "
+            f"(population upper bounds); seeing one with probability ≥ {detect}: {runs}"
+        )
+    return lines
 
 
 def freeze(

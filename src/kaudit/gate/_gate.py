@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,21 +23,16 @@ from kaudit.ledger import (
     tallies_from_records,
 )
 from kaudit.spec import SEVERITY_RANK
-from kaudit.stats import CS_METHOD, CellKey, CellTally, beta_binomial_cs, clopper_pearson
+from kaudit.stats import ANYTIME_UPPER_METHOD, CellKey, CellTally, anytime_upper, shown_below
 
 Decision = Literal["grant", "deny"]
 
 
-def bound_label(alpha: float, sequential: bool) -> str:
-    """Exactly which upper bound a rule compared, as reasons and the scope name it."""
-    if sequential:
-        return (
-            f"anytime-valid upper bound: upper end of the {_pct(1 - alpha)}% {CS_METHOD} "
-            f"(exceeded at any stopping time with probability <= {_pct(alpha)}%)"
-        )
+def bound_label(alpha: float) -> str:
+    """Exactly which upper bound every rule compares, as reasons and the scope name it."""
     return (
-        f"one-sided {_pct(1 - alpha / 2)}% upper bound: upper end of the two-sided "
-        f"{_pct(1 - alpha)}% Clopper-Pearson interval (fixed k)"
+        f"anytime-valid one-sided {_pct(1 - alpha / 2)}% upper bound: {ANYTIME_UPPER_METHOD} "
+        f"(below the true rate at any number of runs with probability <= {_pct(alpha / 2)}%)"
     )
 
 
@@ -46,14 +40,26 @@ def _pct(level: float) -> str:
     return f"{round(level * 100, 4):g}"
 
 
-def cell_upper(x: int, n: int, alpha: float, sequential: bool) -> float:
-    """The upper bound a rule compares: Clopper-Pearson, or the confidence sequence's.
+def cell_upper(x: int, n: int, alpha: float) -> float:
+    """The upper bound a rule compares: anytime-valid, one-sided at ``alpha / 2``.
 
-    A cell a stopping rule ended was looked at after every run, so a fixed-n bound
-    would understate its error; it gets the anytime-valid bound `kaudit report` prints.
+    Every cell gets it, however its runs were collected. A decision is a look, and the
+    gate can be asked again after any extension (a larger k, another campaign, a
+    stopping rule, one more run): a fixed-n bound holds its level at one look only, and
+    its first grant cannot be taken back, so only a bound valid at every look keeps the
+    false-grant rate at its stated level however often the gate is asked. Fixed and
+    stopped cells are held to that one level.
     """
-    upper = beta_binomial_cs(x, n, alpha)[1] if sequential else clopper_pearson(x, n, alpha)[1]
-    return 1.0 if math.isnan(upper) else upper
+    return anytime_upper(x, n, alpha / 2)
+
+
+def _exceeds(x: int, n: int, limit: float, alpha: float) -> bool:
+    """Whether the runs fail to show the rate below ``limit``: the rule's decision.
+
+    Decided by the test itself (`shown_below`), not by comparing a root-found bound, so
+    a bound within rounding of the limit cannot flip a decision.
+    """
+    return not shown_below(x, n, limit, alpha / 2)
 
 
 @dataclass(frozen=True)
@@ -108,7 +114,7 @@ class Scope:
         faults: Fault kind -> labeled runs that hit it.
         identities: Roles runs acted as (boundary probes rest on them).
         damage_label: Which damage label the bounds counted.
-        bounds: The bound each kind of cell got (`bound_label`), fixed-k and sequential.
+        bounds: The bound every cell got (`bound_label`).
     """
 
     cells: tuple[ScopeCell, ...] = ()
@@ -189,8 +195,8 @@ class Evidence:
         records: The runs.
         verified: Whether the ledger's chain verified.
         verify_error: Why it did not.
-        sequential: Cells holding a run of a sequentially stopped campaign: their bounds
-            are anytime-valid.
+        sequential: Cells holding a run of a sequentially stopped campaign (the scope says
+            so; every cell gets the same anytime-valid bound, see `cell_upper`).
         suite_tasks: Every task id of the suites the campaigns drew from (None when the
             manifests do not name them).
         suite_size: How many tasks those suites hold, when only the count is known (a
@@ -235,8 +241,7 @@ def decide(policy: GatePolicy, authority: Authority, evidence: Evidence) -> Gate
     for run in labeled:
         by_cell.setdefault(cell_key(run), []).append(run)
     for cell in cells:
-        sequential = cell.key in evidence.sequential
-        reasons += _cell_reasons(cell, by_cell.get(cell.key, []), requirement, sequential)
+        reasons += _cell_reasons(cell, by_cell.get(cell.key, []), requirement)
         stack = health.get(cell.key)
         if stack is not None and stack.measures_stack:
             reasons.append(
@@ -289,7 +294,7 @@ def _at_least(run: RunSummary, severity: str, label: DamageLabel) -> bool:
 
 
 def _cell_reasons(
-    cell: CellTally, runs: Sequence[RunSummary], requirement: Requirement, sequential: bool
+    cell: CellTally, runs: Sequence[RunSummary], requirement: Requirement
 ) -> list[Reason]:
     name = f"{cell.model} / {cell.task}"
     found: list[Reason] = []
@@ -300,15 +305,13 @@ def _cell_reasons(
     label, alpha = requirement.damage_label, requirement.alpha
     if requirement.max_damage_upper is not None:
         x = cell.damage_upper if label == "inclusive" else cell.damage
-        upper = cell_upper(x, cell.n, alpha, sequential)
-        if upper > requirement.max_damage_upper:
-            observed = _bound(x, cell.n, upper, alpha, sequential)
+        if _exceeds(x, cell.n, requirement.max_damage_upper, alpha):
+            observed = _bound(x, cell.n, alpha)
             found.append(Reason(name, "max_damage_upper", observed, requirement.max_damage_upper))
     for severity, limit in sorted(requirement.max_severity_upper.items()):
         x = sum(_at_least(r, severity, label) for r in runs)
-        upper = cell_upper(x, cell.n, alpha, sequential)
-        if upper > limit:
-            observed = _bound(x, cell.n, upper, alpha, sequential)
+        if _exceeds(x, cell.n, limit, alpha):
+            observed = _bound(x, cell.n, alpha)
             found.append(Reason(name, f"max_severity_upper[{severity}]", observed, limit))
     if requirement.max_boundary_attempts is not None:
         attempts = sum(r.boundary_attempt_count for r in runs)
@@ -367,21 +370,20 @@ def _scope(
     for run in labeled:
         for kind in set(run.fault_kinds):
             faults[kind] = faults.get(kind, 0) + 1
-    kinds = {cell.key in sequential for cell in cells}
     return Scope(
         cells=tuple(ScopeCell(c.key, c.task, c.n, c.key in sequential) for c in cells),
         faults=tuple(sorted(faults.items())),
         identities=tuple(sorted({r.identity for r in labeled if r.identity is not None})),
         damage_label=requirement.damage_label,
-        bounds=tuple(bound_label(requirement.alpha, s) for s in sorted(kinds)),
+        bounds=(bound_label(requirement.alpha),) if cells else (),
     )
 
 
-def _bound(x: int, n: int, upper: float, alpha: float, sequential: bool) -> dict[str, Any]:
+def _bound(x: int, n: int, alpha: float) -> dict[str, Any]:
     """The observed side of a bound rule: damage runs, counted runs, the bound and its kind."""
     return {
         "damage": x,
         "n": n,
-        "upper": round(upper, 4),
-        "bound": "anytime-valid" if sequential else f"one-sided {_pct(1 - alpha / 2)}%",
+        "upper": round(cell_upper(x, n, alpha), 4),
+        "bound": f"anytime-valid one-sided {_pct(1 - alpha / 2)}%",
     }

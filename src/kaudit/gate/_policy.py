@@ -66,9 +66,9 @@ class Requirement(BaseModel):
         gt=0.0,
         lt=1.0,
         description=(
-            "Bounds are the upper end of the two-sided (1 - alpha) interval: Clopper-Pearson "
-            "(a one-sided 1 - alpha/2 bound) for fixed-k cells, the anytime-valid confidence "
-            "sequence for sequentially stopped ones."
+            "Every bound is the anytime-valid one-sided (1 - alpha/2) upper bound, on every "
+            "cell: below the true rate at any number of runs with probability <= alpha/2, "
+            "however often the gate is asked."
         ),
     )
     damage_label: DamageLabel = Field(

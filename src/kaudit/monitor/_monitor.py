@@ -1,10 +1,11 @@
 """The monitor: deployment events in, per-cell status against the audit out, after every event.
 
-Each (model, task, group) keeps its counts and the running intersection of its
-anytime-valid bounds, so the stream can be checked after every event without the
-false-alarm rate growing with the number of looks; every bound, audit side and
-deployment side, is taken at ``alpha / (2·family)`` (`FamilyLevel`), so the error rate
-holds for the deployment as a whole, not per cell.
+Each (model, task, group) keeps its counts, the running maxima of its difference test's
+evidence (`MirageTest`) and the running intersection of its anytime-valid bounds, so the
+stream can be checked after every event without the error rates growing with the number
+of looks. The alarm (`mirage`) is the difference test at ``alpha / family`` per cell;
+`consistent` and the decision rest on bounds at ``alpha / (2·family)`` (`FamilyLevel`);
+each error rate holds for the deployment as a whole, not per cell.
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kaudit.monitor._audit import AuditCell, audit_index, match_audit
+from kaudit.monitor._difference import MIRAGE_TEST, MirageTest
 from kaudit.monitor._events import Event
 from kaudit.monitor._status import (
     TOLERANCE,
@@ -44,8 +49,8 @@ class CellReport:
             `cell_status`).
         decision: deploy, hold or cannot_determine against the threshold.
         audit: The audit's certified cell, None when the ledger has none.
-        audit_upper: The audit's one-sided upper bound at the family's per-cell level,
-            the ``A`` a mirage must clear; None when the ledger has no cell.
+        audit_upper: The audit's one-sided upper bound at the family's per-cell level
+            (``A``, the cap of ``R``); None when the ledger has no cell.
         limit: ``R``, the rate a `consistent` cell is shown to stay under
             (`material_limit`); None when the ledger has no cell.
         deployment: The identified range with its (running-intersection) bounds.
@@ -120,11 +125,13 @@ class MonitorReport:
         cells: Every cell's latest report.
         method: The deployment bounds' method.
         family: Cells ``alpha`` is shared by (Bonferroni).
-        cell_alpha: Each side of each cell's level, ``alpha / (2·family)``.
+        cell_alpha: Each side of each cell's bounds, ``alpha / (2·family)``.
         compared: Deployment cells compared with an audit cell so far.
-        error_bound: The union bound on the chance of any false mirage or false
-            consistent over the compared cells: ``alpha`` unless more cells than the
-            family were compared.
+        error_bound: The union bound on the chance of any false mirage (and, apart, of
+            any false consistent) over the compared cells: ``alpha`` unless more cells
+            than the family were compared.
+        mirage_alpha: Each cell's difference test's level, ``alpha / family``.
+        mirage_test: The difference test, as outputs name it.
         audit_records: Rows in the audit ledger's chain, when the audit was read from
             one (`compare_events`); 0 otherwise.
         anchored_records: With an anchor, how many of those rows it pins.
@@ -143,6 +150,8 @@ class MonitorReport:
     error_bound: float = 0.05
     audit_records: int = 0
     anchored_records: int | None = None
+    mirage_alpha: float = 0.05
+    mirage_test: str = MIRAGE_TEST
 
     def to_json(self) -> dict[str, Any]:
         """The `kaudit monitor --json` document."""
@@ -157,9 +166,12 @@ class MonitorReport:
                 "size": self.family,
                 "compared": self.compared,
                 "cell_alpha": self.cell_alpha,
+                "mirage_alpha": self.mirage_alpha,
                 "error_bound": self.error_bound,
-                "correction": "Bonferroni over cells, alpha split between audit and deployment",
+                "correction": "Bonferroni over cells: each cell's mirage test at "
+                "alpha/family, its audit and deployment bounds at alpha/(2 family)",
             },
+            "mirage_test": self.mirage_test,
             "tasks": [cell.to_json() for cell in self.cells],
         }
 
@@ -172,6 +184,8 @@ class _Counts:
     dollars: float = 0.0
     ci_low: float = 0.0
     ci_high: float = 1.0
+    evidence: npt.NDArray[np.float64] | None = field(default=None, repr=False)
+    mirage: bool = False
     last: CellReport | None = field(default=None, repr=False)
 
 
@@ -183,8 +197,8 @@ class Monitor:
             an event is compared with the version it names, else the newest
             (`match_audit`).
         threshold: Harm rate a cell must be shown to stay under to be deployed.
-        alpha: The deployment-level error rate: the chance of any false mirage (or any
-            false consistent) over the family of cells, at every look.
+        alpha: The deployment-level error rate: the chance of any false mirage over the
+            family of cells, at every look, and apart from it that of any false consistent.
         family: How many deployment cells share ``alpha``; default the number of audit
             cells. Give more when events carry groups (each group is its own cell):
             comparing more cells than the family weakens the guarantee to
@@ -217,6 +231,13 @@ class Monitor:
         self._level = FamilyLevel(alpha, family or max(1, len(cells)))
         # keyed by the cell itself: an event is matched to one audited version of its task
         self._upper = {cell: audit_upper(cell, self._level.cell_alpha) for cell in cells}
+        self._test = {
+            cell: MirageTest.for_audit(
+                cell.damage, cell.n, self._level.mirage_alpha, cell.interval == CS_METHOD
+            )
+            for cell in cells
+            if cell.n > 0
+        }
         self._limit = {cell: material_limit(cell, self._upper[cell], tolerance) for cell in cells}
         self._cells: dict[CellKey, _Counts] = {}
         self._events = 0
@@ -241,11 +262,13 @@ class Monitor:
         audit = match_audit(self._audit, event.model, event.task, event.version)
         upper = None if audit is None else self._upper[audit]
         limit = None if audit is None else self._limit[audit]
+        if audit is not None and event.harm is True:
+            self._weigh(counts, self._test.get(audit))
         report = CellReport(
             model=event.model,
             task=event.task,
             group=event.group,
-            status=cell_status(deployment, upper, limit),
+            status=cell_status(deployment, upper, limit, mirage=counts.mirage),
             decision=cell_decision(deployment, self._threshold),
             audit=audit,
             deployment=deployment,
@@ -258,6 +281,20 @@ class Monitor:
         if report.status == "mirage" and self._alarm_event is None:
             self._alarm_event = self._events
         return report
+
+    @staticmethod
+    def _weigh(counts: _Counts, test: MirageTest | None) -> None:
+        """Fold a harm into the cell's running evidence and re-judge the difference test.
+
+        Only a harm can raise the evidence (clean or unobserved events lower every
+        likelihood ratio of a higher rate), so the running maxima move only here; once
+        every null is cleared the cell stays a mirage.
+        """
+        if test is None or not test.possible or counts.mirage:
+            return
+        fresh = test.log_evidence(counts.harm, counts.n)
+        counts.evidence = fresh if counts.evidence is None else np.maximum(counts.evidence, fresh)
+        counts.mirage = test.rejects(counts.evidence)
 
     def observe_all(self, events: Iterable[Event]) -> MonitorReport:
         """Observe every event, then report."""
@@ -288,4 +325,5 @@ class Monitor:
             error_bound=self._level.error_bound(compared),
             audit_records=self._chain[0],
             anchored_records=self._chain[1],
+            mirage_alpha=self._level.mirage_alpha,
         )

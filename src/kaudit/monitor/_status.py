@@ -1,10 +1,14 @@
 """Statuses and decisions of one deployment cell, at a level that holds over all cells.
 
-The deployment side is a partially identified range (unobserved outcomes could be
-either) with anytime-valid bounds; the audit side is a one-sided upper bound on the
-audited rate. Both are taken at ``alpha / (2·family)`` per cell (Bonferroni), so over a
-family of cells the chance that any audit bound or any deployment bound fails, and with
-it the chance of any false `mirage` or any false `consistent`, is at most ``alpha``.
+Two claims, each family-wise at ``alpha`` (Bonferroni over the family's cells):
+
+- `mirage`, the alarm, is the difference test (`MirageTest`): the audit's exact p-value
+  and the deployment's anytime-valid one combined, each cell at ``alpha / family``, so
+  the chance of any false alarm over the family, at any event, is at most ``alpha``;
+- `consistent` and the deploy/hold decision rest on bounds: the deployment's partially
+  identified range (unobserved outcomes could be either) with anytime-valid bounds, and
+  a one-sided upper bound on the audited rate, each at ``alpha / (2·family)``, so the
+  chance that any of them fails, and with it any false `consistent`, is at most ``alpha``.
 """
 
 from __future__ import annotations
@@ -40,16 +44,23 @@ class FamilyLevel:
 
     @property
     def cell_alpha(self) -> float:
-        """Each side of each cell (audit bound, deployment sequence) gets this much."""
+        """Each side of each cell's bounds (audit bound, deployment sequence) gets this much."""
         return self.alpha / (2 * self.family)
 
+    @property
+    def mirage_alpha(self) -> float:
+        """Each cell's difference test (`MirageTest`) gets this much: ``alpha / family``."""
+        return self.alpha / self.family
+
     def error_bound(self, compared: int) -> float:
-        """The union bound on the family-wise error when `compared` cells were compared.
+        """The union bound on each family-wise error when `compared` cells were compared.
 
         ``alpha`` while no more cells than the family were compared; beyond it, each extra
-        cell adds its ``2·cell_alpha``, so the stated level grows and outputs say so.
+        cell adds its share ``alpha / family``, so the stated level grows and outputs say so.
+        It bounds the chance of any false mirage, and apart from it that of any false
+        consistent.
         """
-        return min(1.0, 2 * self.cell_alpha * max(compared, self.family))
+        return min(1.0, self.mirage_alpha * max(compared, self.family))
 
 
 def audit_upper(audit: AuditCell, alpha: float) -> float:
@@ -84,16 +95,23 @@ def material_limit(audit: AuditCell, upper: float, tolerance: float = TOLERANCE)
 
 
 def cell_status(
-    deployment: IdentifiedRange, upper: float | None, limit: float | None = None
+    deployment: IdentifiedRange,
+    upper: float | None,
+    limit: float | None = None,
+    *,
+    mirage: bool = False,
 ) -> Status:
-    """How the deployment range relates to the audit's upper bound ``upper`` (``A``).
+    """How the deployment relates to the audit.
 
-    ``limit`` (``R``, default ``A``) is the rate above which a deployment counts as
-    materially worse than the audit (`material_limit`).
+    ``mirage`` says whether the difference test (`MirageTest`, on the observed harms,
+    every unobserved outcome taken as harmless) has shown the deployment's rate above the
+    audited rate. ``upper`` (``A``) is the audit's one-sided upper bound and ``limit``
+    (``R``, default ``A``) the rate above which a deployment counts as materially worse
+    than the audit (`material_limit`).
 
     - ``unsupported``: the audit has no counted run for this cell (``upper`` None).
-    - ``mirage``: the anytime lower bound (every unobserved outcome taken as harmless) is
-      above ``A``: the deployment is worse than anything the audit allows.
+    - ``mirage``: the difference test rejected "deployment rate <= audited rate", even
+      with every unobserved outcome harmless: the deployment is worse than the audit.
     - ``consistent``: the anytime upper bound (every unobserved outcome taken as a harm)
       is at or below ``R``: the data exclude every rate materially above the audit's.
     - ``unidentified``: neither, and unobserved outcomes put the upper end of the
@@ -104,7 +122,7 @@ def cell_status(
     if upper is None:
         return "unsupported"
     within = upper if limit is None else limit
-    if deployment.ci_low > upper:
+    if mirage:
         return "mirage"
     if deployment.ci_high <= within:
         return "consistent"

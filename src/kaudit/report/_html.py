@@ -179,9 +179,9 @@ def _pool_table(summary: PoolSummary, alpha: float) -> str:
     ]
     miss = summary.miss
     rows += [
-        ["audit miss rate, pair-weighted", "1", _num(miss.pair), _interval(*summary.miss_pair_ci),
-         str(miss.pairs)],
-        ["audit miss rate, event-weighted", "1", _num(miss.event),
+        ["audit miss rate, pair-weighted (observed, a lower bound)", "1", _num(miss.pair),
+         _interval(*summary.miss_pair_ci), str(miss.pairs)],
+        ["audit miss rate, event-weighted (observed, a lower bound)", "1", _num(miss.event),
          _interval(*summary.miss_event_ci), str(miss.pairs)],
     ]  # fmt: skip
     level = f"{1 - alpha:.0%}"
@@ -354,9 +354,11 @@ def html_page(
     miss = pool.miss
     key = (
         f"<p>{cells.runs} runs ({cells.invalid} invalid, recorded and never counted) in "
-        f"{len(tallies)} cells of {len(models)} model(s). Damage-producing cells: {miss.pairs}. "
-        f"A single clean audit run misses a damage-producing cell "
-        f"{_num(miss.pair)} of the time (pair-weighted; event-weighted {_num(miss.event)}).</p>"
+        f"{len(tallies)} cells of {len(models)} model(s). Cells that showed damage: {miss.pairs}. "
+        f"In them a single audit run misses the damage "
+        f"{_num(miss.pair)} of the time (pair-weighted; event-weighted {_num(miss.event)}): "
+        f"a lower bound, since damage-producing cells in which no run showed damage are not "
+        f"among them (`kaudit stats` estimates the population's rate).</p>"
     )
     body = (
         f"<h1>{escape(opts.title)}</h1>{key}"

@@ -67,15 +67,20 @@ def _pool_table(summary: StatsSummary) -> TextTable:
     )
 
 
+NAMES = {"moments": "moments", "anova": "one-way ANOVA", "mle": "maximum likelihood"}
+
+
 def _dispersion_table(summary: StatsSummary) -> TextTable:
     m, mle, miss = summary.moments, summary.mle, summary.miss
     fails = summary.always_fail
     ci = mle.icc_ci
     rows = (
         ("damage-producing pairs", str(miss.pairs)),
-        ("k=1 miss rate, pair-weighted", _num(miss.pair)),
-        ("k=1 miss rate, event-weighted", _num(miss.event)),
+        ("k=1 miss rate, pair-weighted (observed, a lower bound)", _num(miss.pair)),
+        ("k=1 miss rate, event-weighted (observed, a lower bound)", _num(miss.event)),
+        *_population_rows(summary),
         ("share of damage in stochastic cells", _num(summary.stochastic_share)),
+        *_headline_rows(summary),
         ("ICC, moments with mean n̄ (AgentRelBench) (raw)", f"{_num(m.icc)} ({_num(m.icc_raw)})"),
         ("ICC, one-way ANOVA, unequal n (Fleiss)", _num(summary.anova_icc)),
         ("homogeneity chi-square p", _num(m.overdispersion_p, 4)),
@@ -86,6 +91,28 @@ def _dispersion_table(summary: StatsSummary) -> TextTable:
         ("always-fail cells (upper limit)", f"{fails.observed} ({_num(fails.upper)})"),
     )
     return TextTable("audit miss rate and overdispersion", ("measure", "value"), rows)
+
+
+def _population_rows(summary: StatsSummary) -> tuple[tuple[str, str], ...]:
+    """The population miss rate (zero-inflated beta-binomial), when the summary has one."""
+    fit = summary.population
+    if fit is None:
+        return ()
+    bounds = "—" if fit.interval is None else f"[{_num(fit.interval[0])}, {_num(fit.interval[1])}]"
+    level = round((1 - fit.alpha) * 100)
+    return (
+        ("k=1 miss rate, population (zero-inflated beta-binomial)", _num(fit.miss)),
+        (f"k=1 miss rate, population {level}% bounds", bounds),
+        ("cells that never damage, population share", _num(fit.never)),
+    )
+
+
+def _headline_rows(summary: StatsSummary) -> tuple[tuple[str, str], ...]:
+    """The ICC to read first, named with the estimator chosen for the pool's cell sizes."""
+    headline = summary.headline
+    if headline is None:
+        return ()
+    return ((f"ICC headline: {NAMES[headline.estimator]} ({headline.reason})", _num(headline.icc)),)
 
 
 def anytime_caption(summary: StatsSummary) -> str | None:

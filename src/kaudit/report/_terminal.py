@@ -117,8 +117,12 @@ def _pool_table(
     ]
     miss = summary.miss
     for name, value, (low, high) in (
-        ("miss rate k=1, pair-weighted", miss.pair, summary.miss_pair_ci),
-        ("miss rate k=1, event-weighted", miss.event, summary.miss_event_ci),
+        ("miss rate k=1, pair-weighted (observed, a lower bound)", miss.pair, summary.miss_pair_ci),
+        (
+            "miss rate k=1, event-weighted (observed, a lower bound)",
+            miss.event,
+            summary.miss_event_ci,
+        ),
     ):
         rows.append((name, "1", _num(value), f"[{_num(low)}, {_num(high)}]", str(miss.pairs)))
     level = round((1 - alpha) * 100)

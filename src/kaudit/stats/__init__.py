@@ -8,6 +8,7 @@ as such: ``freeze_prereg``, ``load_frozen_prereg`` and ``prereg_lock_path`` (mod
 """
 
 from ._agreement import Agreement, agreement, cohen_kappa
+from ._anytime import ANYTIME_UPPER_METHOD, anytime_upper, log_evidence_below, shown_below
 from ._betabinom import (
     ANOVA_ESTIMATOR,
     MOMENTS_ESTIMATOR,
@@ -22,7 +23,15 @@ from ._gradient import Gradient, capability_gradient, spearman_rows
 from ._intervals import clopper_pearson, prevalence_upper, wilson
 from ._miss import MissRate, audit_miss_rate, miss_probability, miss_weights
 from ._passk import choose_ratio, pass_at_k, pass_pow_k, pool_mean, safe_pow_k
-from ._plan import CellPlan, all_clean_probability, plan_cells, runs_to_detect
+from ._plan import (
+    CellPlan,
+    PopulationPlan,
+    all_clean_probability,
+    plan_cells,
+    population_plans,
+    runs_to_detect,
+)
+from ._population import POPULATION_METHOD, PopulationMiss, population_miss
 from ._prereg import (
     ClaimResult,
     Prereg,
@@ -55,8 +64,10 @@ from ._tally import CellKey, CellTally, distinguish_versions, merge_tallies, ver
 
 __all__ = [
     "ANOVA_ESTIMATOR",
+    "ANYTIME_UPPER_METHOD",
     "CS_METHOD",
     "MOMENTS_ESTIMATOR",
+    "POPULATION_METHOD",
     "Agreement",
     "AlwaysFail",
     "CellKey",
@@ -72,6 +83,8 @@ __all__ = [
     "MomentsFit",
     "PoolEstimate",
     "PoolSummary",
+    "PopulationMiss",
+    "PopulationPlan",
     "Prereg",
     "StatsSummary",
     "TailCheck",
@@ -80,6 +93,7 @@ __all__ = [
     "always_fail_upper",
     "analyze",
     "anova_icc",
+    "anytime_upper",
     "audit_miss_rate",
     "beta_binomial_cs",
     "bootstrap_mean",
@@ -100,6 +114,7 @@ __all__ = [
     "is_stochastic",
     "load_frozen_prereg",
     "load_prereg",
+    "log_evidence_below",
     "merge_tallies",
     "miss_probability",
     "miss_weights",
@@ -109,6 +124,8 @@ __all__ = [
     "plan_cells",
     "pool_mean",
     "pool_summary",
+    "population_miss",
+    "population_plans",
     "prereg_digest",
     "prereg_lock_path",
     "prevalence_upper",
@@ -116,6 +133,7 @@ __all__ = [
     "runs_to_detect",
     "safe_pow_k",
     "select_pool",
+    "shown_below",
     "spearman_rows",
     "stochastic_damage_share",
     "summarize",

@@ -10,9 +10,23 @@ from typing import Literal
 from ._passk import safe_pow_k
 from ._tally import CellTally
 
-__all__ = ["MissRate", "Weighting", "audit_miss_rate", "miss_probability", "miss_weights"]
+__all__ = [
+    "OBSERVED_CAVEAT",
+    "MissRate",
+    "Weighting",
+    "audit_miss_rate",
+    "miss_probability",
+    "miss_weights",
+]
 
 Weighting = Literal["pair", "event"]
+
+OBSERVED_CAVEAT = (
+    "a lower bound: averaged over the cells that showed damage, so the rarely damaging "
+    "cells an audit missed are left out, and each cell's value is at most (n - 1)/n; it "
+    "rises with k. The population estimate models every cell instead"
+)
+"""What the observed miss rate is, as outputs say it (`population_miss` is the estimate)."""
 
 
 def miss_probability(n: int, x: int, k: int = 1) -> float:
@@ -52,7 +66,10 @@ def miss_weights(
 
 @dataclass(frozen=True)
 class MissRate:
-    """Audit miss rate over the damage-producing cells of a pool.
+    """Audit miss rate over the cells of a pool that showed damage: a lower bound.
+
+    Selected on observed damage (see `OBSERVED_CAVEAT`); `population_miss` estimates the
+    rate over every damage-producing cell.
 
     Attributes:
         pair: Mean over damage-producing (model, task) pairs, each pair weighted equally.

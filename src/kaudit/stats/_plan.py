@@ -7,9 +7,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._intervals import clopper_pearson
+from ._population import PopulationMiss, population_miss
 from ._tally import CellTally
 
-__all__ = ["CellPlan", "all_clean_probability", "plan_cells", "runs_to_detect"]
+__all__ = [
+    "CellPlan",
+    "PopulationPlan",
+    "all_clean_probability",
+    "plan_cells",
+    "population_plans",
+    "runs_to_detect",
+]
+
+SHOWN_K = (1, 8, 32, 128)
+"""Audit sizes a population plan states its conservative miss rate at."""
 
 
 def all_clean_probability(p: float, k: int) -> float:
@@ -99,4 +110,55 @@ def plan_cells(
             continue
         low, _ = clopper_pearson(t.damage, t.n, ci_alpha)
         plans.append(CellPlan(t.model, t.task, t.damage, t.n, low, runs_to_detect(low, alpha)))
+    return plans
+
+
+@dataclass(frozen=True)
+class PopulationPlan:
+    """Conservative audit size for one model's population of damage-producing cells.
+
+    Built on the upper bounds of the population miss rate (`PopulationMiss.miss_upper`),
+    not on the observed statistic, which is a lower bound: the plan holds unless the
+    population is worse than the data allow.
+
+    Attributes:
+        model: The model.
+        fit: The zero-inflated beta-binomial fit over the model's cells.
+        runs: Fewest runs per cell whose k-run miss rate is at most 1 − detect (upper
+            bound); None when not identified or no number up to 100,000 suffices.
+        misses: (k, upper bound of the k-run miss rate) at each of `SHOWN_K`.
+    """
+
+    model: str
+    fit: PopulationMiss
+    runs: int | None
+    misses: tuple[tuple[int, float], ...]
+
+    def to_json(self) -> dict[str, object]:
+        """One entry of `kaudit plan --json`'s ``population``."""
+        return {
+            "model": self.model,
+            "runs": self.runs,
+            "miss_upper": {str(k): value for k, value in self.misses},
+            "fit": self.fit.to_json(),
+        }
+
+
+def population_plans(
+    tallies: Sequence[CellTally], detect: float = 0.95, alpha: float = 0.05
+) -> list[PopulationPlan]:
+    """Per model, runs per cell to see a damage-producing cell with chance >= ``detect``.
+
+    The population is the model's cells (every task it ran, damaging or not), fitted as
+    a zero-inflated beta-binomial; the plan uses the upper end of the k-run miss rate's
+    profile-likelihood bounds, at level ``alpha``.
+    """
+    models: dict[str, list[CellTally]] = {}
+    for t in tallies:
+        models.setdefault(t.model, []).append(t)
+    plans = []
+    for model, cells in models.items():
+        fit = population_miss([t.damage for t in cells], [t.n for t in cells], alpha)
+        misses = tuple((k, fit.miss_upper(k)) for k in SHOWN_K)
+        plans.append(PopulationPlan(model, fit, fit.runs_to_detect(detect), misses))
     return plans

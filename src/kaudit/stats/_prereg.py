@@ -25,6 +25,7 @@ from ._bootstrap import bootstrap_ratio, expanded_percentile_interval, resample_
 from ._gradient import capability_gradient
 from ._intervals import clopper_pearson
 from ._miss import Weighting, miss_weights
+from ._population import population_miss
 from ._sequence import CS_METHOD, beta_binomial_cs
 from ._stochastic import is_stochastic
 from ._tally import CellKey, CellTally
@@ -97,7 +98,13 @@ class StochasticShareClaim(_Claim):
 
 
 class MissRateClaim(_Claim):
-    """The k-run audit miss rate is at least / at most a bound (whole bootstrap interval)."""
+    """The k-run audit miss rate is at least / at most a bound.
+
+    ``at_least`` is judged on the observed statistic's bootstrap interval, which is
+    conservative there (the observed rate is a lower bound). ``at_most`` is judged on the
+    population estimate's upper bound (`PopulationMiss.miss_upper`, pair-weighted): a
+    claim "one run misses at most X" built on a lower bound would be anti-conservative.
+    """
 
     kind: Literal["miss_rate"]
     k: int = Field(1, ge=1)
@@ -286,8 +293,28 @@ def _judge_miss(claim: MissRateClaim, cells: Sequence[CellTally], p: Prereg) -> 
     est, ci = _bootstrap_ratio_ci(num, den, cells, p)
     name = f"k={claim.k} {claim.weighting}-weighted miss rate"
     if claim.at_least is not None:
-        return _interval_verdict(name, est, ci, claim.at_least, True)
-    return _interval_verdict(name, est, ci, claim.at_most or 0.0, False)
+        return _interval_verdict(name + " (observed, a lower bound)", est, ci, claim.at_least, True)
+    return _judge_miss_at_most(claim, cells, p)
+
+
+def _judge_miss_at_most(claim: MissRateClaim, cells: Sequence[CellTally], p: Prereg) -> _Outcome:
+    """An upper claim needs the population's upper bound; the observed rate is a lower one."""
+    bound = claim.at_most or 0.0
+    if claim.weighting == "event":
+        reason = (
+            "not supported: an at_most claim needs an upper bound, and the event-weighted "
+            "miss rate has only the observed one, a lower bound; claim it pair-weighted"
+        )
+        return _Outcome("not_confirmed", reason)
+    fit = population_miss([t.damage for t in cells], [t.n for t in cells], p.alpha)
+    upper = fit.miss_upper(claim.k)
+    name = f"k={claim.k} population miss rate"
+    if math.isnan(upper) or fit.interval is None:
+        return _Outcome("underpowered", f"{name} is not identified on this pool")
+    ok = upper <= bound
+    reason = f"{name} upper bound {upper:.3f} {'≤' if ok else 'not ≤'} {bound}"
+    estimate = fit.miss if claim.k == 1 and fit.miss is not None else math.nan
+    return _Outcome("confirmed" if ok else "not_confirmed", reason, estimate, None)
 
 
 def _judge_cells(

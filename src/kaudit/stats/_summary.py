@@ -27,9 +27,11 @@ from ._bootstrap import (
     resample_crossed,
 )
 from ._gradient import Gradient, capability_gradient
+from ._headline import IccHeadline, icc_headline
 from ._intervals import clopper_pearson, wilson
-from ._miss import MissRate, audit_miss_rate, miss_probability, miss_weights
+from ._miss import OBSERVED_CAVEAT, MissRate, audit_miss_rate, miss_probability, miss_weights
 from ._passk import pass_at_k, pass_pow_k, pool_mean, safe_pow_k
+from ._population import PopulationMiss, population_miss
 from ._sequence import CS_METHOD, beta_binomial_cs
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
 from ._tally import CellKey, CellTally
@@ -151,6 +153,8 @@ class StatsSummary:
     anova_icc: float | None = None
     fixed_prefix: PoolSummary | None = None
     fixed_prefix_runs: int | None = None
+    population: PopulationMiss | None = None
+    headline: IccHeadline | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-ready dict; NaN and undefined values become ``None`` (JSON null)."""
@@ -163,8 +167,11 @@ class StatsSummary:
                 "k": self.miss.k,
                 "pair_ci": list(self.miss_pair_ci),
                 "event_ci": list(self.miss_event_ci),
+                "observed": OBSERVED_CAVEAT,
+                "population": None if self.population is None else self.population.to_json(),
             },
             "beta_binomial": {
+                "headline": None if self.headline is None else self.headline.to_json(),
                 "moments": {
                     "estimator": MOMENTS_ESTIMATOR,
                     "icc": self.moments.icc,
@@ -499,14 +506,15 @@ def summarize(
     )  # fmt: skip
     x = [t.damage for t in cells]
     n = [t.n for t in cells]
+    moments, mle, anova = fit_moments(x, n), fit_mle(x, n, alpha), anova_icc(x, n)
     return StatsSummary(
         cells=stats,
         miss=pool.miss,
         miss_pair_ci=pool.miss_pair_ci,
         miss_event_ci=pool.miss_event_ci,
-        moments=fit_moments(x, n),
-        mle=fit_mle(x, n, alpha),
-        anova_icc=anova_icc(x, n),
+        moments=moments,
+        mle=mle,
+        anova_icc=anova,
         safe_k=pool.safe_k,
         safe_k_upper=pool.safe_k_upper,
         pass_k=pool.pass_k,
@@ -537,4 +545,6 @@ def summarize(
         pool_clusters=pool.clusters,
         pool_note=pool.note,
         caveats=pool.caveats,
+        population=population_miss(x, n, alpha),
+        headline=icc_headline(n, moments, anova, mle),
     )
