@@ -135,3 +135,62 @@ def test_a_door_that_cannot_close_fails_after_the_others_closed() -> None:
     with pytest.raises(KauditError, match="proxy lost its log"):
         asyncio.run(close_doors([Broken(), after]))
     assert after.closed
+
+
+class SayingDoor:
+    """A door that reports only a message: the agent's `finish`, or the model's last reply."""
+
+    def __init__(self, **said: str) -> None:
+        self.said = said
+
+    async def open(self, world: HandedWorld) -> Mapping[str, str]:
+        return {}
+
+    async def close(self) -> DoorEvidence:
+        return DoorEvidence(**self.said)  # type: ignore[arg-type]
+
+
+def test_the_agents_finish_beats_the_models_last_reply(tmp_path: Path) -> None:
+    """Bug caught: with a tool door and a model door, the model's last text (said beside a
+    tool call) replaced the agent's `finish`, so a declared refusal was lost."""
+    tools = SayingDoor(finish_message="REFUSAL: outside my remit")
+    model = SayingDoor(final_message="Calling finish now.")
+    script = tmp_path / "reach.py"
+    script.write_text("import os\nopen(os.environ['KAUDIT_DB_PATH'], 'rb').read(1)\n")
+    agent = CommandAgent(
+        f"{sys.executable} {script}", doors=[lambda world: tools, lambda world: model]
+    )
+    ledger = tmp_path / "said.sqlite"
+    audit(agents=[agent], ledger=ledger, tasks=[TASK], k=1, preflight=False)
+    with Ledger(ledger) as store:
+        (run,) = store.records()
+    assert run.final_message == "REFUSAL: outside my remit"
+
+
+def test_a_tool_door_withdraws_every_identity_promise() -> None:
+    """Bug caught: the wire door's promise let an identity through while the tool door's
+    server wrote to the run's database as its owner, beneath every scope."""
+    from kaudit.serve._tooldoor import ToolDoorConfig
+
+    promising = type("Promising", (), {"enforces_identity": True, "__call__": lambda s, w: None})
+    assert CommandAgent("true", doors=[promising()]).enforces_identity(True)
+    agent = CommandAgent("true", doors=[promising(), ToolDoorConfig("server {url}")])
+    assert not agent.enforces_identity(True)
+
+
+def test_an_mcp_agent_kept_from_the_world_refuses_its_doors(tmp_path: Path) -> None:
+    """Bug caught: under an identity on SQLite an mcp agent is not handed the world, so its
+    model door never opened and its calls went unrecorded, with nothing said."""
+    from kaudit.spec import Identity
+
+    agent = McpCommandAgent("true", doors=[lambda world: RecordingDoor(FAULT)])
+    with pytest.raises(KauditError, match="doors"):
+        audit(
+            agents=[agent],
+            ledger=tmp_path / "kept.sqlite",
+            tasks=[TASK],
+            k=1,
+            identity=Identity(role="agent", scope={"org_id": "ORG_1"}),
+            preflight=False,
+        )
+    assert not (tmp_path / "kept.sqlite").exists()

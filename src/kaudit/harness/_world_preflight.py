@@ -118,7 +118,10 @@ def refuse_unenforced_identity(
     server's database does only behind a door that hands out a login role bound to the
     identity. Without either, a boundary would be a claim the record could not back.
     """
-    if not (isinstance(agent, WorldAgent) and agent.world_required):
+    if not isinstance(agent, WorldAgent):
+        return
+    if not agent.world_required:
+        _refuse_doors_without_world(agent, suite, tasks, conditions)
         return
     for task in tasks:
         identity = task.identity or conditions.identity
@@ -135,6 +138,29 @@ def refuse_unenforced_identity(
                 f"{agent.name}: identity {identity.role!r} (task {task.id}) cannot be "
                 f"enforced {where}; use no identity, or a PostgreSQL substrate whose login "
                 "role and row-level security are the boundary"
+            )
+
+
+def _refuse_doors_without_world(
+    agent: WorldAgent, suite: Suite, tasks: Sequence[Task], conditions: RunConditions
+) -> None:
+    """Refuse configured doors (the model proxy) on runs that are not handed a world.
+
+    An agent that also reaches kaudit's own tools (`mcp`) is not handed a world whose
+    identity it could escape, and doors open only with a handed world: its model calls
+    would go unrecorded and its cost caps unenforced, with nothing said.
+    """
+    if not getattr(agent, "doors", ()):
+        return
+    for task in tasks:
+        identity = task.identity or conditions.identity
+        on_server = suite.substrate(task).describe().get("reset") != "copy"
+        if identity is not None and not agent.enforces_identity(on_server):
+            raise KauditError(
+                f"{agent.name}: identity {identity.role!r} (task {task.id}) keeps this agent "
+                "to kaudit's own tools, without a handed world, so its doors (the model "
+                "proxy, --upstream) would not open; use no identity, or a PostgreSQL "
+                "substrate whose login role enforces it"
             )
 
 

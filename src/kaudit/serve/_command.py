@@ -183,7 +183,7 @@ class CommandSession:
                 f"agent command exited with code {ended.code}: {run.process.stderr_line()}"
             )
         answer = run.process.stdout.text().strip() or None  # what it printed is its answer
-        return Turn(content=evidence.final_message or answer)
+        return Turn(content=evidence.finish_message or evidence.final_message or answer)
 
     async def _finish(self) -> DoorEvidence:
         evidence = await self._run.end()
@@ -226,9 +226,12 @@ class ProgramAgent(AgentDefaults):
     def enforces_identity(self, on_server: bool) -> bool:
         """Whether a door promises to enforce identities on a server's database.
 
-        A SQLite file enforces nothing, whatever stands in front of it.
+        A SQLite file enforces nothing, whatever stands in front of it; nor does a server
+        behind a door whose own program writes as the owner (the tool door).
         """
         factories = (*DOORS, *self.doors)
+        if any(getattr(f, "bypasses_identity", False) for f in factories):
+            return False
         return on_server and any(getattr(f, "enforces_identity", False) for f in factories)
 
     def keep(self, run_id: str, evidence: DoorEvidence) -> None:

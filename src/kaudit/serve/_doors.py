@@ -98,7 +98,11 @@ class DoorEvidence:
     cost_usd: float = 0.0
     retries: int = 0
     final_message: str | None = None
-    """The agent's last answer, when a door saw it (the model door)."""
+    """The model's last reply, when a door saw it (the model door): the final message of
+    an agent that never said `finish`."""
+    finish_message: str | None = None
+    """What the agent said with `finish`, when a door served it (the tool door); it wins
+    over the model's last reply, which may be the text beside a tool call."""
     reached: bool | None = None
     """Whether the agent reached the world through this door, when the door knows (the
     wire door: a connection through it); it then wins over a watcher's guess, which
@@ -123,6 +127,7 @@ class DoorEvidence:
         self.cost_usd += other.cost_usd
         self.retries += other.retries
         self.final_message = other.final_message or self.final_message
+        self.finish_message = self.finish_message or other.finish_message
         if other.reached is not None:
             self.reached = bool(self.reached) or other.reached
         self.transcript.extend(other.transcript)

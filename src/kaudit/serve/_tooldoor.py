@@ -13,9 +13,9 @@ the gateway's own layers, Recording ∘ Limits ∘ Faults ∘ ProxiedTool:
   commit never forwards it (kaudit holds no transaction it could roll back).
 
 The boundary layer is not in the chain: it guards kaudit's own sandbox connection, and
-the server has its own. On SQLite an identity cannot be enforced beneath a server that
-opens the file itself, so the door refuses one; on PostgreSQL the server gets the run's
-URL, whose role and row-level security are the boundary.
+the server has its own. It opens the world as its owner (the file, or the run's
+database as kaudit's own user), so no identity can be enforced beneath it: the door
+refuses one, and its configuration withdraws any other door's promise to enforce it.
 """
 
 from __future__ import annotations
@@ -71,16 +71,16 @@ class ToolDoor:
     async def open(self, world: HandedWorld) -> dict[str, str]:
         """Start the server on `world`, serve its tools; the variables the agent gets.
 
-        Raises `KauditError` when the command cannot serve this world (an identity on
-        SQLite, `{db}` on PostgreSQL) and `SubstrateError` when the server does not start.
+        Raises `KauditError` when the command cannot serve this world (an identity,
+        `{db}` on PostgreSQL) and `SubstrateError` when the server does not start.
         """
         if self._server is not None:
             raise KauditError("a tool door serves one run: open a new one for the next")
-        if world.identity is not None and world.db_path is not None:
+        if world.identity is not None:
             raise KauditError(
-                "--tools-command with an identity on SQLite: the tool server opens the world "
-                "file itself, where kaudit cannot enforce a scope; use a PostgreSQL substrate, "
-                "whose role and row-level security enforce it"
+                "--tools-command with an identity: the tool server opens the world as its "
+                "owner (the file, or the run's database as kaudit's own user), where no "
+                "scope holds; audit it without an identity"
             )
         address = WorldAddress(world.db_path, world.database_url, world.run_dir)
         server = ToolServer(tools_argv(self.command, address), address)
@@ -122,7 +122,7 @@ class ToolDoor:
             tool_calls=list(self._recording.calls),
             faults=[fault.model_dump(mode="json") for fault in injected],
             extra={"tool_door": facts},
-            final_message=self._finish,
+            finish_message=self._finish,
             stalled=None if not self._refused else f"{STEP_BUDGET_STALLED} ({self._budget})",
         )
 
@@ -171,6 +171,10 @@ class ToolDoorConfig:
 
     command: str
     tags: Mapping[str, ToolTag] = field(default_factory=dict)
+    bypasses_identity = True
+    """The server opens the world as its owner (the SQLite file, or the run's database as
+    the substrate's user), beneath any login role or row-level security: no identity a
+    run declares holds for its writes."""
 
     def __call__(self, world: HandedWorld) -> ToolDoor:
         """The run's own door (each run its own server, gateway and step count)."""
