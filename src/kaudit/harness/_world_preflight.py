@@ -142,7 +142,7 @@ def refuse_unenforced_identity(
 
 
 def _refuse_doors_without_world(
-    agent: WorldAgent, suite: Suite, tasks: Sequence[Task], conditions: RunConditions
+    agent: Agent, suite: Suite, tasks: Sequence[Task], conditions: RunConditions
 ) -> None:
     """Refuse configured doors (the model proxy) on runs that are not handed a world.
 
@@ -150,7 +150,8 @@ def _refuse_doors_without_world(
     identity it could escape, and doors open only with a handed world: its model calls
     would go unrecorded and its cost caps unenforced, with nothing said.
     """
-    if not getattr(agent, "doors", ()):
+    configured: object = getattr(agent, "doors", None)
+    if not (isinstance(agent, WorldAgent) and configured):
         return
     for task in tasks:
         identity = task.identity or conditions.identity
