@@ -41,6 +41,21 @@ def test_a_ledger_prices_the_runs_per_model(mini_suite: Suite, tmp_path: Path) -
         2 * len(mini_suite.tasks),
     )
 
+    with kaudit.open(ledger) as snapshot:  # the one verified read, taken as it is
+        opened = kaudit.plan(0.1, from_ledger=snapshot, concurrency=4)
+    assert opened.budgets == made.budgets
+
+
+def test_a_decision_on_an_unverified_read_says_why_it_refuses(
+    mini_suite: Suite, tmp_path: Path
+) -> None:
+    """Bug caught: a snapshot read without its chain check was refused as the word 'None'."""
+    ledger = tmp_path / "a.sqlite"
+    kaudit.audit(mini_suite, ["reference"], k=2, ledger=ledger)
+    with kaudit.open(ledger, verify=False) as snapshot:
+        refused = kaudit.decide(snapshot, "propose").refused
+    assert refused is not None and "not verified" in refused
+
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Anchor, VerifyReport
+from kaudit.ledger import Anchor, Snapshot, VerifyReport
 from kaudit.report import Budget, LedgerFormat, ledger_budgets, load_cells
 from kaudit.stats import CellPlan, PopulationPlan, plan_cells, population_plans, runs_to_detect
 
@@ -73,7 +73,7 @@ def plan(
     model_files: Sequence[str] = (),
     fmt: Literal["kaudit", "agentrelbench"] = "kaudit",
     ci_alpha: float = 0.05,
-    from_ledger: str | Path | None = None,
+    from_ledger: str | Path | Snapshot | None = None,
     tasks: int | None = None,
     concurrency: int = 1,
     head: Anchor | None = None,
@@ -96,7 +96,8 @@ def plan(
     if from_ledger is not None:
         if p is None:
             raise KauditError("from_ledger needs p: the damage probability to plan for")
-        found = ledger_budgets(Path(from_ledger), p, detect, tasks, concurrency, head)
+        source = from_ledger if isinstance(from_ledger, Snapshot) else Path(from_ledger)
+        found = ledger_budgets(source, p, detect, tasks, concurrency, head)
         return AuditPlan(detect, p, budgets=tuple(found[0]), checked=found[1])
     if p is not None:
         return AuditPlan(detect, p, runs=runs_to_detect(p, 1.0 - detect))

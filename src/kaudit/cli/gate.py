@@ -57,9 +57,9 @@ def register(app: typer.Typer) -> None:
 
         The policy names per level the runs per cell, damage bounds, fault scenarios and
         boundary probes needed; a suite task never run, or a required scenario run fewer
-        times than its minimum, is untested and denies. Sequentially stopped cells get the
-        anytime-valid bound. With --head (and --pubkey) the ledger must also still hold its
-        anchored record, and records after it are not evidence.
+        times than its minimum, is untested and denies. Every cell gets the anytime-valid
+        bound, however its runs were collected. With --head (and --pubkey) the ledger must
+        also still hold its anchored record, and records after it are not evidence.
 
         Example: kaudit gate audit.sqlite --authority autonomous_write --json
         """

@@ -32,8 +32,9 @@ def ledger_evidence(
     holds no ed25519 key, and when several models share it and none is chosen (one
     decision is about one agent).
 
-    How the runs were collected comes from the campaign manifests: the cells of a
-    sequentially stopped campaign get the anytime-valid bound, and the suite's task list
+    How the runs were collected comes from the campaign manifests: a sequentially stopped
+    campaign's cells are flagged as such (every cell gets the anytime-valid bound), and
+    the suite's task list
     (or, in older manifests, its task count) gives the tasks a campaign left out.
     """
     if isinstance(path, Snapshot):

@@ -230,7 +230,13 @@ def decide(policy: GatePolicy, authority: Authority, evidence: Evidence) -> Gate
     reasons: list[Reason] = []
     if not evidence.verified:
         reasons.append(
-            Reason("ledger", "verified_ledger", evidence.verify_error, "intact", "ledger")
+            Reason(
+                "ledger",
+                "verified_ledger",
+                evidence.verify_error or "not verified (read without its chain check)",
+                "intact",
+                "ledger",
+            )
         )
     if requirement is None:
         reasons.append(Reason(authority, "authority_in_policy", "absent", "present", "scenario"))
