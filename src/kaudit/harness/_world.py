@@ -18,7 +18,7 @@ from kaudit.spec import FaultRule, Identity
 from kaudit.substrate import HandableSandbox, Sandbox, ServerSandbox, run_directory
 
 
-class RunRequest(Protocol):
+class HandOverRequest(Protocol):
     """What the hand-over reads of a run's request (`kaudit.harness.RunRequest` is one).
 
     A protocol, not the pipeline's class: the pipeline imports this module.
@@ -43,7 +43,7 @@ def reaches_world(agent: Agent) -> bool:
     return isinstance(agent, WorldAgent) and agent.reaches_world
 
 
-def hands_over(agent: Agent, request: RunRequest, sandbox: Sandbox) -> bool:
+def hands_over(agent: Agent, request: HandOverRequest, sandbox: Sandbox) -> bool:
     """Whether this run's world is handed over.
 
     Not with an identity the handed world does not enforce (any identity on SQLite: a
@@ -58,7 +58,7 @@ def hands_over(agent: Agent, request: RunRequest, sandbox: Sandbox) -> bool:
 
 @contextlib.contextmanager
 def handed_world(
-    agent: Agent, request: RunRequest, sandbox: Sandbox
+    agent: Agent, request: HandOverRequest, sandbox: Sandbox
 ) -> Iterator[WorldAccess | None]:
     """The world as the agent's code reaches it (None: not handed over), taken back on exit.
 
