@@ -35,7 +35,7 @@ def test_the_public_names_are_the_documented_few() -> None:
     """Fails if a name is added to (or lost from) the public surface unnoticed, or if a
     lazily imported name is not the function behind it."""
     assert kaudit.__all__ == [
-        "AuditHooks", "AuditPlan", "AuditResult", "Report", "Snapshot", "StatsReport", "audit",
+        "AuditHooks", "AuditPlan", "AuditResult", "Report", "Snapshot", "audit",
         "compare", "decide", "export", "judge", "open", "plan", "read", "serve_run",
         "summarize", "validate",
     ]  # fmt: skip

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from kaudit.ledger import export_ledger as export
     from kaudit.ledger import open_ledger as open
     from kaudit.monitor import compare_events as compare
-    from kaudit.report import Report, StatsReport
+    from kaudit.report import Report
     from kaudit.report import read_report as read
     from kaudit.report import summarize_sources as summarize
 
@@ -49,7 +49,6 @@ __all__ = [
     "AuditResult",
     "Report",
     "Snapshot",
-    "StatsReport",
     "audit",
     "compare",
     "decide",
@@ -68,7 +67,6 @@ _LAZY = {
     "AuditResult": ("kaudit._audit", "AuditResult"),
     "audit": ("kaudit._audit", "audit"),
     "Report": ("kaudit.report", "Report"),
-    "StatsReport": ("kaudit.report", "StatsReport"),
     "read": ("kaudit.report", "read_report"),
     "open": ("kaudit.ledger", "open_ledger"),
     "Snapshot": ("kaudit.ledger", "Snapshot"),

@@ -27,7 +27,7 @@ UNCHECKED_ROWS = {
     "walked (the `ledger head` command prints a verified snapshot's head instead)",
     "report/_viewer_build.py": "the run viewer built by a forked process beside the read, "
     "kept only when each row it shows hashes to what the verified read computed",
-    "report/_read.py": "the page's viewer of a report whose snapshot was closed, each row "
+    "report/_report.py": "the page's viewer of a report whose snapshot was closed, each row "
     "checked against the hash the snapshot verified for it",
 }
 """Modules that read rows through `open_rows` (no check), each with why."""

@@ -38,7 +38,7 @@ def test_every_reader_given_a_snapshot_reads_what_it_verified(ledger: Path) -> N
         decided = kaudit.decide(snapshot, "propose")
         assert decided.to_json()["authority"] == "propose"
         pooled = kaudit.summarize([snapshot], bootstrap=10)
-        assert sum(cell.tally.n for cell in pooled.cells) == len(snapshot.runs())
+        assert sum(cell.tally.n for cell in pooled.pool.cells) == len(snapshot.runs())
     with kaudit.open(ledger) as fresh:
         assert fresh.records == snapshot.records + 1
 

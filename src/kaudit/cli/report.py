@@ -64,6 +64,6 @@ def register(app: typer.Typer) -> None:
         note_anchor(built.records, built.anchored_records, as_json, built.grade_anchor)
         note_spool(ledger)
         if as_json:
-            print_json(built.to_json())
+            print_json(built.to_json(view="cells"))
             return
-        print_blocks(built.blocks(html), Console(highlight=False))
+        print_blocks(built.blocks(html, view="cells"), Console(highlight=False))

@@ -141,9 +141,9 @@ def stats(
         for path in ledgers or []:
             note_spool(Path(path))
     if as_json:
-        print_json(built.to_json())
+        print_json(built.to_json(view="stats"))
         return
-    print_blocks(built.blocks(), Console(highlight=False, soft_wrap=True))
+    print_blocks(built.blocks(view="stats"), Console(highlight=False, soft_wrap=True))
 
 
 def _opened(

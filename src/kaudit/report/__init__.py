@@ -32,7 +32,8 @@ from kaudit.report._grading import (
 from kaudit.report._html import HtmlOptions, html_report
 from kaudit.report._judging import judge_html, judge_text_tables, rbm_lines
 from kaudit.report._mix import CellMix, cell_mix
-from kaudit.report._read import Report, read_report
+from kaudit.report._read import read_report
+from kaudit.report._report import Report
 from kaudit.report._sources import (
     Compat,
     KauditSources,
@@ -46,7 +47,7 @@ from kaudit.report._sources import (
     pool_sources,
     read_kaudit_sources,
 )
-from kaudit.report._stats_report import StatsReport, summarize_sources
+from kaudit.report._stats_report import summarize_sources
 from kaudit.report._stopping import (
     cells_of_campaigns,
     chained_rule,
@@ -80,7 +81,6 @@ __all__ = [
     "ModelEconomics",
     "Report",
     "RunCosts",
-    "StatsReport",
     "TextTable",
     "budget",
     "budgets_from_records",

@@ -1,24 +1,21 @@
-"""Ledgers and verdict files pooled into one `StatsReport`, the value `kaudit stats` prints.
+"""Ledgers and verdict files pooled into a `Report` with its pool section: `kaudit stats`.
 
 `summarize_sources` reads every source once (each kaudit chain verified first), merges
-the cells and computes every pool statistic with `kaudit.stats.summarize`; the text
-(`StatsReport.blocks`, `to_text`) and the JSON (`to_json`) are drawn from that one value.
+the cells and computes every pool statistic with `kaudit.stats.summarize`; the report's
+`"stats"` view (its text and its JSON) is drawn from that one value.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Anchor, RunSummary, Snapshot, reader_anchor
-from kaudit.report._faults import ExposureSummary
-from kaudit.report._judging import judge_text_tables, rbm_lines
-from kaudit.report._reading import Reading
+from kaudit.ledger import Anchor, Snapshot, reader_anchor
+from kaudit.report._report import Report
 from kaudit.report._sources import (
     Compat,
     LedgerFormat,
@@ -29,60 +26,11 @@ from kaudit.report._sources import (
     open_source,
     read_kaudit_sources,
 )
-from kaudit.report._stats_tables import anytime_caption, exposure_count_lines, summary_tables
-from kaudit.report._tables import Block
-from kaudit.stats import CellStats, StatsSummary, merge_tallies, summarize
+from kaudit.stats import merge_tallies, summarize
 
-__all__ = ["StatsReport", "summarize_sources"]
+__all__ = ["summarize_sources"]
 
 E = TypeVar("E", bound=StrEnum)
-
-
-@dataclass(frozen=True)
-class StatsReport(Reading):
-    """Pooled statistics of ledgers and verdict files, and everything `kaudit stats` shows.
-
-    What it stands on (verified, anchor, judges of each kaudit ledger holding grades) is
-    `Reading`'s, shared with `Report`; `records` is the (last) kaudit ledger's chain.
-
-    Attributes:
-        summary: Every pool statistic of the merged cells (`kaudit.stats.summarize`).
-        exposure: Faults and boundary attempts over the kaudit ledgers' runs; None when
-            the sources are AgentRelBench verdict files.
-        judged_runs: The runs of the ledgers holding grades, which the judge tables count.
-    """
-
-    summary: StatsSummary
-    exposure: ExposureSummary | None = None
-    judged_runs: tuple[RunSummary, ...] = ()
-
-    @property
-    def cells(self) -> tuple[CellStats, ...]:
-        """Each merged cell: its tally, damage rate, interval, safe^k and pass^k."""
-        return self.summary.cells
-
-    def blocks(self) -> list[Block]:
-        """The text in print order: lines and groups of tables."""
-        blocks: list[Block] = []
-        if not self.verified:
-            blocks.append("note: --no-verify: the ledgers' hash chains were not checked")
-        blocks.append(tuple(summary_tables(self.summary)))
-        caption = anytime_caption(self.summary)
-        blocks += [caption] if caption else []
-        blocks += exposure_count_lines(self.exposure) if self.exposure else []
-        if self.judges:
-            tables = judge_text_tables(self.judges, self.judged_runs, self.summary.alpha)
-            blocks.append(tuple(tables))
-        blocks += rbm_lines(self.judges)
-        return blocks
-
-    def to_json(self) -> dict[str, Any]:
-        """The `kaudit stats --json` document (an undefined number is a float NaN here)."""
-        return (
-            self.summary.to_json()
-            | ({"exposure": self.exposure.to_json()} if self.exposure else {})
-            | self.evidence()
-        )
 
 
 def summarize_sources(
@@ -101,10 +49,12 @@ def summarize_sources(
     verify: bool = True,
     head: str | Anchor | None = None,
     pubkey: str | Path | None = None,
-) -> StatsReport:
+) -> Report:
     """Pool kaudit ledgers (or, with `fmt="agentrelbench"`, `MODEL=PATH` verdict files).
 
     A ledger is a path or a `Snapshot` (`kaudit.open`); each is read once, verified once.
+    The report holds the pool section (`Report.pool`), whose view (`"stats"`) `kaudit
+    stats` prints.
 
     `model_files` adds AgentRelBench verdict files, one model each (`{model: path}` or
     `MODEL=PATH` texts). Cells sharing a cell key merge; a source given twice is refused.
@@ -160,7 +110,7 @@ def _summarize(
     compat: Compat | str | None,
     verify: bool,
     anchor: Anchor | None,
-) -> StatsReport:
+) -> Report:
     kaudit = (
         read_kaudit_sources(snapshots, verify, anchor)
         if chosen_fmt == LedgerFormat.kaudit
@@ -180,11 +130,12 @@ def _summarize(
         fixed_prefix_runs=None if kaudit is None else kaudit.prefix_runs,
     )  # fmt: skip
     if kaudit is None:
-        return StatsReport(summary, verified=verify)
+        return Report(alpha=alpha, pool=summary, verified=verify)
     judged = ledger_judges(snapshots, alpha, verify, anchor)
     records, anchored_records = kaudit.anchored
-    return StatsReport(
-        summary,
+    return Report(
+        alpha=alpha,
+        pool=summary,
         exposure=kaudit.exposure,
         judges=tuple(judged.tables),
         judged_runs=tuple(judged.runs),

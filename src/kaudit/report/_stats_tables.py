@@ -1,6 +1,6 @@
 """`kaudit stats`' tables and lines, as data: cells, pool estimates, overdispersion.
 
-`StatsReport.blocks` puts them in print order; the CLI renders them with rich on a
+`Report.blocks(view="stats")` puts them in print order; the CLI renders them with rich on a
 terminal and `to_text` when piped, the same text either way.
 """
 
