@@ -63,6 +63,8 @@ def test_a_view_the_report_does_not_hold_names_the_call_that_builds_it(
     with pytest.raises(KauditError, match=r"no cells view: build it with kaudit\.read"):
         _ = pooled.cells
     with pytest.raises(KauditError, match=r"no cells view"):
+        pooled.economics()
+    with pytest.raises(KauditError, match=r"no cells view"):
         pooled.write_html(path.with_suffix(".html"))
     assert not path.with_suffix(".html").exists()
     with pytest.raises(KauditError, match=r"view must be one of cells, stats, got 'pool'"):

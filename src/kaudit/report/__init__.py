@@ -33,7 +33,7 @@ from kaudit.report._html import HtmlOptions, html_report
 from kaudit.report._judging import judge_html, judge_text_tables, rbm_lines
 from kaudit.report._mix import CellMix, cell_mix
 from kaudit.report._read import read_report
-from kaudit.report._report import Report
+from kaudit.report._report import Report, View
 from kaudit.report._sources import (
     Compat,
     KauditSources,
@@ -82,6 +82,7 @@ __all__ = [
     "Report",
     "RunCosts",
     "TextTable",
+    "View",
     "budget",
     "budgets_from_records",
     "build_report",

@@ -145,10 +145,12 @@ class Report:
 
     def economics(self, seed: int = 0) -> list[ModelEconomics]:
         """Damage dollars per run and per 1,000 runs, spend, and a risk-loaded price."""
+        self._campaign()  # the cells view's runs; a pooled report has none to price
         return list(self._derived.economics(alpha=self.alpha, seed=seed))
 
     def grading(self) -> list[GraderResult]:
         """Transcript graders against the state verdicts: what reading the words misses."""
+        self._campaign()
         return list(self._derived.grading())
 
     def tables(self) -> list[TextTable]:
