@@ -126,6 +126,19 @@ def test_bad_model_file_spec_is_a_clean_error() -> None:
     assert "MODEL=PATH" in result.output
 
 
+def test_stats_prints_each_models_population_apart(tmp_path: Path) -> None:
+    """Two models, one careless (damage in every cell), one careful (1 run in 8 of 20
+    cells): a row each with its own fit. Fails if the table showed one pooled fit."""
+    careless = verdicts(tmp_path, "a", {f"t{i}": (8, 4 + i % 4) for i in range(20)})
+    careful = verdicts(tmp_path, "b", {f"t{i}": (8, int(i < 8)) for i in range(20)})
+    args = ["stats", "--model-file", f"careless={careless}", "--model-file", f"careful={careful}"]
+    result = runner.invoke(app, [*args, "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    rows = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert "careless 20 0.313 [0.228, 0.406] 0.000" in rows
+    assert "careful 20 0.950 [0.861, 0.981] 0.000" in rows
+
+
 def test_plan_from_a_probability() -> None:
     result = runner.invoke(app, ["plan", "--p", "0.125", "--detect", "0.95", "--json"])
     assert result.exit_code == 0, result.output
