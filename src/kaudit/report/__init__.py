@@ -42,9 +42,9 @@ from kaudit.report._sources import (
     distinct_sources,
     ledger_judges,
     load_cells,
-    model_file,
     pool_sources,
     read_kaudit_sources,
+    verdict_files,
 )
 from kaudit.report._stats_report import StatsReport, summarize_sources
 from kaudit.report._stopping import (
@@ -108,7 +108,6 @@ __all__ = [
     "ledger_budgets",
     "ledger_judges",
     "load_cells",
-    "model_file",
     "pool_sources",
     "rbm_lines",
     "read_kaudit_sources",
@@ -123,4 +122,5 @@ __all__ = [
     "summarize_sources",
     "terminal_tables",
     "to_text",
+    "verdict_files",
 ]
