@@ -86,9 +86,8 @@ class StoppingRule:
         if self.upper_below is not None:
             level = round((1 - self.alpha / 2) * 100, 4)
             parts.append(
-                f"once the anytime-valid one-sided {level:g}% upper bound on its damage rate "
-                f"({ANYTIME_UPPER_METHOD}; the gate's at alpha {self.alpha:g}) fell below "
-                f"{self.upper_below:g}"
+                f"once its damage rate's {level:g}% upper bound, the gate's at alpha "
+                f"{self.alpha:g} ({ANYTIME_UPPER_METHOD}), fell below {self.upper_below:g}"
             )
         return (
             f"sequential: each cell stopped {' or '.join(parts)}, at most k = {self.max_k} "
