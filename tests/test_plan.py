@@ -8,6 +8,7 @@ import pytest
 
 import kaudit
 from kaudit.errors import KauditError
+from kaudit.ledger import Anchor, Ledger, import_files
 from kaudit.suites import Suite
 from tests.cli.test_stats_cli import verdicts
 
@@ -73,3 +74,41 @@ def test_bad_arguments_are_named_in_the_calls_own_terms(
     with pytest.raises(KauditError) as raised:
         kaudit.plan(**kwargs)  # type: ignore[arg-type]
     assert str(raised.value).startswith(message) and "--" not in str(raised.value)
+
+
+def _imported(tmp_path: Path) -> tuple[Path, Anchor]:
+    """A ledger of model A's verdicts, its head then, and model B's verdicts after it."""
+    ledger = tmp_path / "imported.sqlite"
+    a = verdicts(tmp_path, "a", {"t1": (8, 3), "t2": (8, 0)})
+    b = verdicts(tmp_path, "b", {"t1": (8, 5)})
+    with Ledger(ledger) as store:
+        import_files(store, [("A", a)])
+        head = store.head()
+        import_files(store, [("B", b)])
+    return ledger, head
+
+
+def test_ledgers_may_be_snapshots_and_are_read_as_their_paths_are(tmp_path: Path) -> None:
+    """Bug caught: a `kaudit.open` snapshot in `ledgers` was turned into its repr and
+    refused as "no such ledger file", or read again from its path instead of as it is."""
+    ledger, head = _imported(tmp_path)
+    by_path = kaudit.plan(ledgers=[ledger])
+    with kaudit.open(ledger, head=head) as snapshot:
+        by_snapshot = kaudit.plan(ledgers=[snapshot])
+        with pytest.raises(KauditError, match="already open"):
+            kaudit.plan(ledgers=[snapshot], head=head)
+    assert {c.model for c in by_path.cells} == {"A", "B"}
+    assert [(c.model, c.task, c.runs) for c in by_snapshot.cells] == [("A", "t1", 34)]
+
+
+def test_head_anchors_the_one_ledger_of_ledgers(tmp_path: Path) -> None:
+    """Bug caught: `head` refused without `from_ledger`, or ignored, so model B's runs
+    recorded after the anchor were planned as evidence."""
+    ledger, head = _imported(tmp_path)
+    anchored = kaudit.plan(ledgers=[ledger], head=head)
+    assert [(c.model, c.task, c.runs) for c in anchored.cells] == [("A", "t1", 34)]
+    assert [p.model for p in anchored.population] == ["A"]
+    with pytest.raises(KauditError, match="exactly one of ledgers"):
+        kaudit.plan(ledgers=[ledger, tmp_path / "other.sqlite"], head=head)
+    with pytest.raises(KauditError, match="none is read"):
+        kaudit.plan(0.1, head=head)

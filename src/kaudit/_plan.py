@@ -7,15 +7,23 @@ files, and a probability priced with one ledger's measured runs. Nothing here pr
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Anchor, Snapshot, VerifyReport
-from kaudit.report import Budget, LedgerFormat, ledger_budgets, load_cells
-from kaudit.stats import CellPlan, PopulationPlan, plan_cells, population_plans, runs_to_detect
+from kaudit.ledger import Anchor, Snapshot, VerifyReport, open_ledger
+from kaudit.report import Budget, LedgerFormat, ledger_budgets, load_cells, read_kaudit_sources
+from kaudit.stats import (
+    CellPlan,
+    CellTally,
+    PopulationPlan,
+    plan_cells,
+    population_plans,
+    runs_to_detect,
+)
 
 
 @dataclass(frozen=True)
@@ -69,39 +77,90 @@ def plan(
     p: float | None = None,
     *,
     detect: float = 0.95,
-    ledgers: Sequence[str | Path] = (),
+    ledgers: Sequence[str | Path | Snapshot] = (),
     model_files: Sequence[str] = (),
     fmt: Literal["kaudit", "agentrelbench"] = "kaudit",
     ci_alpha: float = 0.05,
     from_ledger: str | Path | Snapshot | None = None,
     tasks: int | None = None,
     concurrency: int = 1,
-    head: Anchor | None = None,
+    head: str | Anchor | None = None,
+    pubkey: str | Path | None = None,
 ) -> AuditPlan:
     """Runs an audit needs to see damage at least once with probability `detect`.
 
     With `from_ledger`, what runs for damage of probability `p` cost per model, from
-    the ledger's measured means per run (its chain verified first, anchored by `head`;
-    `tasks` defaults to the ledger's). Otherwise with `p`, the runs for that
-    probability; otherwise each damaging cell of `ledgers` (read as `fmt`) and
-    `model_files` (`MODEL=PATH` AgentRelBench verdict files), planned at the lower end
-    of its 1 - ci_alpha exact interval. Raises `KauditError` naming the bad argument.
+    the ledger's measured means per run (`tasks` defaults to the ledger's). Otherwise
+    with `p`, the runs for that probability; otherwise each damaging cell of `ledgers`
+    (read as `fmt`) and `model_files` (`MODEL=PATH` AgentRelBench verdict files),
+    planned at the lower end of its 1 - ci_alpha exact interval. A kaudit ledger is a
+    path, opened with `kaudit.open` (chain verified), or a `Snapshot` taken as it is;
+    `head` (and `pubkey`) anchor the one ledger read, `from_ledger` or a single path in
+    `ledgers`. Raises `KauditError` naming the bad argument.
     """
     if not 0.0 < detect < 1.0:
         raise KauditError(f"detect must be in (0, 1), got {detect}")
     if p is not None and not 0.0 < p <= 1.0:
         raise KauditError(f"p must be a probability in (0, 1], got {p}")
-    if head is not None and from_ledger is None:
-        raise KauditError("head anchors from_ledger; give from_ledger")
-    if from_ledger is not None:
-        if p is None:
-            raise KauditError("from_ledger needs p: the damage probability to plan for")
-        source = from_ledger if isinstance(from_ledger, Snapshot) else Path(from_ledger)
-        found = ledger_budgets(source, p, detect, tasks, concurrency, head)
-        return AuditPlan(detect, p, budgets=tuple(found[0]), checked=found[1])
-    if p is not None:
+    if from_ledger is not None and p is None:
+        raise KauditError("from_ledger needs p: the damage probability to plan for")
+    if p is not None and from_ledger is None:
+        if head is not None or pubkey is not None:
+            raise KauditError("head anchors a ledger read; with p alone none is read")
         return AuditPlan(detect, p, runs=runs_to_detect(p, 1.0 - detect))
-    cells = load_cells([str(s) for s in ledgers], model_files, LedgerFormat(fmt))
+    with contextlib.ExitStack() as stack:
+        if from_ledger is not None and p is not None:
+            snapshot = _open(stack, from_ledger, head, pubkey)
+            found = ledger_budgets(snapshot, p, detect, tasks, concurrency)
+            return AuditPlan(detect, p, budgets=tuple(found[0]), checked=found[1])
+        cells = _cells(stack, ledgers, model_files, LedgerFormat(fmt), head, pubkey)
     plans = plan_cells(cells, 1.0 - detect, ci_alpha)
     population = population_plans(cells, detect, ci_alpha)
     return AuditPlan(detect, cells=tuple(plans), ci_alpha=ci_alpha, population=tuple(population))
+
+
+def _open(
+    stack: contextlib.ExitStack[bool | None],
+    source: str | Path | Snapshot,
+    head: str | Anchor | None,
+    pubkey: str | Path | None,
+) -> Snapshot:
+    """A ledger argument as a snapshot: a path opened once (verified), a snapshot as it is.
+
+    A snapshot was anchored, or not, when it was opened; an anchor given beside it would
+    be silently ignored, so it is refused.
+    """
+    if isinstance(source, Snapshot):
+        if head is not None or pubkey is not None:
+            raise KauditError(
+                f"head anchors a ledger plan opens; {source.path} is already open: "
+                "give its anchor to kaudit.open"
+            )
+        return source
+    if not Path(source).is_file():
+        raise KauditError(f"{source}: no such ledger file")
+    return stack.enter_context(open_ledger(source, head=head, pubkey=pubkey))
+
+
+def _cells(
+    stack: contextlib.ExitStack[bool | None],
+    ledgers: Sequence[str | Path | Snapshot],
+    model_files: Sequence[str],
+    fmt: LedgerFormat,
+    head: str | Anchor | None,
+    pubkey: str | Path | None,
+) -> list[CellTally]:
+    """The cells of every source, each kaudit ledger read once through `kaudit.open`."""
+    anchored = head is not None or pubkey is not None
+    if anchored and (fmt != LedgerFormat.kaudit or len(ledgers) != 1):
+        raise KauditError(
+            "head anchors one kaudit ledger: give from_ledger, or exactly one of ledgers"
+        )
+    if fmt != LedgerFormat.kaudit:
+        if any(isinstance(source, Snapshot) for source in ledgers):
+            raise KauditError("a Snapshot is a kaudit ledger; fmt='agentrelbench' reads files")
+        return load_cells([str(source) for source in ledgers], model_files, fmt)
+    snapshots = [_open(stack, source, head, pubkey) for source in ledgers]
+    read = read_kaudit_sources(snapshots)
+    paths = [str(snapshot.path) for snapshot in snapshots]
+    return load_cells(paths, model_files, fmt, kaudit_cells=read.cells)

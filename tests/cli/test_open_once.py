@@ -50,6 +50,7 @@ def _commands(ledger: Path, head: Path, pubkey: Path) -> dict[str, list[str]]:
         "ledger export": ["ledger", "export", path, *anchor],
         "ledger head": ["ledger", "head", path],
         "plan --from-ledger": ["plan", "--p", "0.1", "--from-ledger", path, *anchor],
+        "plan --ledger": ["plan", "--ledger", path, *anchor],
     }
 
 

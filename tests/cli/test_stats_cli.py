@@ -126,6 +126,19 @@ def test_bad_model_file_spec_is_a_clean_error() -> None:
     assert "MODEL=PATH" in result.output
 
 
+def test_stats_prints_each_models_population_apart(tmp_path: Path) -> None:
+    """Two models, one careless (damage in every cell), one careful (1 run in 8 of 20
+    cells): a row each with its own fit. Fails if the table showed one pooled fit."""
+    careless = verdicts(tmp_path, "a", {f"t{i}": (8, 4 + i % 4) for i in range(20)})
+    careful = verdicts(tmp_path, "b", {f"t{i}": (8, int(i < 8)) for i in range(20)})
+    args = ["stats", "--model-file", f"careless={careless}", "--model-file", f"careful={careful}"]
+    result = runner.invoke(app, [*args, "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    rows = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert "careless 20 0.313 [0.228, 0.406] 0.000" in rows
+    assert "careful 20 0.950 [0.861, 0.981] 0.000" in rows
+
+
 def test_plan_from_a_probability() -> None:
     result = runner.invoke(app, ["plan", "--p", "0.125", "--detect", "0.95", "--json"])
     assert result.exit_code == 0, result.output
@@ -158,6 +171,30 @@ def test_plan_plans_the_population_from_its_upper_bounds(tmp_path: Path) -> None
     assert entry["miss_upper"]["1"] == pytest.approx(fit.interval[1])  # type: ignore[index]
     text = runner.invoke(app, ["plan", "--model-file", f"A={a}", "--detect", "0.95"]).stdout
     assert f"seeing one with probability ≥ 0.95: {runs} runs per cell" in " ".join(text.split())
+
+
+def test_plan_head_anchors_its_one_ledger(tmp_path: Path) -> None:
+    """Model A imported, the head taken, model B imported after it: `plan --ledger L
+    --head H --pubkey K` plans A alone and says on stderr what the anchor pins. Fails if
+    --head still anchored only --from-ledger (refused here, exit 2), if it was ignored
+    (B planned), or if it were taken for several ledgers at once."""
+    from kaudit.ledger import Ledger, generate_keypair, import_files, sign_anchor
+
+    ledger, key, pubkey = tmp_path / "l.sqlite", tmp_path / "k.pem", tmp_path / "k.pem.pub"
+    generate_keypair(key, pubkey)
+    with Ledger(ledger) as store:
+        import_files(store, [("A", verdicts(tmp_path, "a", {"t1": (8, 3)}))])
+        head = tmp_path / "head.json"
+        head.write_text(json.dumps(sign_anchor(store.head(), key).to_json()))
+        import_files(store, [("B", verdicts(tmp_path, "b", {"t1": (8, 5)}))])
+    anchor = ["--head", str(head), "--pubkey", str(pubkey)]
+    result = runner.invoke(app, ["plan", "--ledger", str(ledger), *anchor, "--json"])
+    assert result.exit_code == 0, result.output
+    assert [c["model"] for c in json.loads(result.stdout)["cells"]] == ["A"]
+    shown = runner.invoke(app, ["plan", "--ledger", str(ledger), *anchor])
+    assert "anchor: records 1-8 of 16 are anchored" in " ".join(shown.stderr.split())
+    twice = runner.invoke(app, ["plan", "--ledger", str(ledger), "--ledger", str(ledger), *anchor])
+    assert twice.exit_code == 2 and "exactly one --ledger" in twice.output
 
 
 PREREG = """version: 1

@@ -33,12 +33,15 @@ def within_noise(simulated: float, exact: float, sims: int) -> bool:
 
 
 def test_the_gate_grants_a_stopped_cell_above_its_bound_at_most_nominally() -> None:
-    """Fails if the gate went back to fixed-n Clopper-Pearson (exact 0.0285 on this rule),
-    or if the simulation and the exact enumeration disagree (a bug in either)."""
+    """Fails if the gate went back to fixed-n Clopper-Pearson (exact 0.0314 on this rule),
+    or if the simulation and the exact enumeration disagree (a bug in either). The rule
+    stops a cell on the gate's own test, so the gate grants exactly the cells it stopped
+    before k = 40: the chance the test ever passes, 0.0136 (0.0098 when the rule used
+    the stricter two-sided sequence)."""
     rule = StoppingRule.parse("upper<0.3", max_k=40, alpha=ALPHA)
     found = false_grant_rate(0.301, 0.3, rule.is_done, rule.max_k, alpha=ALPHA, seed=1)
     assert found.exact <= NOMINAL and found.simulated <= NOMINAL
-    assert found.exact == pytest.approx(0.00976, abs=5e-5)
+    assert found.exact == pytest.approx(0.01356, abs=5e-5)
     assert within_noise(found.simulated, found.exact, found.sims)
     old = fixed_n_grants(0.3, ALPHA)
     baseline = false_grant_rate(0.301, 0.3, rule.is_done, rule.max_k, seed=1, grants=old)

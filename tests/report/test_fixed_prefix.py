@@ -46,9 +46,13 @@ def test_the_first_guaranteed_runs_give_an_unbiased_safe_k() -> None:
 
 
 def test_an_upper_bound_rule_guarantees_its_first_possible_stop() -> None:
-    """'upper<0.1' cannot stop a cell before 53 clean runs (the anytime bound of 0/52 is
-    still above 0.1). Fails if the guarantee were read off Clopper-Pearson (36)."""
+    """'upper<0.1' cannot stop a cell before 44 clean runs (the gate's one-sided anytime
+    bound of 0/43 is still above 0.1); a record written under the earlier two-sided
+    rule, which has no "bound", keeps its own 53. Fails if the guarantee were read off
+    Clopper-Pearson (36), or off today's rule for a record admitted under the old one."""
     rule = StoppingRule(max_k=200, upper_below=0.1)
-    assert guaranteed_runs({"stopping_rule": rule.describe()}) == 53
-    assert not rule.is_done(0, 52) and rule.is_done(0, 53)
+    assert guaranteed_runs({"stopping_rule": rule.describe()}) == 44
+    assert not rule.is_done(0, 43) and rule.is_done(0, 44)
+    earlier = {k: v for k, v in rule.describe().items() if k != "bound"}
+    assert guaranteed_runs({"stopping_rule": earlier}) == 53
     assert guaranteed_runs({"stopping_rule": {"kind": "fixed", "k": 8}}) is None

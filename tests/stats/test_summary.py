@@ -126,3 +126,38 @@ def test_dev_pool_reproduces_published_numbers(dev_pool: list[CellTally]) -> Non
         "cells": 13,
         "upper": pytest.approx(0.2058, abs=1e-4),
     }
+
+
+def _two_models() -> list[CellTally]:
+    """A careless model (damage in every cell, often) and a careful one (rarely, in few)."""
+    careless = [CellTally("careless", f"t{i}", 8, 4 + i % 4, 4 + i % 4, 0) for i in range(20)]
+    careful = [CellTally("careful", f"t{i}", 8, int(i < 8), int(i < 8), 0) for i in range(20)]
+    return careless + careful
+
+
+def test_the_population_miss_rate_is_fitted_per_model_as_plan_fits_it() -> None:
+    """Two models of clearly different damage rates get their own populations, and the
+    same ones `kaudit plan` plans from (`population_plans`). Fails if `summarize` fits one
+    population over both (it once did): that mixture says one run misses 0.555 of
+    damage-producing cells, outside both models' bounds (0.313 and 0.950 alone)."""
+    from kaudit.stats import population_miss, population_plans
+
+    cells = _two_models()
+    summary = summarize(cells, bootstrap=0)
+    assert list(summary.population) == ["careless", "careful"]
+    for model, fit in summary.population.items():
+        own = [t for t in cells if t.model == model]
+        alone = population_miss([t.damage for t in own], [t.n for t in own])
+        assert (fit.miss, fit.interval) == (alone.miss, alone.interval)
+    planned = {plan.model: plan.fit for plan in population_plans(cells)}
+    assert {m: f.interval for m, f in planned.items()} == {
+        m: f.interval for m, f in summary.population.items()
+    }
+    careless, careful = summary.population["careless"], summary.population["careful"]
+    assert careless.miss == pytest.approx(0.3125, abs=1e-3)
+    assert careful.miss == pytest.approx(0.95, abs=1e-3)
+    pooled = population_miss([t.damage for t in cells], [t.n for t in cells])
+    assert careless.interval is not None and careful.interval is not None
+    assert pooled.miss is not None and careless.interval[1] < pooled.miss < careful.interval[0]
+    out = summary.to_json()["audit_miss_rate"]["population"]
+    assert [(e["model"], e["cells"]) for e in out] == [("careless", 20), ("careful", 20)]

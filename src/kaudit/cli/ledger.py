@@ -137,9 +137,9 @@ def import_(
 
     Example: kaudit ledger import --ledger arb.sqlite --model-file qwen3-32b=verdicts.jsonl
     """
-    from kaudit.report import model_file as parse_model_file
+    from kaudit.report import verdict_files
 
-    sources = [parse_model_file(spec) for spec in model_file]
+    sources = verdict_files(model_file)
     with Ledger(ledger) as store:
         added, present = import_files(store, sources, campaign)
         anchor = store.head()

@@ -228,11 +228,13 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 help="Sequential audit: stop a cell at 'damage' and/or 'upper<P' (its "
-                "anytime-valid upper bound below P); --k is the maximum."
+                "anytime-valid one-sided upper bound below P, as the gate's); --k is the "
+                "maximum."
             ),
         ] = None,
         until_alpha: Annotated[
-            float, typer.Option(help="Interval level of --until is 1 - alpha.")
+            float,
+            typer.Option(help="--until's bound is one-sided at alpha/2, as the gate's alpha."),
         ] = 0.05,
         faults: FaultsOpt = None,
         identity: IdentityOpt = None,

@@ -17,8 +17,8 @@ from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.cli._open import opened
 from kaudit.cli._tables import print_blocks
 from kaudit.errors import KauditError
-from kaudit.ledger import Snapshot, reader_anchor
-from kaudit.report import Compat, LedgerFormat, pool_sources
+from kaudit.ledger import Snapshot
+from kaudit.report import Compat, LedgerFormat, distinct_sources, pool_sources
 from kaudit.stats import (
     ClaimResult,
     PopulationPlan,
@@ -192,33 +192,38 @@ def plan(
 ) -> None:
     """Audit runs needed to see damage at least once with probability DETECT.
 
-    With --from-ledger L, also what those runs cost in model dollars, tokens and time,
-    from L's measured means per run (L verified first; --head / --pubkey anchor it).
+    With --ledger / --model-file, each damaging cell's runs and each model's population
+    plan. With --from-ledger L, also what those runs cost in model dollars, tokens and
+    time, from L's measured means per run. Each kaudit ledger is verified first; --head
+    (and --pubkey) anchor the one read, --from-ledger or a single --ledger, and records
+    after the anchor are not counted.
 
     Example: kaudit plan --p 0.1 --detect 0.95 --from-ledger audit.sqlite --concurrency 8
     """
     from kaudit import plan as plan_audit
 
     _check_level(detect, "--detect")
-    anchor = reader_anchor(head, pubkey)
-    if anchor is not None and from_ledger is None:
-        raise KauditError("--head anchors the --from-ledger ledger; give --from-ledger")
     if from_ledger is not None and p is None:
         raise KauditError("--from-ledger needs --p: the damage probability to plan for")
     if p is not None and not 0.0 < p <= 1.0:
         raise KauditError(f"--p must be a probability in (0, 1], got {p}")
-    made = plan_audit(
-        p,
-        detect=detect,
-        ledgers=ledger or [],
-        model_files=model_file or [],
-        fmt=fmt.value,
-        ci_alpha=ci_alpha,
-        from_ledger=from_ledger,
-        tasks=tasks,
-        concurrency=concurrency,
-        head=anchor,
-    )
+    with contextlib.ExitStack() as stack:
+        sources = _plan_sources(stack, p, ledger or [], fmt, from_ledger, head, pubkey)
+        made = plan_audit(
+            p,
+            detect=detect,
+            ledgers=sources if from_ledger is None else [],
+            model_files=model_file or [],
+            fmt=fmt.value,
+            ci_alpha=ci_alpha,
+            from_ledger=sources[0] if from_ledger is not None else None,
+            tasks=tasks,
+            concurrency=concurrency,
+        )
+        for source in sources if made.mode == "cells" else []:
+            if isinstance(source, Snapshot):
+                note_anchor(source.records, source.anchored_records, as_json)
+                note_spool(source.path)
     if as_json:
         print_json(made.to_json())
     elif made.mode == "budgets":
@@ -229,6 +234,39 @@ def plan(
         )
     else:
         _print_cells(made)
+
+
+def _plan_sources(
+    stack: contextlib.ExitStack[bool | None],
+    p: float | None,
+    ledgers: list[str],
+    fmt: LedgerFormat,
+    from_ledger: Path | None,
+    head: str | None,
+    pubkey: Path | None,
+) -> list[str | Snapshot]:
+    """The ledgers `plan` reads, each kaudit one opened once (`kaudit.open`).
+
+    `--from-ledger` alone with --p; otherwise, without --p, the --ledger arguments.
+    --head anchors exactly one of them: a second ledger, verdict files or no ledger at
+    all leave nothing it could pin.
+    """
+    if from_ledger is not None:
+        return [stack.enter_context(opened(from_ledger, head, pubkey))]
+    if p is not None:
+        if head is not None or pubkey is not None:
+            raise KauditError("--head anchors a ledger; with --p alone none is read")
+        return []
+    if (head is not None or pubkey is not None) and (
+        fmt != LedgerFormat.kaudit or len(ledgers) != 1
+    ):
+        raise KauditError(
+            "--head anchors one kaudit ledger: give --from-ledger, or exactly one --ledger"
+        )
+    if fmt != LedgerFormat.kaudit:
+        return list(ledgers)
+    distinct_sources(ledgers)  # named by the path given, before either file is opened
+    return [stack.enter_context(opened(path, head, pubkey)) for path in ledgers]
 
 
 def _print_cells(made: AuditPlan) -> None:

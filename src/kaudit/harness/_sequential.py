@@ -1,11 +1,17 @@
 """Sequential audits: stop adding runs to a cell once its question is answered.
 
-A cell is answered when damage has been seen (the model can do it) or when the
-anytime-valid upper bound on its damage rate has fallen below a target (it rarely does).
-`k` stays the explicit maximum. The bound is a confidence sequence, not Clopper-Pearson:
+A cell is answered when damage has been seen (the model can do it) or when the runs
+show its damage rate below a target (it rarely does). `k` stays the explicit maximum.
+
+"Below the target" is decided exactly as the release gate decides a cell's bound: the
+one-sided anytime-valid test at alpha/2 (`kaudit.stats.shown_below`, the gate's
+`cell_upper`). A cell the harness stops as shown below P is one the gate, at the same
+alpha and a bound of P, grants on that rule, and a cell the harness runs to its maximum
+is one the gate denies on it; a stricter two-sided bound here would spend runs the gate
+does not need, a looser one would stop cells the gate then denies. Not Clopper-Pearson:
 re-checking a fixed-n interval after every run and stopping when it crosses the target
-would make its stated error rate wrong. The rule is written into the campaign manifest
-and the report states it, with the anytime-valid interval for the stopped cells.
+would make its stated error rate wrong. The rule is written into every run's record and
+the report states it, with the anytime-valid interval for the stopped cells.
 """
 
 from __future__ import annotations
@@ -14,16 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from kaudit.errors import KauditError
-from kaudit.stats import CS_METHOD, beta_binomial_cs
+from kaudit.stats import ANYTIME_UPPER_METHOD, shown_below
 
 
 @dataclass(frozen=True)
 class StoppingRule:
     """When a cell has answered its question; `max_k` is the explicit maximum.
 
-    Stop at the first damage run (`on_damage`) and/or once the (1 - alpha) anytime-valid
-    upper bound (`kaudit.stats.beta_binomial_cs`) on the damage rate is below
-    `upper_below`; that bound holds at whatever run the cell stops. Invalid runs do not count.
+    Stop at the first damage run (`on_damage`) and/or once the runs show the damage rate
+    below `upper_below` by the one-sided anytime-valid test at alpha/2 (`shown_below`),
+    the test the gate's bounds make at the same alpha; it holds at whatever run the cell
+    stops. Invalid runs do not count.
     """
 
     max_k: int
@@ -68,7 +75,7 @@ class StoppingRule:
         if self.on_damage and damage > 0:
             return True
         if self.upper_below is not None and n > 0:
-            return beta_binomial_cs(damage, n, self.alpha)[1] < self.upper_below
+            return shown_below(damage, n, self.upper_below, self.alpha / 2)
         return False
 
     def text(self) -> str:
@@ -77,10 +84,10 @@ class StoppingRule:
         if self.on_damage:
             parts.append("at its first damage run")
         if self.upper_below is not None:
-            level = round((1 - self.alpha) * 100, 2)
+            level = round((1 - self.alpha / 2) * 100, 4)
             parts.append(
-                f"once the {level:g}% anytime-valid upper bound on its damage rate "
-                f"({CS_METHOD}) fell below {self.upper_below:g}"
+                f"once its damage rate's {level:g}% upper bound, the gate's at alpha "
+                f"{self.alpha:g} ({ANYTIME_UPPER_METHOD}), fell below {self.upper_below:g}"
             )
         return (
             f"sequential: each cell stopped {' or '.join(parts)}, at most k = {self.max_k} "
@@ -95,7 +102,9 @@ class StoppingRule:
             "upper_below": self.upper_below,
             "alpha": self.alpha,
             "max_k": self.max_k,
-            "interval": CS_METHOD,
+            # One-sided at alpha/2, as the gate; a record without "bound" was admitted
+            # under the two-sided confidence sequence at alpha (`beta_binomial_cs`).
+            "bound": ANYTIME_UPPER_METHOD,
             "text": self.text(),
         }
 

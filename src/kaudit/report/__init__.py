@@ -43,9 +43,9 @@ from kaudit.report._sources import (
     distinct_sources,
     ledger_judges,
     load_cells,
-    model_file,
     pool_sources,
     read_kaudit_sources,
+    verdict_files,
 )
 from kaudit.report._stats_report import summarize_sources
 from kaudit.report._stopping import (
@@ -109,7 +109,6 @@ __all__ = [
     "ledger_budgets",
     "ledger_judges",
     "load_cells",
-    "model_file",
     "pool_sources",
     "rbm_lines",
     "read_kaudit_sources",
@@ -124,4 +123,5 @@ __all__ = [
     "summarize_sources",
     "terminal_tables",
     "to_text",
+    "verdict_files",
 ]

@@ -41,10 +41,31 @@ def model_file(spec: str) -> tuple[str, Path]:
     return model, Path(path)
 
 
-def _read_agentrelbench(spec: str) -> list[CellTally]:
+def verdict_files(specs: Sequence[str]) -> list[tuple[str, Path]]:
+    """Every `MODEL=PATH` as (model, path): the one parser of verdict-file arguments.
+
+    `kaudit stats`, `plan`, `analyze` and `ledger import` all read them here. A file
+    given twice (by where it resolves, under any model name) is refused: pooled, its
+    runs would be counted twice, as twice the runs with the same damage.
+    """
+    parsed: list[tuple[str, Path]] = []
+    seen: dict[Path, str] = {}
+    for spec in specs:
+        model, path = model_file(spec)
+        first = seen.get(path.resolve())
+        if first is not None:
+            raise KauditError(
+                f"verdict file {path} is given twice ({first!r} and {spec!r}): its runs "
+                "would be counted twice"
+            )
+        seen[path.resolve()] = spec
+        parsed.append((model, path))
+    return parsed
+
+
+def _read_agentrelbench(model: str, path: Path) -> list[CellTally]:
     from kaudit.ledger._agentrelbench import read_agentrelbench_verdicts, tallies_from_runs
 
-    model, path = model_file(spec)
     return tallies_from_runs(read_agentrelbench_verdicts(path, model))
 
 
@@ -189,18 +210,18 @@ def load_cells(
     is False. `kaudit_cells` are the kaudit ledgers' tallies when the caller has read
     them already (`read_kaudit_sources`), so no file is read twice.
     """
-    distinct_sources(ledgers)
+    files = [*ledgers, *model_files] if fmt == LedgerFormat.agentrelbench else model_files
+    parsed = verdict_files(files)  # every verdict file once, whichever argument it came in
+    if fmt != LedgerFormat.agentrelbench:
+        distinct_sources(ledgers)
     cells: list[CellTally] = []
-    if fmt == LedgerFormat.agentrelbench:
-        for source in ledgers:
-            cells += _read_agentrelbench(source)
-    elif kaudit_cells is not None:
+    if kaudit_cells is not None and fmt == LedgerFormat.kaudit:
         cells += kaudit_cells
-    else:
+    elif fmt == LedgerFormat.kaudit:
         for source in ledgers:
             cells += _read_kaudit(source, verify)
-    for spec in model_files:
-        cells += _read_agentrelbench(spec)
+    for model, path in parsed:
+        cells += _read_agentrelbench(model, path)
     if not cells:
         raise KauditError("no cells: give a LEDGER or --model-file MODEL=PATH")
     return merge_tallies(cells)
@@ -222,6 +243,7 @@ def pool_sources(
     cells of sequentially stopped campaigns, which claims judge with anytime bounds.
     """
     found: dict[str, list[CellTally]] = {name: [] for name in pools}
+    files: dict[str, list[str]] = {name: [] for name in pools}  # verdict files fed to each
     stopped: set[CellKey] = set()
     fed: dict[tuple[str, str], str] = {}
     for source in ledgers:
@@ -236,6 +258,8 @@ def pool_sources(
             cells = load_cells([path], [], fmt, kaudit_cells=read.cells)
         else:
             cells = load_cells([path], [], fmt)
+            for name in targets:
+                files[name].append(path)
         for name in targets:
             if identity is not None:  # a copy or link of a ledger already in this pool
                 first = fed.setdefault((name, identity), path)
@@ -250,7 +274,10 @@ def pool_sources(
         targets, model_spec = ([pool], rest) if sep and pool in found else (list(found), spec)
         cells = load_cells([], [model_spec], LedgerFormat.agentrelbench)
         for name in targets:
+            files[name].append(model_spec)
             found[name] += cells
+    for fed_files in files.values():
+        verdict_files(fed_files)  # a file fed twice to one pool: its runs counted twice
     return {name: merge_tallies(cells) for name, cells in found.items()}, frozenset(stopped)
 
 

@@ -25,7 +25,7 @@ def _mark(cell: CellStats) -> str:
 
 
 def summary_tables(summary: StatsSummary) -> list[TextTable]:
-    """The summary as plain tables: cells, pool estimates, overdispersion."""
+    """The summary as plain tables: cells, pool estimates, overdispersion, populations."""
     level = round((1 - summary.alpha) * 100)
     headers = ("model", "task", "n", "damage", "upper", "success", "p̂", f"{level}% CI",
                "stoch.", "miss k=1")  # fmt: skip
@@ -37,7 +37,8 @@ def summary_tables(summary: StatsSummary) -> list[TextTable]:
         for c in summary.cells
     )  # fmt: skip
     cells = TextTable(counted(len(summary.cells), "cell"), headers, rows, left=2)
-    return [cells, _pool_table(summary), _dispersion_table(summary)]
+    tables = [cells, _pool_table(summary), _dispersion_table(summary)]
+    return tables + ([_population_table(summary)] if summary.population else [])
 
 
 def _pool_table(summary: StatsSummary) -> TextTable:
@@ -78,7 +79,6 @@ def _dispersion_table(summary: StatsSummary) -> TextTable:
         ("damage-producing pairs", str(miss.pairs)),
         ("k=1 miss rate, pair-weighted (observed, a lower bound)", _num(miss.pair)),
         ("k=1 miss rate, event-weighted (observed, a lower bound)", _num(miss.event)),
-        *_population_rows(summary),
         ("share of damage in stochastic cells", _num(summary.stochastic_share)),
         *_headline_rows(summary),
         ("ICC, moments with mean n̄ (AgentRelBench) (raw)", f"{_num(m.icc)} ({_num(m.icc_raw)})"),
@@ -93,17 +93,24 @@ def _dispersion_table(summary: StatsSummary) -> TextTable:
     return TextTable("audit miss rate and overdispersion", ("measure", "value"), rows)
 
 
-def _population_rows(summary: StatsSummary) -> tuple[tuple[str, str], ...]:
-    """The population miss rate (zero-inflated beta-binomial), when the summary has one."""
-    fit = summary.population
-    if fit is None:
-        return ()
-    bounds = "—" if fit.interval is None else f"[{_num(fit.interval[0])}, {_num(fit.interval[1])}]"
-    level = round((1 - fit.alpha) * 100)
-    return (
-        ("k=1 miss rate, population (zero-inflated beta-binomial)", _num(fit.miss)),
-        (f"k=1 miss rate, population {level}% bounds", bounds),
-        ("cells that never damage, population share", _num(fit.never)),
+def _population_table(summary: StatsSummary) -> TextTable:
+    """Each model's population miss rate (zero-inflated beta-binomial), fitted apart.
+
+    Per model because a plan for a model needs that model's population: one fit over
+    several models is a mixture that describes none of them (`model_populations`).
+    """
+    level = round((1 - summary.alpha) * 100)
+    rows = tuple(
+        (model, str(fit.cells), _num(fit.miss),
+         "—" if fit.interval is None else f"[{_num(fit.interval[0])}, {_num(fit.interval[1])}]",
+         _num(fit.never))
+        for model, fit in summary.population.items()
+    )  # fmt: skip
+    return TextTable(
+        "k=1 miss rate, population per model (zero-inflated beta-binomial)",
+        ("model", "cells", "miss k=1", f"{level}% bounds", "never-damaging share"),
+        rows,
+        left=1,
     )
 
 

@@ -98,8 +98,10 @@ def guaranteed_runs(manifest: Mapping[str, Any] | None) -> int | None:
 
     The rule cannot stop a cell before this many counted runs: 1 when it stops at the
     first damage run; otherwise the first n at which even an all-clean cell's
-    anytime-valid upper bound is below the target (capped at the maximum k). Those first
-    runs are a fixed-n sample, so the unbiased estimators hold on them. None for a
+    anytime-valid upper bound is below the target (capped at the maximum k), by the
+    bound the rule names: one-sided at alpha/2 (`shown_below`, as the gate), or, in a
+    record without "bound", the two-sided confidence sequence earlier rules used. Those
+    first runs are a fixed-n sample, so the unbiased estimators hold on them. None for a
     campaign that is not sequential.
     """
     rule = (manifest or {}).get("stopping_rule")
@@ -111,11 +113,13 @@ def guaranteed_runs(manifest: Mapping[str, Any] | None) -> int | None:
     target = rule.get("upper_below")
     if not isinstance(target, int | float):
         return max_k
-    from kaudit.stats import beta_binomial_cs
+    from kaudit.stats import beta_binomial_cs, shown_below
 
     alpha = float(rule.get("alpha") or 0.05)
     for n in range(1, max_k):
-        if beta_binomial_cs(0, n, alpha)[1] < target:
+        if "bound" in rule and shown_below(0, n, target, alpha / 2):
+            return n
+        if "bound" not in rule and beta_binomial_cs(0, n, alpha)[1] < target:
             return n
     return max_k
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._intervals import clopper_pearson
-from ._population import PopulationMiss, population_miss
+from ._population import PopulationMiss, model_populations
 from ._tally import CellTally
 
 __all__ = [
@@ -153,12 +153,8 @@ def population_plans(
     a zero-inflated beta-binomial; the plan uses the upper end of the k-run miss rate's
     profile-likelihood bounds, at level ``alpha``.
     """
-    models: dict[str, list[CellTally]] = {}
-    for t in tallies:
-        models.setdefault(t.model, []).append(t)
     plans = []
-    for model, cells in models.items():
-        fit = population_miss([t.damage for t in cells], [t.n for t in cells], alpha)
+    for model, fit in model_populations(tallies, alpha).items():
         misses = tuple((k, fit.miss_upper(k)) for k in SHOWN_K)
         plans.append(PopulationPlan(model, fit, fit.runs_to_detect(detect), misses))
     return plans

@@ -25,7 +25,7 @@ simulation under a plain Beta; with χ²₂ at least 0.95 (docs/statistics.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,9 @@ import numpy.typing as npt
 
 from kaudit._blas import special as _sp
 
-__all__ = ["POPULATION_METHOD", "PopulationMiss", "population_miss"]
+from ._tally import CellTally
+
+__all__ = ["POPULATION_METHOD", "PopulationMiss", "model_populations", "population_miss"]
 
 POPULATION_METHOD = (
     "zero-inflated beta-binomial maximum likelihood, profile-likelihood bounds at the "
@@ -203,6 +205,25 @@ def population_miss(x: Sequence[int], n: Sequence[int], alpha: float = 0.05) -> 
     low, high = _profile_bounds(lik, mu, top, _cut(alpha))
     bounds = (1.0 - high, 1.0 - low)
     return PopulationMiss(1.0 - mu, bounds, mu, never, log_s, top, len(ns), alpha, likelihood=lik)
+
+
+def model_populations(
+    tallies: Sequence[CellTally], alpha: float = 0.05
+) -> Mapping[str, PopulationMiss]:
+    """`population_miss` fitted to each model's cells apart, in the order models first appear.
+
+    A model's cells are one population: its tasks, damaging or not. Two models of
+    different damage rates pooled are a mixture no single Beta describes, and its fit
+    answers for neither (a careful model's miss rate pulled down by a careless one's
+    damage), so `kaudit stats` and `kaudit plan` both fit one per model.
+    """
+    models: dict[str, list[CellTally]] = {}
+    for t in tallies:
+        models.setdefault(t.model, []).append(t)
+    return {
+        model: population_miss([t.damage for t in cells], [t.n for t in cells], alpha)
+        for model, cells in models.items()
+    }
 
 
 def _cut(alpha: float) -> float:

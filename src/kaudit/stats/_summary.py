@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ._betabinom import (
@@ -31,7 +31,7 @@ from ._headline import IccHeadline, icc_headline
 from ._intervals import clopper_pearson, wilson
 from ._miss import OBSERVED_CAVEAT, MissRate, audit_miss_rate, miss_probability, miss_weights
 from ._passk import pass_at_k, pass_pow_k, pool_mean, safe_pow_k
-from ._population import PopulationMiss, population_miss
+from ._population import PopulationMiss, model_populations
 from ._sequence import CS_METHOD, beta_binomial_cs
 from ._stochastic import AlwaysFail, always_fail_upper, is_stochastic, stochastic_damage_share
 from ._tally import CellKey, CellTally
@@ -125,7 +125,12 @@ def _interval_label(resampling: Resampling, compat: Compat, alpha: float) -> str
 
 @dataclass(frozen=True)
 class StatsSummary:
-    """Everything ``kaudit stats`` reports; ``to_json`` gives the command's JSON contract."""
+    """Everything ``kaudit stats`` reports; ``to_json`` gives the command's JSON contract.
+
+    ``population`` is the population miss rate per model (`model_populations`): each
+    model's cells fitted apart, as `kaudit plan` plans them, never one fit over a mixture
+    of models.
+    """
 
     cells: tuple[CellStats, ...]
     miss: MissRate
@@ -153,7 +158,7 @@ class StatsSummary:
     anova_icc: float | None = None
     fixed_prefix: PoolSummary | None = None
     fixed_prefix_runs: int | None = None
-    population: PopulationMiss | None = None
+    population: Mapping[str, PopulationMiss] = field(default_factory=dict)
     headline: IccHeadline | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -168,7 +173,9 @@ class StatsSummary:
                 "pair_ci": list(self.miss_pair_ci),
                 "event_ci": list(self.miss_event_ci),
                 "observed": OBSERVED_CAVEAT,
-                "population": None if self.population is None else self.population.to_json(),
+                "population": [
+                    {"model": model, **fit.to_json()} for model, fit in self.population.items()
+                ],
             },
             "beta_binomial": {
                 "headline": None if self.headline is None else self.headline.to_json(),
@@ -483,7 +490,8 @@ def summarize(
     Intervals on pool means (pass^k, safe^k, pass@k, miss rates) come from one
     duplicate-preserving cluster bootstrap over cells with ``bootstrap`` resamples from
     ``seed``; per-cell intervals are exact (Clopper-Pearson) unless ``interval="wilson"``.
-    The beta-binomial fits and the audit miss rate are over damage (the strict label).
+    The beta-binomial fits and the audit miss rate are over damage (the strict label);
+    the population miss rate is fitted per model, the other fits over the whole pool.
     ``model_order`` adds the capability gradient. Cells whose `CellKey` is
     in ``sequential`` were stopped by a rule that looked at their runs; they get the
     anytime-valid confidence sequence instead of a fixed-n interval.
@@ -545,6 +553,6 @@ def summarize(
         pool_clusters=pool.clusters,
         pool_note=pool.note,
         caveats=pool.caveats,
-        population=population_miss(x, n, alpha),
+        population=model_populations(cells, alpha),
         headline=icc_headline(n, moments, anova, mle),
     )
