@@ -62,8 +62,12 @@ class MomentsFit:
     Attributes:
         icc: rho floored at 0 and capped at 1; ``None`` when not identified.
         icc_raw: rho before flooring and capping (negative means underdispersion).
-        alpha: Beta prior alpha ``mean·(1/rho − 1)``; ``None`` when rho is 0, >= 1 or undefined.
-        beta: Beta prior beta ``(1 − mean)·(1/rho − 1)``; ``None`` likewise.
+        alpha: Beta prior alpha ``mean·(1/rho − 1)`` with rho held at 0.999 at most, as
+            AgentRelBench holds it (above that the prior is a two-spike limit whose
+            parameters only rounding separates from 0); ``None`` when rho is 0, >= 1 or
+            undefined.
+        beta: Beta prior beta ``(1 − mean)·(1/rho − 1)``, rho held likewise; ``None``
+            likewise.
         overdispersion_p: Pearson chi-square homogeneity test p-value over cells
             (Cochran 1954), large-sample; ``None`` when not identified.
         lr_p: Likelihood ratio of the beta-binomial at the moment estimates against the
@@ -149,7 +153,7 @@ def fit_moments(x: Sequence[int], n: Sequence[int]) -> MomentsFit:
     icc = min(1.0, max(0.0, raw))
     chi2 = float(np.sum((xa - na * mean) ** 2 / (na * mean * (1.0 - mean))))
     p_value = float(_sp.chdtrc(cells - 1, chi2))
-    alpha, beta = _prior(mean, icc)
+    alpha, beta = _prior(mean, icc if icc is None or icc >= 1.0 else min(icc, _RHO_PUBLISHED))
     return MomentsFit(icc, raw, alpha, beta, p_value, _moments_lr_p(xa, na, mean, raw), mean, cells)
 
 
