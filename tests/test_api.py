@@ -35,9 +35,9 @@ def test_the_public_names_are_the_documented_few() -> None:
     """Fails if a name is added to (or lost from) the public surface unnoticed, or if a
     lazily imported name is not the function behind it."""
     assert kaudit.__all__ == [
-        "AuditHooks", "AuditPlan", "AuditResult", "Report", "Snapshot", "audit",
-        "compare", "decide", "export", "judge", "open", "plan", "read", "serve_run",
-        "summarize", "validate",
+        "AuditHooks", "AuditPlan", "AuditResult", "Report", "RunKey", "Snapshot", "Usage",
+        "audit", "compare", "decide", "export", "judge", "open", "plan", "read",
+        "serve_run", "summarize", "validate",
     ]  # fmt: skip
     from kaudit.gate import gate_ledger
     from kaudit.report import summarize_sources

@@ -15,6 +15,10 @@ The public API, what a notebook or a CI job imports:
     kaudit.export("audit.sqlite", "parquet", "runs.parquet")
     kaudit.judge("audit.sqlite", "openai:gpt-4o-mini")  # an LLM judge beside the state
 
+Two value types travel through all of it: `RunKey` names a run (campaign, model, task,
+run index) and `Usage` says what its model calls cost (tokens, dollars, calls, retries,
+time); a run record gives both back as `record.key` and `record.usage`.
+
 `decide` is the release gate, `compare` the deployment monitor, `summarize` the pool
 statistics and `judge` the LLM grader; they are not named `gate`, `monitor`, `stats` and
 `grade` because those are the subpackages holding them (nor is `serve_run` named `serve`).
@@ -31,7 +35,9 @@ from kaudit._version import __version__ as __version__
 if TYPE_CHECKING:
     from kaudit._audit import AuditHooks, AuditResult, audit
     from kaudit._plan import AuditPlan, plan
+    from kaudit._run_key import RunKey
     from kaudit._serve_run import serve_run
+    from kaudit._usage import Usage
     from kaudit.gate import gate_ledger as decide
     from kaudit.grade import judge_ledger as judge
     from kaudit.harness import suite_validation as validate
@@ -48,7 +54,9 @@ __all__ = [
     "AuditPlan",
     "AuditResult",
     "Report",
+    "RunKey",
     "Snapshot",
+    "Usage",
     "audit",
     "compare",
     "decide",
@@ -79,6 +87,8 @@ _LAZY = {
     "serve_run": ("kaudit._serve_run", "serve_run"),
     "plan": ("kaudit._plan", "plan"),
     "AuditPlan": ("kaudit._plan", "AuditPlan"),
+    "RunKey": ("kaudit._run_key", "RunKey"),
+    "Usage": ("kaudit._usage", "Usage"),
 }
 
 

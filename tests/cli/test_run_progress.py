@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
+from kaudit import Usage
 from kaudit.cli.run import CampaignProgress
 from kaudit.harness import CampaignResult
 
@@ -15,7 +16,7 @@ from kaudit.harness import CampaignResult
 def run(damage: bool) -> Any:
     return SimpleNamespace(
         status="ok", termination="completed", counts_as_damage=damage, damage_dollars=0,
-        input_tokens=0, output_tokens=0, cost_usd=0.0,
+        usage=Usage(), cost_usd=0.0,
     )  # fmt: skip
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kaudit.agents import AgentDefaults, Episode, RunFacts, ScriptedAgent
+from kaudit.agents import AgentDefaults, Episode, RunFacts, ScriptedAgent, Usage
 from kaudit.harness import RunGateway, RunRequest, Transcript, check_script, run_pipeline
 from kaudit.label import diff_images, final_state_digest
 from kaudit.spec import Check, Expected
@@ -40,7 +40,7 @@ class FactfulAgent(AgentDefaults):
 
     def run_facts(self, run_id: str) -> RunFacts | None:
         self.asked.append(run_id)
-        return RunFacts(api_calls=3, input_tokens=11, output_tokens=5, cost_usd=0.25, retries=1)
+        return RunFacts(usage=Usage(11, 5, cost_usd=0.25, retries=1, api_calls=3))
 
 
 def test_a_custom_driver_replaces_the_loop_and_goes_through_the_gateway(mini_suite: Suite) -> None:

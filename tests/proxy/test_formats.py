@@ -30,7 +30,7 @@ def test_responses_reply_reads_text_calls_and_usage() -> None:
     said = responses_said(RESPONSE)
     assert said.content == "Checking."
     assert said.tool_calls == (ProposedCall("fc_1", "get_order", {"id": 3}),)
-    assert (said.input_tokens, said.output_tokens) == (40, 9)
+    assert (said.usage.input_tokens, said.usage.output_tokens) == (40, 9)
 
 
 def test_responses_stream_is_read_from_its_completed_event() -> None:
@@ -111,4 +111,4 @@ def test_malformed_tool_arguments_are_kept_raw() -> None:
     }
     said = FORMATS["v1/chat/completions"].said(body)
     assert said.content is None and said.tool_calls == (ProposedCall("c", "g", "{oops"),)
-    assert (said.input_tokens, said.output_tokens) == (0, 0)
+    assert (said.usage.input_tokens, said.usage.output_tokens) == (0, 0)

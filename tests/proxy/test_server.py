@@ -102,7 +102,7 @@ def test_the_openai_streaming_client_reads_the_proxied_stream(upstream: ChatTest
     assert turn["input_tokens"] > 0 and turn["output_tokens"] > 0
     assert chunks[-1].usage is not None  # the proxy asked for the usage chunk
     assert turn["input_tokens"] == chunks[-1].usage.prompt_tokens
-    assert traffic.cost_usd == pytest.approx(
+    assert traffic.usage.cost_usd == pytest.approx(
         PRICE.cost(turn["input_tokens"], turn["output_tokens"])
     )
 
@@ -134,10 +134,10 @@ def test_a_run_is_recorded_turn_by_turn_with_results_and_final_message(
     ]
     assert traffic.final_message() == "REFUSAL: I will not do that."
     facts = traffic.facts()
-    assert facts.api_calls == 2
-    assert facts.input_tokens == first["input_tokens"] + second["input_tokens"]
-    assert facts.cost_usd == pytest.approx(first["cost_usd"] + second["cost_usd"])
-    assert facts.cost_usd > 0
+    assert facts.usage.api_calls == 2
+    assert facts.usage.input_tokens == first["input_tokens"] + second["input_tokens"]
+    assert facts.usage.cost_usd == pytest.approx(first["cost_usd"] + second["cost_usd"])
+    assert facts.usage.cost_usd > 0
 
 
 def test_anthropic_streams_are_recorded_with_their_usage(upstream: ChatTestServer) -> None:
@@ -178,8 +178,8 @@ def test_an_unpriced_model_costs_nothing_and_says_so(upstream: ChatTestServer) -
             await client.close()
 
     asyncio.run(run())
-    assert traffic.input_tokens > 0
-    assert traffic.cost_usd == 0.0
+    assert traffic.usage.input_tokens > 0
+    assert traffic.usage.cost_usd == 0.0
     assert traffic.summary()["unpriced_models"] == ["free"]
 
 
@@ -256,7 +256,7 @@ def test_a_run_over_its_cost_cap_is_refused_at_the_proxy(upstream: ChatTestServe
     asyncio.run(run())
     assert len(reasons) == 1 and reasons[0].startswith("cost cap reached")
     assert traffic.over_budget == reasons[0]
-    assert traffic.facts().api_calls == 1
+    assert traffic.facts().usage.api_calls == 1
 
 
 def test_the_real_key_replaces_the_placeholder(
@@ -346,5 +346,5 @@ def test_the_responses_api_is_recorded_through_the_official_client(
     ]
     assert second["sent"] == [{"role": "tool", "content": "open", "tool_call_id": "call_0_0"}]
     assert traffic.final_message() == "REFUSAL: I will not do that."
-    assert traffic.input_tokens > 0 and traffic.cost_usd > 0
+    assert traffic.usage.input_tokens > 0 and traffic.usage.cost_usd > 0
     assert traffic.summary()["streamed"] == (2 if stream else 0)

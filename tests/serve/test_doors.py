@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kaudit import audit
+from kaudit import Usage, audit
 from kaudit.errors import KauditError
 from kaudit.ledger import Ledger
 from kaudit.serve import CommandAgent, DoorEvidence, HandedWorld, McpCommandAgent
@@ -44,10 +44,7 @@ class RecordingDoor:
                 }
             ],
             extra={"door": {"statements": 3}},
-            api_calls=2,
-            input_tokens=40,
-            output_tokens=7,
-            cost_usd=0.5,
+            usage=Usage(input_tokens=40, output_tokens=7, cost_usd=0.5, api_calls=2),
         )
 
 

@@ -1,5 +1,6 @@
 """Agents under audit: the protocol, scripted and reference (simulated) agents, chat agents."""
 
+from kaudit._usage import Usage
 from kaudit.agents._build import build_agent, build_agents
 from kaudit.agents._protocol import (
     Agent,
@@ -10,7 +11,6 @@ from kaudit.agents._protocol import (
     RunFacts,
     ToolCall,
     Turn,
-    Usage,
     WorldAccess,
     WorldAgent,
 )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from kaudit._usage import Usage
 from kaudit.spec import FaultRule, Identity, Task
 
 
@@ -20,16 +21,6 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
-class Usage:
-    """What one turn cost: tokens, dollars at the configured prices, and API retries."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    retries: int = 0
-
-
-@dataclass(frozen=True)
 class Turn:
     """One agent turn: tool calls to execute, or a final message when there are none.
 
@@ -40,6 +31,7 @@ class Turn:
     content: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
+    """What the turn cost: its tokens, dollars and retries (its calls are the run's)."""
     stalled: bool = False
 
 
@@ -123,16 +115,11 @@ class RunFacts:
     """What an agent kept about one run outside its turns.
 
     A chat agent's last API call can fail after retries: no turn carries those tokens
-    and retries, so these totals replace the turn sums when `api_calls` is non-zero.
+    and retries, so `usage` replaces the turn sums when it counts any API calls.
     """
 
-    api_calls: int = 0
-    model_ms: float = 0.0
-    """Wall time spent awaiting the model's API (retries and backoff included)."""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    retries: int = 0
+    usage: Usage = field(default_factory=Usage)
+    """The run's model usage; its `model_ms` includes retries and backoff."""
     tool_calls: tuple[dict[str, Any], ...] = ()
     """Calls seen outside kaudit's own gateway (a door in front of a third-party server)."""
     faults: tuple[dict[str, Any], ...] = ()

@@ -101,7 +101,7 @@ class CampaignProgress(AuditHooks):
         self._errors += record.status == "invalid" or record.termination == "errored"
         self._damage += record.counts_as_damage
         self._dollars += float(record.damage_dollars)
-        self._tokens += record.input_tokens + record.output_tokens
+        self._tokens += record.usage.tokens
         self._cost += record.cost_usd
         self._advance()
 
@@ -158,10 +158,11 @@ def summary(result: CampaignResult, ledger: Path) -> list[str]:
         )
     if result.budget_stop:
         lines.append(result.budget_stop)
-    if result.input_tokens or result.output_tokens or result.errored:
+    usage = result.usage
+    if usage.tokens or result.errored:
         lines.append(
-            f"{result.errored} errored; tokens in {result.input_tokens:,} / out "
-            f"{result.output_tokens:,}; model cost ${result.cost_usd:,.4f}; damage "
+            f"{result.errored} errored; tokens in {usage.input_tokens:,} / out "
+            f"{usage.output_tokens:,}; model cost ${usage.cost_usd:,.4f}; damage "
             f"${result.damage_dollars:,.2f}"
         )
     if result.served_appended:

@@ -32,12 +32,12 @@ class Graded:
 
     def summary(self) -> str:
         """The closing line `kaudit grade` prints."""
-        r = self.result
+        r, u = self.result, self.result.usage
         return (
             f"judge {r.judge_key}: {r.graded} graded, {r.failed} failed (recorded, never "
-            f"counted), {r.skipped} already graded; tokens {r.input_tokens:,} in / "
-            f"{r.output_tokens:,} out, {r.retries} retries, judge cost ${r.cost_usd:,.4f}, "
-            f"judge time {r.model_ms / 1000:,.1f} s"
+            f"counted), {r.skipped} already graded; tokens {u.input_tokens:,} in / "
+            f"{u.output_tokens:,} out, {u.retries} retries, judge cost ${u.cost_usd:,.4f}, "
+            f"judge time {u.model_ms / 1000:,.1f} s"
         )
 
 

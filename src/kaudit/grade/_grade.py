@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 
+from kaudit._usage import Usage
 from kaudit.errors import KauditError
 from kaudit.grade._case import case_of
 from kaudit.grade._judge import Judge, JudgeAnswer
@@ -31,12 +32,8 @@ class GradingResult:
     graded: int = 0
     failed: int = 0
     skipped: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    retries: int = 0
-    model_ms: float = 0.0
-    """Time spent in the judge's API over every call of this invocation (summed)."""
+    usage: Usage = field(default_factory=Usage)
+    """The judge's calls of this invocation: tokens, cost, retries, time summed over them."""
 
 
 def prompts_for(task: str, prompts: TaskPrompts) -> tuple[str, str]:
@@ -54,10 +51,7 @@ def _grade_record(
     record: RunRecord, run_hash: str, judge: Judge, answer: JudgeAnswer
 ) -> GradeRecord:
     return GradeRecord(
-        campaign=record.campaign,
-        model=record.model,
-        task=record.task,
-        run_index=record.run_index,
+        **record.key._asdict(),
         attempt=record.attempt,
         run_hash=run_hash,
         judge=judge.config.key,
@@ -71,12 +65,7 @@ def _grade_record(
         reason=answer.reason,
         failure=answer.failure,
         raw_reply=answer.raw_reply,
-        input_tokens=answer.input_tokens,
-        output_tokens=answer.output_tokens,
-        cost_usd=answer.cost_usd,
-        api_calls=answer.api_calls,
-        retries=answer.retries,
-        model_ms=answer.model_ms,
+        **asdict(answer.usage),  # the grade keeps every field of `Usage` under its name
     )
 
 
@@ -103,7 +92,7 @@ async def grade_ledger(
     result = GradingResult(judge.key)
     todo: list[RunRecord] = []
     for record in ledger.records(campaign):
-        key = (record.campaign, record.model, record.task, record.run_index, record.attempt)
+        key = (*record.key, record.attempt)
         if record.status != "labeled":
             continue
         if key in done:
@@ -115,19 +104,15 @@ async def grade_ledger(
 
     async def one(record: RunRecord) -> None:
         system, prompt = prompts_for(record.task, prompts)
-        run_id = f"{record.campaign}/{record.model}/{record.task}/{record.run_index}"
         async with gate:
-            answer = await judge.grade(case_of(record, system, prompt), run_id, record.seed)
-        key = (record.campaign, record.model, record.task, record.run_index, record.attempt)
-        grade = _grade_record(record, hashes[key], judge, answer)
+            answer = await judge.grade(
+                case_of(record, system, prompt), record.key.run_id, record.seed
+            )
+        grade = _grade_record(record, hashes[(*record.key, record.attempt)], judge, answer)
         store.append(grade)
         result.graded += grade.status == "graded"
         result.failed += grade.status == "failed"
-        result.input_tokens += grade.input_tokens
-        result.output_tokens += grade.output_tokens
-        result.cost_usd += grade.cost_usd
-        result.retries += grade.retries
-        result.model_ms += grade.model_ms
+        result.usage += grade.usage
         if on_grade is not None:
             on_grade(grade)
 

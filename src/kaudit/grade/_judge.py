@@ -14,9 +14,10 @@ import importlib
 import json
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kaudit._usage import Usage
 from kaudit.agents.chat import ModelConfig
 from kaudit.agents.chat._body import MessageBody, post
 from kaudit.agents.chat._retry import Backoff, RateLimiter, SdkErrors
@@ -84,12 +85,8 @@ class JudgeAnswer:
     failure: str | None = None
     raw_reply: str | None = None
     prompt_digest: str = ""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    api_calls: int = 0
-    retries: int = 0
-    model_ms: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+    """Every call of the grade (retries included), their time, the reply's tokens and cost."""
 
 
 class Judge:
@@ -172,7 +169,7 @@ class Judge:
         try:
             response = await self._call(path, body, headers, answer, seed)
         finally:
-            answer.model_ms = (time.perf_counter() - started) * 1000
+            answer.usage = replace(answer.usage, model_ms=(time.perf_counter() - started) * 1000)
         if response is not None:
             self._read(response, answer)
         return answer
@@ -191,7 +188,7 @@ class Judge:
         )
         while True:
             await self._limiter.wait()
-            answer.api_calls += 1
+            answer.usage += Usage(api_calls=1)
             try:
                 return await post(self._get_client(), path, body, headers)
             except Exception as exc:  # the SDKs' errors, classified as the agents do
@@ -200,34 +197,32 @@ class Judge:
                 message = f"{self.config.key}: {type(exc).__name__}: {said}"
                 if kind == "setup":
                     raise KauditError(f"judge {message}") from exc
-                if kind == "retry" and answer.retries < self.config.max_retries:
-                    answer.retries += 1
-                    await asyncio.sleep(
-                        backoff.delay(answer.retries, self._errors.retry_after(exc))
-                    )
+                retries = answer.usage.retries
+                if kind == "retry" and retries < self.config.max_retries:
+                    answer.usage += Usage(retries=1)
+                    await asyncio.sleep(backoff.delay(retries + 1, self._errors.retry_after(exc)))
                     continue
                 answer.failure = (
-                    f"api_error {self._errors.kind(exc)}: {message} "
-                    f"(after {answer.retries} retries)"
+                    f"api_error {self._errors.kind(exc)}: {message} (after {retries} retries)"
                 )
                 return None
 
     def _read(self, response: Any, answer: JudgeAnswer) -> None:
         """Tokens, cost and the parsed answer (or the failure) of one reply."""
         try:
-            text, input_tokens, output_tokens = self._reply(response)
+            text, billed = self._reply(response)
         except (LookupError, TypeError, ValueError) as exc:
             answer.failure = f"unreadable_reply: {exc}"
             return
-        answer.input_tokens, answer.output_tokens = input_tokens, output_tokens
-        answer.cost_usd = self.config.price.cost(input_tokens, output_tokens)
+        answer.usage += self.config.price.priced(billed)
         answer.raw_reply = None if text is None else text[:RAW_CHARS]
         try:
             answer.grade, answer.reason = parse_answer(text)
         except MalformedAnswer as exc:
             answer.failure = f"malformed: {exc}"
 
-    def _reply(self, response: Any) -> tuple[str | None, int, int]:
+    def _reply(self, response: Any) -> tuple[str | None, Usage]:
+        """The reply's text and the tokens it was billed for."""
         reply = json_object(response, "reply")
         usage = json_object(reply.get("usage") or {}, "usage")
         if self.config.provider == "anthropic":
@@ -239,21 +234,19 @@ class Judge:
                 for b in blocks
                 if json_object(b, "content block").get("type") == "text"
             ]
-            return (
-                "".join(texts) or None,
-                int(usage.get("input_tokens") or 0),
-                int(usage.get("output_tokens") or 0),
+            billed = Usage(
+                int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
             )
+            return "".join(texts) or None, billed
         choices = reply.get("choices")
         if not choices or not isinstance(choices, list):
             raise ValueError("the reply has no choices")
         message = json_object(json_object(choices[0], "choice").get("message"), "message")
         content = message.get("content")
-        return (
-            None if content is None else str(content),
-            int(usage.get("prompt_tokens") or 0),
-            int(usage.get("completion_tokens") or 0),
+        billed = Usage(
+            int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
         )
+        return None if content is None else str(content), billed
 
     def _get_client(self) -> Any:
         if self._client is None:

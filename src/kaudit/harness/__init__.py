@@ -43,7 +43,6 @@ from kaudit.harness._run import (
     label,
     offered_tools,
     record,
-    run_id,
     run_pipeline,
     seed,
 )
@@ -127,7 +126,6 @@ __all__ = [
     "run_campaign",
     "run_conditions",
     "run_digest",
-    "run_id",
     "run_pipeline",
     "run_seed",
     "seed",

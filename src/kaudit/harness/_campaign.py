@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from kaudit._run_key import RunKey
+from kaudit._usage import Usage
 from kaudit.agents import Agent, RunFacts
 from kaudit.errors import KauditError, LedgerError
 from kaudit.harness._budget import CampaignBudget
@@ -22,7 +24,7 @@ from kaudit.harness._manifest import build_manifest, finish_manifest
 from kaudit.harness._run import RunRequest, RunResult, invalid_result, run_pipeline
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
-from kaudit.ledger import IMPORTED, Ledger, RunKey, RunRecord, drain_spool, suite_tasks_digest
+from kaudit.ledger import IMPORTED, Ledger, RunRecord, drain_spool, suite_tasks_digest
 from kaudit.spec import FaultRule, Identity, Task
 from kaudit.suites import Suite
 
@@ -89,9 +91,8 @@ class CampaignResult:
     stopped: int = 0
     open_invalid: int = 0
     invalid_reasons: tuple[str, ...] = ()
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+    """What this invocation's runs spent on model calls (as their records say)."""
     damage_dollars: float = 0.0
     faults: int = 0
     boundary_attempts: int = 0
@@ -109,9 +110,7 @@ class CampaignResult:
         self.invalid += record.status == "invalid"
         self.errored += record.termination == "errored"
         self.damage += record.counts_as_damage
-        self.input_tokens += record.input_tokens
-        self.output_tokens += record.output_tokens
-        self.cost_usd += record.cost_usd
+        self.usage += record.usage
         self.faults += len(record.faults)
         self.boundary_attempts += len(record.boundary_attempts)
         self.damage_dollars = float(Decimal(repr(self.damage_dollars)) + record.damage_dollars)
@@ -151,11 +150,11 @@ def plan_jobs(
                 if is_stopped is not None and is_stopped(agent.name, task.id):
                     continue
                 live = True
-                key = (plan.name, agent.name, task.id, i)
+                key = RunKey(plan.name, agent.name, task.id, i)
                 attempt = next_attempt(done.get(key), plan.max_attempts)
                 if attempt is not None:
                     seed = run_seed(plan.seed, agent.name, task.id, i)
-                    yield RunJob(plan.name, agent.name, task.id, i, seed, attempt)
+                    yield RunJob(*key, seed, attempt)
         if not live:
             return
 

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from kaudit._run_key import RunKey
 from kaudit.harness._run import RunResult
 
 
@@ -25,9 +26,9 @@ class RunJob:
     attempt: int = 0
 
     @property
-    def key(self) -> tuple[str, str, str, int]:
-        """The ledger key."""
-        return (self.campaign, self.model, self.task, self.run_index)
+    def key(self) -> RunKey:
+        """The ledger key of the run."""
+        return RunKey(self.campaign, self.model, self.task, self.run_index)
 
 
 JobRunner = Callable[[RunJob], Awaitable[RunResult | None]]

@@ -14,7 +14,9 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
-from kaudit.agents import Agent, Episode, Observation, RunFacts, Turn, Usage
+from kaudit._run_key import RunKey
+from kaudit._usage import Usage
+from kaudit.agents import Agent, Episode, Observation, RunFacts, Turn
 from kaudit.errors import AgentError, AgentStalledError, InvalidRunError, KauditError
 from kaudit.gateway import BoundaryAttempt, InjectedFault
 from kaudit.harness._gateway import RunGateway, build_gateway
@@ -28,7 +30,7 @@ from kaudit.label import (
     label_run,
     last_message,
 )
-from kaudit.ledger import RunRecord, RunTiming
+from kaudit.ledger import RunRecord, RunTiming, usage_extra, usage_fields
 from kaudit.spec import FaultRule, Identity, Task
 from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate
 from kaudit.suites import Referee
@@ -79,21 +81,16 @@ class RunRequest:
     @property
     def run_id(self) -> str:
         """The id the run is known by to its sandbox, its agent and a serving stack's logs."""
-        return run_id(self.campaign, self.model, self.task.id, self.run_index)
+        return self.key.run_id
 
     @property
-    def key(self) -> dict[str, Any]:
-        """The ledger key fields."""
-        return {
-            "campaign": self.campaign,
-            "model": self.model,
-            "task": self.task.id,
-            "run_index": self.run_index,
-        }
+    def key(self) -> RunKey:
+        """The ledger key of the run."""
+        return RunKey(self.campaign, self.model, self.task.id, self.run_index)
 
     def recorded(self) -> dict[str, Any]:
         """The record fields the request decides, for every record built from it."""
-        return self.key | {
+        return self.key._asdict() | {
             "seed": self.seed,
             "restarted": self.restarted,
             "attempt": self.attempt,
@@ -122,18 +119,9 @@ class Transcript:
     api_error: str | None = None
     """The serving-stack failure that ended the run (`http_500`, `timeout`, …), if any."""
     steps: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    retries: int = 0
+    usage: Usage = field(default_factory=Usage)
+    """The turns' usage summed, with a failed last call's (`AgentError.usage`)."""
     turns: list[dict[str, Any]] = field(default_factory=list)
-
-    def add_usage(self, usage: Usage) -> None:
-        """Count one turn's (or one failed call's) usage."""
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cost_usd += usage.cost_usd
-        self.retries += usage.retries
 
 
 class Driver(Protocol):
@@ -142,11 +130,6 @@ class Driver(Protocol):
     async def drive(self, episode: Episode, gateway: RunGateway) -> Transcript:
         """Drive one run to its end."""
         ...
-
-
-def run_id(campaign: str, model: str, task: str, run_index: int) -> str:
-    """The id a run is known by to its sandbox, its agent and a serving stack's logs."""
-    return f"{campaign}/{model}/{task}/{run_index}"
 
 
 def offered_tools(task: Task, substrate: Substrate) -> dict[str, Tool]:
@@ -180,7 +163,7 @@ class AgentLoop:
                     transcript.agent_error = str(exc)
                     transcript.api_error = exc.kind
                     if isinstance(exc.usage, Usage):
-                        transcript.add_usage(exc.usage)
+                        transcript.usage += exc.usage
                     return transcript
                 _add_turn(transcript, turn)
                 if turn.stalled:
@@ -210,7 +193,7 @@ class AgentLoop:
 
 def _add_turn(transcript: Transcript, turn: Turn) -> None:
     transcript.steps += 1
-    transcript.add_usage(turn.usage)
+    transcript.usage += turn.usage
     transcript.turns.append(
         {
             "content": turn.content,
@@ -309,9 +292,7 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
     extra: dict[str, Any] = {"simulated": facts.simulated}
     if facts.sampling is not None:
         extra["sampling"] = facts.sampling
-    if facts.agent_facts is not None and facts.agent_facts.api_calls:
-        extra["api_calls"] = facts.agent_facts.api_calls
-        extra["model_ms"] = round(facts.agent_facts.model_ms, 3)
+    extra.update(usage_extra(usage))
     if transcript.api_error is not None:
         extra["api_error"] = transcript.api_error
     if facts.judged is not None:
@@ -338,10 +319,7 @@ def record(request: RunRequest, labeled: Labeled, facts: RecordParts) -> RunReco
         transcript=list(outside.transcript) or transcript.turns,
         tool_calls=[*facts.gateway.recording.calls, *outside.tool_calls],
         steps=transcript.steps,
-        retries=usage.retries,
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cost_usd=usage.cost_usd,
+        **usage_fields(usage),
         timing=facts.timing,
         initial_digest=facts.initial_digest,
         final_digest=facts.final_digest,
@@ -367,16 +345,11 @@ def _events(model: type[Event], found: tuple[dict[str, Any], ...]) -> list[Event
         ) from None
 
 
-def _usage(transcript: Transcript, facts: RunFacts | None) -> RunFacts:
-    """The agent's own totals when it kept any (they include a failed last call)."""
-    if facts is not None and facts.api_calls:
-        return facts
-    return RunFacts(
-        input_tokens=transcript.input_tokens,
-        output_tokens=transcript.output_tokens,
-        cost_usd=transcript.cost_usd,
-        retries=transcript.retries,
-    )
+def _usage(transcript: Transcript, facts: RunFacts | None) -> Usage:
+    """The agent's own totals when it counted calls (they include a failed last call)."""
+    if facts is not None and facts.usage.api_calls:
+        return facts.usage
+    return transcript.usage
 
 
 async def run_pipeline(
@@ -508,10 +481,7 @@ def invalid_result(
         status="invalid",
         invalid_reason=reason,
         termination="errored",
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cost_usd=usage.cost_usd,
-        retries=usage.retries,
+        **usage_fields(usage),
         timing=RunTiming(total_ms=total_ms),
         extra=(extra or {}) | dict(request.extra),
     )

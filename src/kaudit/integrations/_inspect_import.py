@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kaudit._run_key import RunKey
+from kaudit._usage import Usage
 from kaudit.errors import LedgerError
-from kaudit.ledger import Ledger, RunRecord, RunTiming
+from kaudit.ledger import Ledger, RunRecord, RunTiming, usage_fields
 
 
 @dataclass(frozen=True)
@@ -34,20 +36,16 @@ def _record_metadata(sample: Any) -> dict[str, Any] | None:
     return None
 
 
-def _tokens(sample: Any) -> tuple[int, int]:
+def _tokens(sample: Any) -> Usage:
+    """The sample's tokens over every model it called (Inspect prices nothing)."""
     usage = (sample.model_usage or {}).values()
-    return sum(u.input_tokens for u in usage), sum(u.output_tokens for u in usage)
+    return Usage(sum(u.input_tokens for u in usage), sum(u.output_tokens for u in usage))
 
 
 def sample_record(sample: Any, *, campaign: str, model: str) -> RunRecord:
     """The ledger record of one Inspect sample (one kaudit task, one epoch)."""
-    key = {
-        "campaign": campaign,
-        "model": model,
-        "task": str(sample.id),
-        "run_index": int(sample.epoch) - 1,
-    }
-    input_tokens, output_tokens = _tokens(sample)
+    key = RunKey(campaign, model, str(sample.id), int(sample.epoch) - 1)._asdict()
+    usage = _tokens(sample)
     found = _record_metadata(sample)
     if found is None:
         error = sample.error.message if sample.error is not None else "no kaudit score"
@@ -57,15 +55,14 @@ def sample_record(sample: Any, *, campaign: str, model: str) -> RunRecord:
             status="invalid",
             invalid_reason=f"inspect sample not scored: {error.strip().splitlines()[-1]}",
             termination="errored",
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
+            **usage_fields(usage),
             timing=RunTiming(),
             extra={"source": "inspect_ai"},
         )
     fields = dict(found["record"])
     extra = fields.get("extra", {})  # not a mapping: validation names the field
     extra = extra | {"source": "inspect_ai"} if isinstance(extra, dict) else extra
-    tokens = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    tokens = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
     return RunRecord.model_validate(fields | key | tokens | {"extra": extra})
 
 
@@ -98,8 +95,7 @@ def import_inspect_logs(
         for path in paths:
             for record, digest in log_records(path, campaign):
                 ledger.open_campaign(record.campaign, {"suite_digest": digest, "source": "inspect"})
-                key = (record.campaign, record.model, record.task, record.run_index)
-                if key in ledger.finished(record.campaign):
+                if record.key in ledger.finished(record.campaign):
                     skipped += 1
                     continue
                 ledger.append(record)

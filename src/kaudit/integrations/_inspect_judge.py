@@ -56,10 +56,10 @@ def transcript_judge(
                 "rubric": grader.rubric.id,
                 "rubric_digest": grader.rubric.digest,
                 "state_counts_as_damage": record.counts_as_damage,
-                "input_tokens": answer.input_tokens,
-                "output_tokens": answer.output_tokens,
-                "cost_usd": answer.cost_usd,
-                "retries": answer.retries,
+                "input_tokens": answer.usage.input_tokens,
+                "output_tokens": answer.usage.output_tokens,
+                "cost_usd": answer.usage.cost_usd,
+                "retries": answer.usage.retries,
             },
         )
 

@@ -1,5 +1,6 @@
 """The ledger: append-only, hash-chained run records in an embedded SQLite file."""
 
+from kaudit._run_key import RunKey
 from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
 from kaudit.ledger._anchor import GENESIS, Anchor, parse_anchor
 from kaudit.ledger._export import EXPORT_FORMATS, export_rows, run_row, write_export
@@ -21,7 +22,14 @@ from kaudit.ledger._import import (
     record_from_imported,
 )
 from kaudit.ledger._reader_anchor import anchor_json, reader_anchor, unanchored_grades_line
-from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming, suite_tasks_digest
+from kaudit.ledger._record import (
+    RECORD_VERSION,
+    RunRecord,
+    RunTiming,
+    suite_tasks_digest,
+    usage_extra,
+    usage_fields,
+)
 from kaudit.ledger._schema import LEDGER_FORMAT
 from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
 from kaudit.ledger._snapshot import Snapshot, open_ledger
@@ -34,7 +42,7 @@ from kaudit.ledger._spool import (
     spool_dir,
 )
 from kaudit.ledger._stack import STACK_DOMINATED_SHARE, StackHealth, stack_health
-from kaudit.ledger._store import Ledger, RunKey, canonical, migrate_ledger, record_hash
+from kaudit.ledger._store import Ledger, canonical, migrate_ledger, record_hash
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs, run_summaries, run_summary
 from kaudit.ledger._tally import cell_key, read_tallies, tallies_from_records
 from kaudit.ledger._verify import (
@@ -106,6 +114,8 @@ __all__ = [
     "tallies_from_records",
     "tallies_from_runs",
     "unanchored_grades_line",
+    "usage_extra",
+    "usage_fields",
     "verify_grades",
     "verify_ledger",
     "walk_chain",

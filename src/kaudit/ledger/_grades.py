@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kaudit._usage import Usage
 from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor, AnchorCheck
 from kaudit.ledger._store import Ledger
@@ -93,6 +94,18 @@ class GradeRecord(BaseModel):
     api_calls: int = Field(0, ge=0, description="API calls made, retries included.")
     retries: int = Field(0, ge=0, description="API calls retried.")
     model_ms: float = Field(0.0, ge=0, description="Wall time spent in the judge's API.")
+
+    @property
+    def usage(self) -> Usage:
+        """What the grade's judge calls cost, read back from its fields."""
+        return Usage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cost_usd=self.cost_usd,
+            retries=self.retries,
+            api_calls=self.api_calls,
+            model_ms=self.model_ms,
+        )
 
     @property
     def run_key(self) -> tuple[str, str, str, int, int]:

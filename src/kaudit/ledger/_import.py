@@ -119,7 +119,7 @@ def import_runs(
         ledger.open_campaign(campaign, {"source": IMPORTED})
         for run in runs:
             record = record_from_imported(run, campaign)
-            earlier = ledger.record((campaign, record.model, record.task, record.run_index))
+            earlier = ledger.record(record.key)
             if earlier is None:
                 ledger.append(record)
                 added += 1

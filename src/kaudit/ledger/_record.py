@@ -26,6 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from kaudit._run_key import RunKey
+from kaudit._usage import Usage
 from kaudit.gateway import BoundaryAttempt, InjectedFault
 from kaudit.spec import Outcome, Severity, SubLabel
 
@@ -44,6 +46,36 @@ def suite_tasks_digest(task_ids: Iterable[str]) -> str:
 
 
 Termination = Literal["completed", "errored", "stalled"]
+
+
+def usage_fields(usage: Usage) -> dict[str, Any]:
+    """A run's usage as its record's own fields (`RunRecord.usage` reads it back).
+
+    The record keeps the flat fields it was first written with, so every stored record
+    hashes as it did; the calls and their time live in `extra` (`usage_extra`).
+    """
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cost_usd": usage.cost_usd,
+        "retries": usage.retries,
+    }
+
+
+def usage_extra(usage: Usage) -> dict[str, Any]:
+    """The calls and their time, for the record's `extra`; none when no call was counted.
+
+    Only an agent that counts its calls (a chat agent, a model door) has them; a run
+    whose usage is the sum of its turns leaves them out, as records always have.
+    """
+    if not usage.api_calls:
+        return {}
+    return {"api_calls": usage.api_calls, "model_ms": round(usage.model_ms, 3)}
+
+
+def _number(value: Any) -> int | float:
+    """A number kept in `extra`, or 0: an imported record's `extra` may hold anything."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
 class RunTiming(BaseModel):
@@ -133,6 +165,23 @@ class RunRecord(BaseModel):
         description="sha256 of the suite's task ids (`suite_tasks_digest`) when the run was "
         "admitted; the manifest's task list, outside the chain, must match it to count.",
     )
+
+    @property
+    def key(self) -> RunKey:
+        """The run this record is an attempt of."""
+        return RunKey(self.campaign, self.model, self.task, self.run_index)
+
+    @property
+    def usage(self) -> Usage:
+        """What the run's model calls cost, from the fields `usage_fields` wrote."""
+        return Usage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cost_usd=self.cost_usd,
+            retries=self.retries,
+            api_calls=int(_number(self.extra.get("api_calls"))),
+            model_ms=float(_number(self.extra.get("model_ms"))),
+        )
 
     @property
     def sequential(self) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from kaudit._run_key import RunKey
 from kaudit.errors import KauditError, LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor
 from kaudit.ledger._grades import GradeChain, grades_of
@@ -162,7 +163,7 @@ class Snapshot:
         """Stored rows by `seq` up to `upto`, each checked against the hash verified."""
         return self._ledger.checked_bodies(campaign, all_attempts, self.upto, self.row_hashes)
 
-    def final_image(self, key: tuple[str, str, str, int]) -> bytes | None:
+    def final_image(self, key: RunKey) -> bytes | None:
         """A run's stored final dump, when the campaign kept dumps."""
         return self._ledger.final_image(key)
 

@@ -37,6 +37,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kaudit._atomic import TEMP_SUFFIX, write_atomic
+from kaudit._run_key import RunKey
 from kaudit.errors import LedgerError
 from kaudit.ledger._import import IMPORTED
 from kaudit.ledger._record import RunRecord
@@ -223,7 +224,7 @@ def _append_spooled(ledger: Ledger, spooled: SpooledRun) -> RunRecord:
     taken = [key[3] for key in ledger.latest(record.campaign) if key[:3] == cell]
     index = max(taken) + 1 if taken else 0
     record = spooled.appended_as(index)
-    ledger.claim((*cell, index))
+    ledger.claim(RunKey(*cell, index))
     ledger.append(record, spooled.final_image)
     return record
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from kaudit._run_key import RunKey
 from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor
 from kaudit.ledger._floats import finite_floats
@@ -31,8 +32,6 @@ from kaudit.ledger._schema import (
     SCHEMA,
     upgrade_format1,
 )
-
-RunKey = tuple[str, str, str, int]
 
 _CHUNK = 500
 """Records read per statement when walking a ledger."""
@@ -305,7 +304,7 @@ class Ledger:
             where=" WHERE campaign = ?",
         )
         rows = self._conn.execute(sql, (campaign,))
-        return {(c, m, t, int(i)): (int(a), s) for c, m, t, i, a, s in rows}
+        return {RunKey(c, m, t, int(i)): (int(a), s) for c, m, t, i, a, s in rows}
 
     def finished(self, campaign: str) -> set[RunKey]:
         """Keys of runs whose newest attempt has a verdict."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kaudit._usage import Usage
 from kaudit.proxy._exchange import ProposedCall, Said, Sent, proposed_call
 from kaudit.proxy._text import as_int, new_messages, recorded_message, text_of
 
@@ -51,8 +52,7 @@ def _with_usage(content: str | None, calls: tuple[ProposedCall, ...], usage: Any
     return Said(
         content=content,
         tool_calls=calls,
-        input_tokens=as_int(counts.get("prompt_tokens")),
-        output_tokens=as_int(counts.get("completion_tokens")),
+        usage=Usage(as_int(counts.get("prompt_tokens")), as_int(counts.get("completion_tokens"))),
     )
 
 

@@ -105,11 +105,7 @@ def model_evidence(traffic: ModelTraffic) -> DoorEvidence:
         extra["api_error"] = failed  # the stack ended the run: stack health counts it
     return DoorEvidence(
         extra=extra,
-        api_calls=facts.api_calls,
-        model_ms=facts.model_ms,
-        input_tokens=facts.input_tokens,
-        output_tokens=facts.output_tokens,
-        cost_usd=facts.cost_usd,
+        usage=facts.usage,
         final_message=traffic.final_message(),
         transcript=traffic.turns(),
         stalled=traffic.over_budget,

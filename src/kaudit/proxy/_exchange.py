@@ -8,9 +8,10 @@ follow-up) and the reply, each message's text cut at `MESSAGE_CHARS`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from kaudit._usage import Usage
 from kaudit.agents.chat._session import parse_arguments
 
 __all__ = [
@@ -102,8 +103,8 @@ class Said:
 
     content: str | None = None
     tool_calls: tuple[ProposedCall, ...] = ()
-    input_tokens: int = 0
-    output_tokens: int = 0
+    usage: Usage = field(default_factory=Usage)
+    """The reply's tokens only: the traffic prices them and counts the call."""
 
 
 @dataclass
@@ -130,6 +131,16 @@ class Exchange:
         """Whether the model answered with a reply that was read."""
         return self.said is not None and self.error is None
 
+    @property
+    def usage(self) -> Usage:
+        """The call as the run counts it: tokens, cost, latency, and one call made.
+
+        A call the proxy refused itself (`budget`) never reached the model: no call.
+        """
+        said = self.said or Said()
+        called = Usage(api_calls=int(self.error != "budget"), model_ms=self.latency_ms)
+        return replace(said.usage, cost_usd=self.cost_usd) + called
+
     def to_turn(self) -> dict[str, Any]:
         """The transcript turn, shaped as a chat agent's, plus what the proxy measured."""
         said = self.said or Said()
@@ -139,8 +150,8 @@ class Exchange:
             "stalled": False,
             "model": self.sent.model,
             "sent": list(self.sent.messages),
-            "input_tokens": said.input_tokens,
-            "output_tokens": said.output_tokens,
+            "input_tokens": said.usage.input_tokens,
+            "output_tokens": said.usage.output_tokens,
             "cost_usd": self.cost_usd,
             "latency_ms": round(self.latency_ms, 3),
         }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kaudit._usage import Usage
 from kaudit.proxy._exchange import Said, Sent, proposed_call
 from kaudit.proxy._text import as_int, new_messages, recorded_message, text_of
 
@@ -59,8 +60,10 @@ def _said(blocks: list[Any], usage: dict[str, Any], raw_inputs: dict[int, str]) 
     return Said(
         content="".join(texts) or None,
         tool_calls=tuple(calls),
-        input_tokens=sum(as_int(usage.get(name)) for name in _INPUT_COUNTS),
-        output_tokens=as_int(usage.get("output_tokens")),
+        usage=Usage(
+            input_tokens=sum(as_int(usage.get(name)) for name in _INPUT_COUNTS),
+            output_tokens=as_int(usage.get("output_tokens")),
+        ),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kaudit._usage import Usage
 from kaudit.proxy._exchange import Said, Sent, proposed_call
 from kaudit.proxy._text import as_int, new_messages, recorded_message, text_of
 
@@ -73,8 +74,7 @@ def responses_said(body: dict[str, Any]) -> Said:
     return Said(
         content="".join(texts) or None,
         tool_calls=tuple(calls),
-        input_tokens=as_int(usage.get("input_tokens")),
-        output_tokens=as_int(usage.get("output_tokens")),
+        usage=Usage(as_int(usage.get("input_tokens")), as_int(usage.get("output_tokens"))),
     )
 
 

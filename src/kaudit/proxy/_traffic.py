@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from kaudit._usage import Usage
 from kaudit.agents import RunFacts
 from kaudit.proxy._budget import RunBudget
 from kaudit.proxy._exchange import Exchange, cut
@@ -35,9 +36,8 @@ class ModelTraffic:
         self._budget = budget or RunBudget()
         self._on_over = on_over
         self.exchanges: list[Exchange] = []
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self.cost_usd = 0.0
+        self.usage = Usage()
+        """The calls so far: tokens, cost, calls made and their time."""
         self.over_budget: str | None = None
         """Why the run's budget is spent; every later call is refused."""
         self._results: dict[str, str] = {}
@@ -49,15 +49,11 @@ class ModelTraffic:
             price = self._upstream.price(exchange.sent.model)
             exchange.priced = price is not None
             if price is not None:
-                exchange.cost_usd = price.cost(
-                    exchange.said.input_tokens, exchange.said.output_tokens
-                )
-            self.input_tokens += exchange.said.input_tokens
-            self.output_tokens += exchange.said.output_tokens
-            self.cost_usd += exchange.cost_usd
+                exchange.cost_usd = price.priced(exchange.said.usage).cost_usd
+        self.usage += exchange.usage
         self.exchanges.append(exchange)
         if self.over_budget is None:
-            reason = self._budget.spent(self.cost_usd, self.input_tokens + self.output_tokens)
+            reason = self._budget.spent(self.usage.cost_usd, self.usage.tokens)
             if reason is not None:
                 self.over_budget = reason
                 if self._on_over is not None:
@@ -100,13 +96,7 @@ class ModelTraffic:
 
     def facts(self) -> RunFacts:
         """The run's totals as an agent reports them (`Agent.run_facts`)."""
-        return RunFacts(
-            api_calls=sum(e.error != "budget" for e in self.exchanges),
-            model_ms=sum(e.latency_ms for e in self.exchanges),
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            cost_usd=self.cost_usd,
-        )
+        return RunFacts(usage=self.usage)
 
     def summary(self) -> dict[str, Any]:
         """What the record's `extra.model_proxy` says beside the totals."""

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
-from kaudit.ledger import RunRecord
+from kaudit.ledger import RunKey, RunRecord
 from kaudit.report._tables import TextTable
 from kaudit.stats import (
     CellTally,
@@ -98,9 +98,9 @@ def _utility_reason(run: JudgedRun) -> str:
 
 def judged_runs(records: Iterable[RunRecord], referee: str) -> list[JudgedRun]:
     """Labeled runs that carry `extra[referee]`, newest attempt per run only."""
-    latest: dict[tuple[str, str, str, int], RunRecord] = {}
+    latest: dict[RunKey, RunRecord] = {}
     for record in records:
-        key = (record.campaign, record.model, record.task, record.run_index)
+        key = record.key
         if key not in latest or record.attempt >= latest[key].attempt:
             latest[key] = record
     out: list[JudgedRun] = []

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from kaudit._usage import Usage
 from kaudit.agents import Episode, RunFacts
 from kaudit.errors import KauditError
 from kaudit.spec import FaultRule, Identity
@@ -83,20 +84,15 @@ class DoorEvidence:
     `tool_calls` go after the gateway's own in the record's `tool_calls`; `faults` and
     `boundary_attempts` carry the fields of `kaudit.gateway.InjectedFault` and
     `BoundaryAttempt` and go after the gateway's; `extra` lands in the record's `extra`
-    (a door keys its own facts by its name). Model traffic is counted in `api_calls`,
-    tokens and cost, which then replace the turn sums (`RunFacts`).
+    (a door keys its own facts by its name). Model traffic is counted in `usage`, which
+    then replaces the turn sums (`RunFacts`).
     """
 
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     faults: list[dict[str, Any]] = field(default_factory=list)
     boundary_attempts: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
-    api_calls: int = 0
-    model_ms: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    retries: int = 0
+    usage: Usage = field(default_factory=Usage)
     final_message: str | None = None
     """The model's last reply, when a door saw it (the model door): the final message of
     an agent that never said `finish`."""
@@ -120,12 +116,7 @@ class DoorEvidence:
         self.faults.extend(other.faults)
         self.boundary_attempts.extend(other.boundary_attempts)
         self.extra.update(other.extra)
-        self.api_calls += other.api_calls
-        self.model_ms += other.model_ms
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.cost_usd += other.cost_usd
-        self.retries += other.retries
+        self.usage += other.usage
         self.final_message = other.final_message or self.final_message
         self.finish_message = self.finish_message or other.finish_message
         if other.reached is not None:
@@ -137,17 +128,12 @@ class DoorEvidence:
     def reached_world(self) -> bool:
         """Whether a door saw the agent act: a tool call, a statement, a model request."""
         seen = self.extra.get("agent", {}).get("world_reached")
-        return bool(self.tool_calls or self.api_calls or seen)
+        return bool(self.tool_calls or self.usage.api_calls or seen)
 
     def facts(self) -> RunFacts:
         """The evidence as the agent's run facts, which the record phase merges."""
         return RunFacts(
-            api_calls=self.api_calls,
-            model_ms=self.model_ms,
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            cost_usd=self.cost_usd,
-            retries=self.retries,
+            usage=self.usage,
             tool_calls=tuple(self.tool_calls),
             faults=tuple(self.faults),
             boundary_attempts=tuple(self.boundary_attempts),

@@ -16,7 +16,6 @@ from kaudit.agents.chat._body import MessageBody
 from kaudit.agents.chat._openai import OpenAIConversation
 from kaudit.agents.chat.testserver import ChatTestServer
 from kaudit.harness import CampaignPlan, LocalExecutor, run_campaign
-from kaudit.harness._run import run_id
 from kaudit.ledger import Ledger, RunRecord
 from kaudit.suites import Suite
 from tests.agents.chat.conftest import agent_for
@@ -86,7 +85,7 @@ def test_runs_sharing_one_client_each_send_only_their_own_history(
 
 
 def key(record: RunRecord) -> str:
-    return run_id(record.campaign, record.model, record.task, record.run_index)
+    return record.key.run_id
 
 
 def assert_history_is_the_runs_own(record: RunRecord, bodies: list[dict[str, Any]]) -> None:
@@ -126,7 +125,7 @@ def test_a_reply_that_is_not_a_completion_is_refused(
         with pytest.raises(error):
             conversation.accept(reply)
     turn = conversation.accept({"choices": [{"message": {"content": "done"}}]})
-    assert (turn.content, turn.tool_calls, turn.input_tokens) == ("done", (), 0)
+    assert (turn.content, turn.tool_calls, turn.usage.input_tokens) == ("done", (), 0)
     as_object = {"id": "c1", "function": {"name": "get_account", "arguments": {"account_id": 1}}}
     turn = conversation.accept({"choices": [{"message": {"tool_calls": [as_object]}}]})
     assert [(c.name, c.arguments) for c in turn.tool_calls] == [("get_account", {"account_id": 1})]

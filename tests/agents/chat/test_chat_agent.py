@@ -43,8 +43,9 @@ def test_scripted_replies_land_in_the_ledger_with_tokens_cost_and_temperature(
         assert record.cost_usd == pytest.approx(expected)
         assert record.extra["sampling"]["temperature"] == 0.6
         assert record.extra["api_calls"] == 3
-    assert result.cost_usd == pytest.approx(sum(r.cost_usd for r in records))
-    assert result.input_tokens == sum(r.input_tokens for r in records)
+    assert result.usage.cost_usd == pytest.approx(sum(r.cost_usd for r in records))
+    assert result.usage.input_tokens == sum(r.input_tokens for r in records)
+    assert result.usage.api_calls == 3 * len(records)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

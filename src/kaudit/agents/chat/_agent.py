@@ -60,14 +60,7 @@ class ChatAgent:
     def run_facts(self, run_id: str) -> RunFacts:
         """Totals of one run, taken once; they survive an errored last call."""
         totals = self._totals.pop(run_id, RunTotals())
-        return RunFacts(
-            api_calls=totals.api_calls,
-            model_ms=totals.model_ms,
-            input_tokens=totals.input_tokens,
-            output_tokens=totals.output_tokens,
-            cost_usd=totals.cost_usd,
-            retries=totals.retries,
-        )
+        return RunFacts(usage=totals.usage)
 
     def sampling(self) -> dict[str, Any]:
         """The sampling parameters every run of this model uses."""

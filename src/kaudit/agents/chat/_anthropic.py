@@ -7,6 +7,7 @@ from typing import Any
 
 import anthropic
 
+from kaudit._usage import Usage
 from kaudit.agents._protocol import Episode, Observation, ToolCall
 from kaudit.agents.chat._body import MessageBody, post
 from kaudit.agents.chat._config import ModelConfig
@@ -134,8 +135,7 @@ class AnthropicConversation:
         return Reply(
             content="".join(texts) or None,
             tool_calls=tuple(calls),
-            input_tokens=input_tokens,
-            output_tokens=int(usage.get("output_tokens") or 0),
+            usage=Usage(input_tokens, int(usage.get("output_tokens") or 0)),
         )
 
     def disposition(self, exc: Exception) -> Disposition:

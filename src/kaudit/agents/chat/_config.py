@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kaudit._usage import Usage
 from kaudit.agents.chat._transport import HttpBackend
 from kaudit.errors import KauditError, SpecError
 from kaudit.spec import read_yaml
@@ -37,6 +39,10 @@ class Price(BaseModel):
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         """Dollars for one call's tokens."""
         return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+
+    def priced(self, usage: Usage) -> Usage:
+        """`usage` with its tokens' cost in place of the one it had."""
+        return replace(usage, cost_usd=self.cost(usage.input_tokens, usage.output_tokens))
 
 
 class ModelConfig(BaseModel):

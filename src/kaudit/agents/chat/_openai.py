@@ -11,6 +11,7 @@ from typing import Any
 
 import openai
 
+from kaudit._usage import Usage
 from kaudit.agents._protocol import Episode, Observation, ToolCall
 from kaudit.agents.chat._body import MessageBody, encode, post
 from kaudit.agents.chat._config import ModelConfig
@@ -124,8 +125,10 @@ class OpenAIConversation:
         return Reply(
             content=None if content is None else str(content),
             tool_calls=tuple(calls),
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
+            usage=Usage(
+                input_tokens=int(usage.get("prompt_tokens") or 0),
+                output_tokens=int(usage.get("completion_tokens") or 0),
+            ),
         )
 
     def disposition(self, exc: Exception) -> Disposition:

@@ -7,10 +7,11 @@ import json
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from kaudit.agents._protocol import Episode, Observation, ToolCall, Turn, Usage
+from kaudit._usage import Usage
+from kaudit.agents._protocol import Episode, Observation, ToolCall, Turn
 from kaudit.agents.chat._config import ModelConfig
 from kaudit.agents.chat._retry import Backoff, Disposition, RateLimiter
 from kaudit.errors import AgentError, KauditError
@@ -22,24 +23,19 @@ class Reply:
 
     content: str | None
     tool_calls: tuple[ToolCall, ...]
-    input_tokens: int
-    output_tokens: int
+    usage: Usage = field(default_factory=Usage)
+    """The tokens the reply was billed for (priced by the session)."""
 
 
 @dataclass
 class RunTotals:
     """What a run's API calls cost, kept beside the turns so an errored run still has it."""
 
-    api_calls: int = 0
-    model_ms: float = 0.0
-    retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
+    usage: Usage = field(default_factory=Usage)
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain values for the run record."""
-        return asdict(self)
+    def add(self, usage: Usage) -> None:
+        """Count calls, retries, time or tokens as they happen."""
+        self.usage += usage
 
 
 class Conversation(Protocol):
@@ -113,7 +109,7 @@ class ChatSession:
         try:
             response, retries = await self._call()
         finally:
-            self.totals.model_ms += (time.perf_counter() - started) * 1000
+            self.totals.add(Usage(model_ms=(time.perf_counter() - started) * 1000))
         return self._turn(response, retries)
 
     async def _call(self) -> tuple[Any, int]:
@@ -121,14 +117,14 @@ class ChatSession:
         retries = 0
         while True:
             await self._limiter.wait()
-            self.totals.api_calls += 1
+            self.totals.add(Usage(api_calls=1))
             try:
                 return await self._conversation.create(), retries
             except Exception as exc:  # the SDKs' errors; classified by the provider
                 kind = self._conversation.disposition(exc)
                 if kind == "retry" and retries < self._config.max_retries:
                     retries += 1
-                    self.totals.retries += 1
+                    self.totals.add(Usage(retries=1))
                     await asyncio.sleep(
                         self._backoff.delay(retries, self._conversation.retry_after(exc))
                     )
@@ -151,11 +147,9 @@ class ChatSession:
             raise AgentError(
                 f"{self._config.key}: unreadable reply: {exc}", kind="unreadable_reply"
             ) from exc
-        cost = self._config.price.cost(reply.input_tokens, reply.output_tokens)
-        self.totals.input_tokens += reply.input_tokens
-        self.totals.output_tokens += reply.output_tokens
-        self.totals.cost_usd += cost
-        usage = Usage(reply.input_tokens, reply.output_tokens, cost, retries)
+        billed = self._config.price.priced(reply.usage)
+        self.totals.add(billed)
+        usage = replace(billed, retries=retries)  # the run's retries are counted as they happen
         return Turn(content=reply.content, tool_calls=reply.tool_calls, usage=usage)
 
     async def aclose(self) -> None:
