@@ -12,6 +12,7 @@ from kaudit.ledger._grades import (
     JudgeGrade,
     read_grades,
     verify_grades,
+    walk_grades,
 )
 from kaudit.ledger._import import (
     IMPORTED,
@@ -24,7 +25,13 @@ from kaudit.ledger._reader_anchor import anchor_json, reader_anchor, unanchored_
 from kaudit.ledger._record import RECORD_VERSION, RunRecord, RunTiming, suite_tasks_digest
 from kaudit.ledger._schema import LEDGER_FORMAT
 from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
-from kaudit.ledger._snapshot import Snapshot, open_ledger
+from kaudit.ledger._snapshot import (
+    Snapshot,
+    ledger_head,
+    open_ledger,
+    read_tallies,
+    verify_ledger,
+)
 from kaudit.ledger._spool import (
     Drained,
     RunSpooled,
@@ -36,14 +43,8 @@ from kaudit.ledger._spool import (
 from kaudit.ledger._stack import STACK_DOMINATED_SHARE, StackHealth, stack_health
 from kaudit.ledger._store import Ledger, RunKey, canonical, migrate_ledger, record_hash
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs, run_summaries, run_summary
-from kaudit.ledger._tally import cell_key, read_tallies, tallies_from_records
-from kaudit.ledger._verify import (
-    VerifyReport,
-    check_anchor_signature,
-    ledger_head,
-    verify_ledger,
-    walk_chain,
-)
+from kaudit.ledger._tally import cell_key, tallies_from_records
+from kaudit.ledger._verify import VerifyReport, check_anchor_signature, walk_chain
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -109,5 +110,6 @@ __all__ = [
     "verify_grades",
     "verify_ledger",
     "walk_chain",
+    "walk_grades",
     "write_export",
 ]

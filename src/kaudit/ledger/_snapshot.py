@@ -8,7 +8,8 @@ themselves. A later read of full records (an export, the run viewer, a refereed
 suite's own checks) walks the rows by `seq`, up to the anchored record, each checked
 against the hash the verified walk read: what it gives is what was verified, and no
 read lock is held between chunks (a slow `kaudit export | less` never locks a campaign
-out of its ledger).
+out of its ledger). `verify_ledger`, `read_tallies` and `ledger_head` are that read (or
+the file's head alone) in one call, for a caller holding a path.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ from kaudit.ledger._stack import StackHealth, stack_health
 from kaudit.ledger._store import Ledger
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs
 from kaudit.ledger._tally import tallies_from_records
+from kaudit.ledger._verify import VerifyReport, check_anchor_signature
 from kaudit.stats import CellKey, CellTally
 
-__all__ = ["Snapshot", "open_ledger", "open_rows"]
+__all__ = ["Snapshot", "ledger_head", "open_ledger", "open_rows", "read_tallies", "verify_ledger"]
 
 
 class Snapshot:
@@ -227,7 +229,7 @@ def _read(
     if verify and problem is None:
         try:
             read = read_runs(ledger, None, verify=True, anchor=anchor)
-            grades = grades_of(ledger._conn, ledger.path, verify=True, anchor=anchor)
+            grades = grades_of(ledger, verify=True, anchor=anchor)
             return read, grades, None
         except LedgerError as exc:
             if not lenient:
@@ -237,7 +239,7 @@ def _read(
         read = read_runs(ledger, None, verify=False)
         return (
             read,
-            grades_of(ledger._conn, ledger.path, verify=False),
+            grades_of(ledger, verify=False),
             (None if problem is None else str(problem)),
         )
     except LedgerError:
@@ -253,3 +255,52 @@ def open_rows(path: str | Path) -> Ledger:
     rows are kept only when the head it read is the head this module verified.
     """
     return Ledger(path, readonly=True)
+
+
+def verify_ledger(
+    path: Path | str, anchor: Anchor | None = None, public_key: Path | None = None
+) -> VerifyReport:
+    """Verify the ledger file at `path` read-only; raises LedgerError on the first problem.
+
+    With `anchor` the anchored record (and the anchored grade, when the anchor pins
+    grades) must still be in its chain at its position; with `public_key` the anchor
+    must also carry a valid ed25519 signature by that key, so an anchor stored next to
+    the ledger cannot be forged along with a recomputed chain.
+    """
+    check_anchor_signature(anchor, public_key)
+    with open_ledger(path, head=anchor, pubkey=public_key) as snapshot:
+        grades = snapshot.grades
+        return VerifyReport(
+            records=snapshot.records,
+            head=snapshot.head,
+            anchored=anchor is not None,
+            signed=public_key is not None,
+            anchored_records=snapshot.anchored_records,
+            grades=grades.count,
+            grades_head=grades.head,
+            anchored_grades=grades.anchored,
+        )
+
+
+def ledger_head(path: Path | str) -> Anchor:
+    """The current (record count, head hash) of a ledger, read-only, without the chains.
+
+    The file's physical form is checked first (no trigger, view or index kaudit did not
+    make, SQLite's integrity check): the head is what an operator signs and keeps, and a
+    file that can hide rows from a read must not be signed as intact.
+    """
+    with Ledger(path, readonly=True) as ledger:
+        ledger.check_physical()
+        return ledger.head()
+
+
+def read_tallies(
+    path: str | Path, campaign: str | None = None, *, verify: bool = True
+) -> list[CellTally]:
+    """Tallies of every cell in the ledger file at `path`, opened read-only.
+
+    The chain is verified first (LedgerError on a broken one) unless `verify` is False:
+    numbers from a rewritten ledger are not evidence.
+    """
+    with open_ledger(path, verify=verify) as snapshot:
+        return tallies_from_records(snapshot.runs(campaign))

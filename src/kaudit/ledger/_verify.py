@@ -1,8 +1,9 @@
 """Checking a ledger: every hash, link and indexed column, every record, an outside anchor.
 
-`chain_rows` is the one walk: `kaudit ledger verify` (`verify_ledger`) consumes it, and
-`report`, `stats` and the gate read their runs from it (`read_runs`), so what one of
-them refuses the others refuse, with the same message.
+`chain_rows` is the one walk: every reader (`kaudit ledger verify` too) reads its runs
+from it through `kaudit.open`, so what one of them refuses the others refuse, with the
+same message. It sits above the store and takes it: the store only holds rows, and a
+writer checks the chain with `walk_chain(ledger)` before it appends.
 """
 
 from __future__ import annotations
@@ -277,44 +278,3 @@ def check_anchor_signature(anchor: Anchor | None, public_key: Path | None) -> No
     from kaudit.ledger._sign import check_signature
 
     check_signature(anchor, public_key)
-
-
-def verify_ledger(
-    path: Path | str, anchor: Anchor | None = None, public_key: Path | None = None
-) -> VerifyReport:
-    """Verify the ledger file at `path` read-only; raises LedgerError on the first problem.
-
-    With `anchor` the anchored record (and the anchored grade, when the anchor pins
-    grades) must still be in its chain at its position; with `public_key` the anchor
-    must also carry a valid ed25519 signature by that key, so an anchor stored next to
-    the ledger cannot be forged along with a recomputed chain.
-    """
-    from kaudit.ledger._snapshot import open_ledger
-
-    check_anchor_signature(anchor, public_key)
-    with open_ledger(path, head=anchor, pubkey=public_key) as snapshot:
-        grades = snapshot.grades
-        return VerifyReport(
-            records=snapshot.records,
-            head=snapshot.head,
-            anchored=anchor is not None,
-            signed=public_key is not None,
-            anchored_records=snapshot.anchored_records,
-            grades=grades.count,
-            grades_head=grades.head,
-            anchored_grades=grades.anchored,
-        )
-
-
-def ledger_head(path: Path | str) -> Anchor:
-    """The current (record count, head hash) of a ledger, read-only, without the chains.
-
-    The file's physical form is checked first (no trigger, view or index kaudit did not
-    make, SQLite's integrity check): the head is what an operator signs and keeps, and a
-    file that can hide rows from a read must not be signed as intact.
-    """
-    from kaudit.ledger._snapshot import open_rows
-
-    with open_rows(path) as ledger:
-        ledger.check_physical()
-        return ledger.head()
