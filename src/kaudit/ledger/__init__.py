@@ -1,7 +1,7 @@
 """The ledger: append-only, hash-chained run records in an embedded SQLite file."""
 
 from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
-from kaudit.ledger._anchor import GENESIS, Anchor, parse_anchor
+from kaudit.ledger._anchor import GENESIS, Anchor, PastAnchorError, parse_anchor
 from kaudit.ledger._export import EXPORT_FORMATS, export_rows, run_row, write_export
 from kaudit.ledger._export_ledger import Exported, export_ledger
 from kaudit.ledger._grades import (
@@ -64,6 +64,7 @@ __all__ = [
     "JudgeGrade",
     "Ledger",
     "LedgerRuns",
+    "PastAnchorError",
     "RunKey",
     "RunRecord",
     "RunSpooled",

@@ -4,8 +4,9 @@ A grade is what a transcript judge said about one run. It never alters the run: 
 in a table of its own with its own chain, and carries the hash of the run record it
 grades, so `kaudit ledger verify` can tell an edited grade, a grade moved to another run,
 and a grade whose run was rewritten. An anchor pins this chain beside the runs chain
-(`Anchor.grades`), so a truncated or recomputed grades chain is caught too, and grades
-after the anchor are not counted. Only this module writes the table and checks it; the
+(`Anchor.grades`), so a truncated or recomputed grades chain is caught too, and a grade
+after the anchor is refused as a record after it is (or left out in the anchored
+prefix). Only this module writes the table and checks it; the
 store reads its head for an anchor (`Ledger.head`).
 """
 
@@ -169,8 +170,8 @@ class GradeChain:
     """A grade chain that verified (or was read unverified): its grades, size and head.
 
     `anchored` is how many grades, from the first, the anchor pins (None without an
-    anchor); the grades after them are checked but vouched for by nothing outside the
-    file, so readers given the anchor do not count them (`counted`).
+    anchor); grades after them are vouched for by nothing outside the file, so they are
+    refused, or in the anchored prefix checked and left out of `counted`.
     """
 
     grades: tuple[GradeRecord, ...]
@@ -251,31 +252,44 @@ class _GradeWalk:
 
 
 def read_grades(
-    path: Path | str, *, verify: bool = True, anchor: Anchor | None = None
+    path: Path | str,
+    *,
+    verify: bool = True,
+    anchor: Anchor | None = None,
+    anchored_prefix: bool = False,
 ) -> GradeChain:
     """Every grade of the ledger at `path`, read-only, in chain order.
 
     With `verify` each grade's hash, link, position, indexed columns and graded run
     hash are checked, and no run record may be graded twice by one judge; the first bad
     grade raises LedgerError naming it. With `anchor` (checked on a verified chain
-    only) the grade it pins must still be there at its position; grades after it are
-    in `grades` but not in `counted`. A ledger without a grades table has an empty chain.
+    only) the grade it pins must still be there at its position, and a grade after it
+    raises `PastAnchorError` unless `anchored_prefix`: then it is in `grades` but not in
+    `counted`. A ledger without a grades table has an empty chain.
     """
     with Ledger(path, readonly=True) as ledger:
-        return grades_of(ledger, verify=verify, anchor=anchor)
+        return grades_of(ledger, verify=verify, anchor=anchor, anchored_prefix=anchored_prefix)
 
 
-def grades_of(ledger: Ledger, *, verify: bool = True, anchor: Anchor | None = None) -> GradeChain:
+def grades_of(
+    ledger: Ledger,
+    *,
+    verify: bool = True,
+    anchor: Anchor | None = None,
+    anchored_prefix: bool = False,
+) -> GradeChain:
     """`read_grades` of a ledger the caller holds open (the snapshot of `kaudit.open`)."""
     if anchor is not None and not verify:
         raise LedgerError("an anchor is checked on a verified chain only")
     try:
-        return _read_chain(ledger, verify, anchor)
+        return _read_chain(ledger, verify, anchor, anchored_prefix)
     except sqlite3.DatabaseError as exc:
         raise LedgerError(f"{ledger.path}: cannot read grades ({exc})") from None
 
 
-def _read_chain(ledger: Ledger, verify: bool, anchor: Anchor | None) -> GradeChain:
+def _read_chain(
+    ledger: Ledger, verify: bool, anchor: Anchor | None, anchored_prefix: bool
+) -> GradeChain:
     path = ledger.path
     if not verify:
         rows = list(ledger.grade_rows())
@@ -284,7 +298,9 @@ def _read_chain(ledger: Ledger, verify: bool, anchor: Anchor | None) -> GradeCha
     walk = _GradeWalk(path, ledger.run_hashes)
     check = None
     if anchor is not None:
-        check = AnchorCheck(path, anchor.grades, anchor.grades_head, "grade")
+        check = AnchorCheck(
+            path, anchor.grades, anchor.grades_head, "grade", prefix_only=anchored_prefix
+        )
     found, pinned = [], 0
     for row in ledger.grade_rows():
         found.append(walk.row(row))
@@ -296,15 +312,19 @@ def _read_chain(ledger: Ledger, verify: bool, anchor: Anchor | None) -> GradeCha
     return GradeChain(tuple(found), walk.prev, None if anchor is None else pinned)
 
 
-def walk_grades(ledger: Ledger, anchor: Anchor | None = None) -> GradeChain:
+def walk_grades(
+    ledger: Ledger, anchor: Anchor | None = None, *, anchored_prefix: bool = False
+) -> GradeChain:
     """Check the grades chain of a ledger held open, as `kaudit ledger verify` does.
 
     For a writer that checks the chain before it appends grades to it (`kaudit grade`);
     raises LedgerError naming the first bad grade.
     """
-    return grades_of(ledger, verify=True, anchor=anchor)
+    return grades_of(ledger, verify=True, anchor=anchor, anchored_prefix=anchored_prefix)
 
 
-def verify_grades(path: Path | str, anchor: Anchor | None = None) -> GradeChain:
+def verify_grades(
+    path: Path | str, anchor: Anchor | None = None, *, anchored_prefix: bool = False
+) -> GradeChain:
     """`kaudit ledger verify`'s check of the grade chain; raises LedgerError if broken."""
-    return read_grades(path, verify=True, anchor=anchor)
+    return read_grades(path, verify=True, anchor=anchor, anchored_prefix=anchored_prefix)
