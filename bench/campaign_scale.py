@@ -14,7 +14,7 @@ kaudit's source first on PYTHONPATH (`git archive COMMIT src | tar -x -C DIR` th
 wall and CPU ratio now / baseline.
 
 In one process it also times the read itself side by side: the named baseline is the
-full-record path (`Ledger.verify()`, then every `RunRecord` of `Ledger.records()` held
+full-record path (`walk_chain(ledger)`, then every `RunRecord` of `Ledger.records()` held
 at once, as report and stats read before), against `read_runs`, the one verifying pass
 they use now; the ratio is CPU time baseline / one pass.
 
@@ -44,7 +44,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from kaudit.ledger import Ledger, read_runs
+from kaudit.ledger import Ledger, read_runs, walk_chain
 from kaudit.suites import load_suite
 
 _PEAK = (
@@ -145,7 +145,7 @@ def time_commands(
 def full_records(path: Path) -> int:
     """The baseline read: verify the chain, then hold every full RunRecord at once."""
     with Ledger(path, readonly=True) as ledger:
-        ledger.verify()
+        walk_chain(ledger)
         return len(list(ledger.records()))
 
 

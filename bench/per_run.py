@@ -56,7 +56,7 @@ from agentrelbench import labeler as arb
 from kaudit.agents import ScriptedAgent
 from kaudit.harness import CampaignRunner, RunJob, RunResult, RunWork, run_seed
 from kaudit.label import diff_images
-from kaudit.ledger import Ledger
+from kaudit.ledger import Ledger, walk_chain
 from kaudit.spec import Script, Task
 from kaudit.substrate import (
     CHANGE_LOG,
@@ -333,7 +333,7 @@ def main() -> None:
         gc.collect()
         gc.freeze()
         kaudit, baseline, floor = measure(cells, args.runs, ledger, out, args.grouped)
-        recorded = ledger.verify()
+        recorded = walk_chain(ledger).records
     summary = summarize(cells, tasks, kaudit, baseline, floor)
     summary |= {
         "runs": args.runs,

@@ -177,7 +177,11 @@ def test_export_writes_what_both_export_commands_print(mini_suite: Suite, tmp_pa
     records = kaudit.export(ledger, shape="records", campaign="later")
     shown = CliRunner().invoke(app, ["ledger", "export", str(ledger), "--campaign", "later"])
     assert (records.runs, records.text) == (3, shown.stdout)
-    anchored = kaudit.export(ledger, "csv", tmp_path / "runs.csv", head=first.head)
+    with pytest.raises(KauditError, match=r"record 3 .* comes after the anchor"):
+        kaudit.export(ledger, "csv", tmp_path / "runs.csv", head=first.head)
+    assert not (tmp_path / "runs.csv").exists()
+    out = tmp_path / "runs.csv"
+    anchored = kaudit.export(ledger, "csv", out, head=first.head, anchored_prefix=True)
     assert (anchored.runs, anchored.anchored_records, anchored.text) == (2, 2, None)
     with (tmp_path / "runs.csv").open(newline="") as written:
         assert [row["campaign"] for row in csv.DictReader(written)] == ["default"] * 2

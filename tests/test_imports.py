@@ -17,23 +17,6 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 KNOWN_CYCLES: list[frozenset[str]] = [
-    # `Ledger` (the store) calls up into the chain check, the grades chain and the physical
-    # check, which take a `Ledger`; the verified read (`_snapshot`) is built from all of
-    # them and the tallies read it back. Breaking it means the store stops calling up:
-    # the next change to the ledger room.
-    frozenset(
-        {
-            "kaudit.ledger._grades",
-            "kaudit.ledger._physical",
-            "kaudit.ledger._reader_anchor",
-            "kaudit.ledger._snapshot",
-            "kaudit.ledger._stack",
-            "kaudit.ledger._store",
-            "kaudit.ledger._summary",
-            "kaudit.ledger._tally",
-            "kaudit.ledger._verify",
-        }
-    ),
     # The rollback pool names `PostgresSubstrate` for its type (under TYPE_CHECKING) while
     # the substrate builds pools: left to the change that reworks the PostgreSQL sandbox.
     frozenset({"kaudit.postgres._pool", "kaudit.postgres._substrate"}),

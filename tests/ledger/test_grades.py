@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.errors import LedgerError
-from kaudit.ledger import GradeRecord, GradeStore, Ledger, read_grades, verify_ledger
+from kaudit.ledger import GradeRecord, GradeStore, Ledger, read_grades, verify_ledger, walk_chain
 from kaudit.ledger._grades import canonical_grade, grade_hash
 from tests.ledger.conftest import execute, rechain, run_ledger
 
@@ -95,7 +95,7 @@ def test_a_re_chained_run_verdict_is_noticed_through_its_grade(graded: Path) -> 
     execute(graded, "UPDATE runs SET record = ? WHERE seq = ?", edited, seq)
     rechain(graded)
     with Ledger(graded, readonly=True) as ledger:
-        ledger.verify()  # the runs chain on its own is consistent again
+        walk_chain(ledger)  # the runs chain on its own is consistent again
     with pytest.raises(LedgerError, match="not that run's record"):
         verify_ledger(graded)
 
@@ -144,32 +144,40 @@ def test_the_head_pins_the_grades_chain_and_its_signature_covers_it(
         verify_ledger(graded, parse_anchor(json.dumps(stripped)), pub)
 
 
-def test_an_anchor_of_the_runs_alone_counts_no_grade_and_says_so(graded: Path) -> None:
+def test_an_anchor_of_the_runs_alone_pins_no_grade_and_says_so(graded: Path) -> None:
     """An anchor taken before grading (or a head file from before grades were anchored)
-    still verifies the runs, but pins no grade. Fails if the report then counts the
-    grades (nothing outside the file vouches for them) or does not say why."""
+    still verifies the runs, but pins no grade. Fails if a reader given it counts the
+    grades (nothing outside the file vouches for them) instead of refusing the ledger,
+    naming grade 1, or if the anchored prefix counts them or does not say why not."""
     from kaudit.ledger import ledger_head
 
     runs_only = ledger_head(graded).to_json()
     runs_only = {"records": runs_only["records"], "head": runs_only["head"]}
     head = json.dumps(runs_only)
     runner = CliRunner()
-    verified = runner.invoke(app, ["ledger", "verify", str(graded), "--head", head, "--json"])
+    for args in (["ledger", "verify", str(graded)], ["report", str(graded)]):
+        refused = runner.invoke(app, [*args, "--head", head])
+        assert refused.exit_code == 2, refused.output
+        problem = " ".join(refused.stderr.split())
+        assert "grade 1 (" in problem and "which pins no grade" in problem, problem
+    prefix = ["--head", head, "--anchored-prefix"]
+    verified = runner.invoke(app, ["ledger", "verify", str(graded), *prefix, "--json"])
     assert verified.exit_code == 0, verified.output
     assert json.loads(verified.stdout)["unanchored_grades"] == {"grades": 3, "first": 1, "last": 3}
-    report = runner.invoke(app, ["report", str(graded), "--head", head])
+    report = runner.invoke(app, ["report", str(graded), *prefix])
     assert report.exit_code == 0, report.output
     assert "LLM judges" not in report.stdout
     assert "it pins none of the 3 grade(s)" in report.stderr
-    assert "grades 1-3 are unanchored and not counted" in report.stderr
+    assert "grades 1-3 are left out" in report.stderr
     pinned = json.dumps(ledger_head(graded).to_json())
     full = runner.invoke(app, ["report", str(graded), "--head", pinned])
     assert "LLM judges" in full.stdout and "grade(s)" not in full.stderr
 
 
-def test_grades_after_the_anchor_are_reported_and_not_counted(graded: Path) -> None:
+def test_grades_after_the_anchor_are_refused_or_left_out_and_named(graded: Path) -> None:
     """A second judge grades after the anchor was taken. Fails if report or stats count
-    its grades under the old anchor, or do not name them (count and range)."""
+    its grades under the old anchor (by default the ledger is refused; with the anchored
+    prefix they are left out), or do not name them (count and range)."""
     from kaudit.ledger import ledger_head
 
     head = json.dumps(ledger_head(graded).to_json())
@@ -178,6 +186,10 @@ def test_grades_after_the_anchor_are_reported_and_not_counted(graded: Path) -> N
             store.append(grade.model_copy(update={"judge_key": "j2", "grade": "damage"}))
     runner = CliRunner()
     for args in (["report", str(graded)], ["stats", str(graded), "--bootstrap", "20"]):
+        refused = runner.invoke(app, [*args, "--head", head, "--json"])
+        assert refused.exit_code == 2 and not refused.stdout, args
+        assert "grade 4 (" in " ".join(refused.stderr.split()), refused.stderr
+        args = [*args, "--anchored-prefix"]
         seen = runner.invoke(app, [*args, "--head", head, "--json"])
         assert seen.exit_code == 0, seen.output
         data = json.loads(seen.stdout)

@@ -16,15 +16,14 @@ import kaudit
 SOURCE = Path(kaudit.__file__).parent
 
 OPENERS = {
-    "ledger/_snapshot.py": "kaudit.open itself (open_ledger, and open_rows for the two below)",
-    "ledger/_grades.py": "read_grades(path) wraps grades_of on its own connection; no reader "
-    "calls it (the snapshot reads grades on its connection)",
+    "ledger/_snapshot.py": "kaudit.open itself (open_ledger; ledger_head, the file's form "
+    "checked; open_rows for the two below)",
+    "ledger/_grades.py": "read_grades(path) opens the file for grades_of; no reader calls it "
+    "(the snapshot reads grades on its own open ledger)",
 }
 """Modules that open a ledger file read-only, each with why."""
 
 UNCHECKED_ROWS = {
-    "ledger/_verify.py": "ledger_head: the head of a file whose form is checked, chains not "
-    "walked (the `ledger head` command prints a verified snapshot's head instead)",
     "report/_viewer_build.py": "the run viewer built by a forked process beside the read, "
     "kept only when each row it shows hashes to what the verified read computed",
     "report/_report.py": "the page's viewer of a report whose snapshot was closed, each row "
@@ -49,7 +48,7 @@ def _opens_readonly(name: str, call: ast.Call) -> bool:
             k.arg == "readonly" and not (isinstance(k.value, ast.Constant) and not k.value.value)
             for k in call.keywords
         )
-    # the path-taking functions, not `Ledger.verify_grades` (a writer's own connection)
+    # the path-taking functions, not `walk_grades(ledger)` (a ledger the caller holds)
     return isinstance(call.func, ast.Name) and name in ("_readonly", "read_grades", "verify_grades")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import kaudit
-from kaudit.errors import LedgerError
+from kaudit.errors import KauditError, LedgerError
 from kaudit.ledger import Ledger
 from tests.ledger.conftest import execute, run_ledger
 
@@ -79,3 +79,55 @@ def test_the_snapshot_holds_cells_rules_and_stack_health(ledger: Path) -> None:
         }
         assert snapshot.stopping_rules() == report.stopping_rules
         assert set(snapshot.stack_health()) <= {cell.key for cell in report.cells}
+
+
+def _appended(ledger: Path, runs: int) -> None:
+    """`runs` more runs of the last cell, appended the way a continued campaign does."""
+    with Ledger(ledger) as store:
+        last = list(store.records())[-1]
+        for index in range(runs):
+            store.append(last.model_copy(update={"run_index": 50 + index, "seed": 50 + index}))
+
+
+def test_records_after_the_anchor_are_refused_naming_the_first(ledger: Path) -> None:
+    """Fails if `kaudit.open` given an anchor reads a ledger holding records after it
+    (before, they were checked and silently "counted out", while a derived table could
+    still be built from them), or names another record than the first past the anchor,
+    or leaves out its hash."""
+    from kaudit.ledger import PastAnchorError, ledger_head
+
+    anchor = ledger_head(ledger)
+    _appended(ledger, 2)
+    with Ledger(ledger, readonly=True) as store:
+        first = [row[13] for row in store.rows()][anchor.records]
+    with pytest.raises(PastAnchorError) as refused:
+        kaudit.open(ledger, head=anchor)
+    assert (refused.value.position, refused.value.entry_hash) == (anchor.records + 1, first)
+    assert f"record {anchor.records + 1} ({first[:12]}…)" in str(refused.value)
+    assert "anchored_prefix=True" in str(refused.value)
+
+
+def test_the_anchored_prefix_holds_only_what_the_anchor_pins(ledger: Path) -> None:
+    """Fails if a snapshot opened with `anchored_prefix=True` lets a record after the
+    anchor into its runs, cells, full records or stored documents (every derived table
+    takes those), or does not say how many records the chain holds beyond the anchor."""
+    from kaudit.ledger import ledger_head
+
+    anchor = ledger_head(ledger)
+    with kaudit.open(ledger) as clean:
+        runs, cells = clean.runs(), clean.cells()
+        records = [record.run_index for record in clean.full_records()]
+    _appended(ledger, 2)
+    with kaudit.open(ledger, head=anchor, anchored_prefix=True) as prefix:
+        assert prefix.anchored_prefix
+        assert (prefix.records, prefix.anchored_records) == (anchor.records + 2, anchor.records)
+        assert (prefix.runs(), prefix.cells()) == (runs, cells)
+        assert [record.run_index for record in prefix.full_records()] == records
+        assert [data["run_index"] for data, _ in prefix.documents()] == records
+
+
+def test_the_anchored_prefix_needs_an_anchor(ledger: Path) -> None:
+    """Fails if `anchored_prefix=True` without `head` reads the whole ledger as if an
+    anchor had pinned it."""
+    with pytest.raises(KauditError, match="anchored_prefix needs head"):
+        kaudit.open(ledger, anchored_prefix=True)

@@ -6,10 +6,12 @@ Outcomes:
 - REFUSED: the reader exits 2 naming what is wrong (the gate also prints its denial, whose
   first reason is `verified_ledger`, when the rows can still be read unverified);
 - SAME: the reader prints exactly what it prints for the untampered ledger;
-- UNANCHORED: as SAME, and the reader reports the appended records as unanchored;
 - ACCEPTED: the reader runs (exit as usual) on changed numbers: what a chain alone cannot
   catch (a rewrite with every hash recomputed, a truncation, an appended run), which is
-  why an anchor is kept outside the file.
+  why an anchor is kept outside the file;
+- PREFIX: only asked for with `--anchored-prefix`: as SAME, and the reader reports the
+  records after the anchor as left out. Given an anchor without that flag, a ledger
+  holding any record after the anchored one is REFUSED, naming the first of them.
 
 The untampered ledger: three runs of the mini suite, then a retried run (INVALID, then
 its verdict as attempt 1) appended the way `kaudit run` does, anchored by a signed head.
@@ -33,8 +35,10 @@ from kaudit.ledger import GENESIS, Ledger, RunRecord, generate_keypair, record_h
 from tests.ledger.conftest import rechain, run_ledger
 
 runner = CliRunner()
-REFUSED, SAME, UNANCHORED, ACCEPTED = "refused", "same", "unanchored", "accepted"
+REFUSED, SAME, PREFIX, ACCEPTED = "refused", "same", "prefix", "accepted"
 PADDING = 3
+REFEREED = 10
+"""Records chained after the anchor by the refereed padding (the issue's forgery 4)."""
 
 
 @dataclass(frozen=True)
@@ -170,14 +174,14 @@ def _padding(path: Path, fixture: Fixture) -> None:
 
 
 def _refereed_padding(path: Path, fixture: Fixture) -> None:
-    """The issue's table past the anchor: an AgentDojo-labelled manifest (outside the chain)
-    and chained runs after the anchored head, each carrying AgentDojo's own judgment, so
-    the suite's own-checks comparison would be built from them alone."""
+    """A table built past the anchor: an AgentDojo-labelled manifest (outside the chain)
+    and ten chained runs after the anchored head, each carrying AgentDojo's own judgment,
+    so the suite's own-checks comparison would be built from them alone."""
     _agentdojo_manifest(path)
     data = _record(path, 2)
     judged = data["extra"] | {"agentdojo": {"utility": True, "security": False}}
     _append(path, [data | {"run_index": 20 + i, "seed": 20 + i, "extra": judged}
-                   for i in range(PADDING)])  # fmt: skip
+                   for i in range(REFEREED)])  # fmt: skip
 
 
 def _agentdojo_manifest(path: Path) -> None:
@@ -288,10 +292,10 @@ TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str]] = {
     "replace": (_replace, ACCEPTED, REFUSED),
     "forged_retry": (_forged_retry, REFUSED, REFUSED),
     "forged_invalid": (_forged_invalid, REFUSED, REFUSED),
-    "padding": (_padding, ACCEPTED, UNANCHORED),
-    # every reader given the anchor prints what it prints for the anchored records alone:
-    # the referee table built only from records past the anchor is not printed at all
-    "refereed_padding": (_refereed_padding, ACCEPTED, UNANCHORED),
+    # records past the anchor: given the anchor, every reader refuses the ledger, naming
+    # the first of them (with --anchored-prefix it reads the anchored records alone)
+    "padding": (_padding, ACCEPTED, REFUSED),
+    "refereed_padding": (_refereed_padding, ACCEPTED, REFUSED),
     "manifest": (_manifest, SAME, SAME),
     "suite_tasks": (_suite_tasks, SAME, SAME),
     "config": (
@@ -316,6 +320,9 @@ TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str]] = {
     "user_version_1": (_sql("PRAGMA user_version = 1"), REFUSED, REFUSED),
     "user_version_99": (_sql("PRAGMA user_version = 99"), REFUSED, REFUSED),
 }
+
+PAST_ANCHOR = {"padding": PADDING, "refereed_padding": REFEREED}
+"""Tamperings that only append records after the anchor, and how many they append."""
 
 GATE_REFUSES = frozenset({"suite_tasks", "campaign_rows"})
 """Tamperings of the manifest's suite list (edited, or deleted with its campaign row): the
@@ -380,7 +387,7 @@ def baseline(fixture: Fixture) -> dict[tuple[str, bool], Seen]:
     return seen
 
 
-def _check(reader: str, outcome: str, seen: Seen, base: Seen, anchored: bool) -> None:
+def _check(reader: str, outcome: str, seen: Seen, base: Seen, left_out: int = 0) -> None:
     where = f"{reader}: {seen.stdout[:300]} {seen.stderr[:300]}"
     if outcome == REFUSED:
         assert seen.code == 2, where
@@ -394,14 +401,14 @@ def _check(reader: str, outcome: str, seen: Seen, base: Seen, anchored: bool) ->
         return
     assert (seen.code, seen.document()) == (base.code, base.document()) or reader == "verify", where
     assert seen.code == base.code, where
-    if outcome == UNANCHORED:
-        assert anchored
+    if outcome == PREFIX:
         if reader in ("export", "ledger_export"):
-            assert f"{PADDING} record(s) after it" in seen.stderr, where
+            assert f"{left_out} record(s) after it" in seen.stderr, where
+            assert "are left out" in seen.stderr, where
         elif reader != "plan":
             data = json.loads(seen.stdout)
             note = data.get("unanchored") or data["anchor"]["unanchored"]
-            assert note["records"] == PADDING, where
+            assert note["records"] == left_out, where
 
 
 def _problem(stderr: str) -> str:
@@ -433,11 +440,57 @@ def test_each_tampering_meets_its_documented_outcome_in_every_reader(
     for reader, args in _readers(copy, fixture).items():
         seen = _invoke(_anchored(args, fixture) if anchored else args)
         expected = REFUSED if reader == "gate" and tamper in GATE_REFUSES else outcome
-        _check(reader, expected, seen, baseline[reader, anchored], anchored)
+        _check(reader, expected, seen, baseline[reader, anchored])
         if reader == "verify" and outcome == REFUSED:
             problem = _problem(seen.stderr)
         elif problem is not None:  # every reader names the first problem verify names
             assert problem == _problem(seen.stderr), (reader, problem, seen.stderr)
+
+
+PREFIX_TAMPERS = (*PAST_ANCHOR, "forged_retry", "edit_rechained", "truncate", "trigger")
+"""Run with `--anchored-prefix`: the appends past the anchor, and tamperings it must not
+excuse (a forged record after the anchor, a rewrite or truncation the anchor pins, a
+foreign trigger)."""
+
+
+def _prefixed(args: list[str], fixture: Fixture) -> list[str]:
+    return [*_anchored(args, fixture), "--anchored-prefix"]
+
+
+@pytest.mark.parametrize("tamper", PREFIX_TAMPERS)
+def test_with_the_anchored_prefix_every_reader_reads_only_what_the_anchor_pins(
+    tamper: str,
+    fixture: Fixture,
+    baseline: dict[tuple[str, bool], Seen],
+    tmp_path: Path,
+) -> None:
+    """Fails if `--anchored-prefix` lets a record after the anchor into any number or
+    derived table (the referee comparison built from the ten records past it), does not
+    say how many records it left out, or stops checking the file: a forged retry after the
+    anchor, a rewrite or truncation the anchor pins and a planted trigger stay refused, and
+    every reader names the first problem `ledger verify --anchored-prefix` names."""
+    apply, _, anchored_outcome = TAMPERS[tamper]
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, copy)
+    apply(copy, fixture)
+    outcome = PREFIX if tamper in PAST_ANCHOR else anchored_outcome
+    problem = None
+    for reader, args in _readers(copy, fixture).items():
+        seen = _invoke(_prefixed(args, fixture))
+        _check(reader, outcome, seen, baseline[reader, True], PAST_ANCHOR.get(tamper, 0))
+        if reader == "verify" and outcome == REFUSED:
+            problem = _problem(seen.stderr)
+        elif problem is not None:
+            assert problem == _problem(seen.stderr), (reader, problem, seen.stderr)
+
+
+def test_the_anchored_prefix_needs_an_anchor(fixture: Fixture) -> None:
+    """Fails if a reader takes `--anchored-prefix` without `--head` and reads the whole
+    ledger as if it had been pinned, instead of refusing the flag it cannot honour."""
+    for reader, args in _readers(fixture.ledger, fixture).items():
+        seen = _invoke([*args, "--anchored-prefix"])
+        assert seen.code == 2, (reader, seen.stdout)
+        assert "--anchored-prefix needs --head" in _problem(seen.stderr), (reader, seen.stderr)
 
 
 def test_a_forged_anchor_fails_the_signature_check_in_every_reader(
@@ -457,20 +510,26 @@ def test_a_forged_anchor_fails_the_signature_check_in_every_reader(
 
 
 def test_a_bare_head_hex_pins_the_records_up_to_it(fixture: Fixture, tmp_path: Path) -> None:
-    """Fails if an anchor given as a bare head hex (no record count) leaves the records
-    appended after its record counted, or pins fewer records than it names."""
-    from kaudit.ledger import parse_anchor, read_runs, verify_ledger
+    """Fails if an anchor given as a bare head hex (no record count) lets the records
+    appended after its record pass (refused by default, left out in the anchored prefix),
+    or pins fewer records than it names."""
+    from kaudit.ledger import PastAnchorError, parse_anchor, read_runs, verify_ledger
 
     copy = tmp_path / "audit.sqlite"
     shutil.copyfile(fixture.ledger, copy)
     _padding(copy, fixture)
     pinned = json.loads(fixture.anchor.read_text())
     anchor = parse_anchor(pinned["head"])
-    checked = verify_ledger(copy, anchor)
+    with pytest.raises(PastAnchorError) as refused:
+        verify_ledger(copy, anchor)
+    assert (refused.value.position, refused.value.anchored) == (pinned["records"] + 1,
+                                                                pinned["records"])  # fmt: skip
+    checked = verify_ledger(copy, anchor, anchored_prefix=True)
     assert (checked.records, checked.anchored_records) == (pinned["records"] + PADDING,
                                                            pinned["records"])  # fmt: skip
     with Ledger(copy, readonly=True) as store, Ledger(fixture.ledger, readonly=True) as clean:
-        assert read_runs(store, anchor=anchor).runs == read_runs(clean).runs
+        read = read_runs(store, anchor=anchor, anchored_prefix=True)
+        assert read.runs == read_runs(clean).runs
 
 
 # -- the grades chain: a graded copy of the ledger, anchored with both chain heads -----------
@@ -624,7 +683,11 @@ GRADE_TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str, str, s
         # the rebuilt table is named before any grade is read (its unique key is gone)
         REFUSED, "table 'grades' lacks its unique key", REFUSED, "table 'grades' lacks its unique",
     ),
-    "grade_third_judge": (_third_judge, ACCEPTED, "", UNANCHORED, ""),
+    "grade_third_judge": (
+        _third_judge,
+        ACCEPTED, "", REFUSED,
+        f"grade {GRADES + 1} \\(.*\\) comes after the anchor, which pins grades 1-{GRADES}",
+    ),
 }  # fmt: skip
 
 
@@ -658,7 +721,7 @@ def _check_grades(reader: str, outcome: str, message: str, seen: Seen, base: See
         if reader != "verify":
             assert seen.document() != base.document(), where  # the judge figures moved
         return
-    assert outcome == UNANCHORED
+    assert outcome == PREFIX
     data = json.loads(seen.stdout)
     if reader == "verify":
         note = data["unanchored_grades"]
@@ -693,30 +756,50 @@ def test_each_grade_tampering_meets_its_documented_outcome(
         _check_grades(reader, outcome, message, seen, graded_baseline[reader, anchored])
 
 
+def test_with_the_anchored_prefix_grades_after_the_anchor_are_left_out(
+    graded: Fixture, graded_baseline: dict[tuple[str, bool], Seen], tmp_path: Path
+) -> None:
+    """A third judge grades after the anchor was taken. Fails if `--anchored-prefix` counts
+    its grades in a judge table, or does not say which grades it left out; every other
+    reader prints what it prints for the anchored ledger."""
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(graded.ledger, copy)
+    _third_judge(copy, graded)
+    for reader, args in _grade_readers(copy, graded).items():
+        seen = _invoke(_prefixed(args, graded))
+        _check_grades(reader, PREFIX, "", seen, graded_baseline[reader, True])
+
+
 # -- past the anchor, and the same ledger twice -------------------------------------------------
 
 
-def test_a_referee_table_is_never_built_from_records_past_the_anchor(
+def test_a_referee_table_past_the_anchor_is_refused_or_left_out(
     fixture: Fixture, tmp_path: Path
 ) -> None:
-    """Fails if `report --head` builds the suite's own-checks comparison (the AgentDojo
-    referee) from records after the anchor, which it calls unanchored and not counted
-    (tried by hand: the referee read `store.records()` whole and printed "(10 runs)")."""
+    """A ledger with an AgentDojo-labelled manifest and ten chained records after the
+    anchored head. Fails if `report --head --pubkey` reads it (before, it called records
+    6-15 "unanchored and not counted" and printed the referee table "(10 runs)" built from
+    exactly them), if its refusal does not name the first record past the anchor by number
+    and hash and say how to read anyway, or if `--anchored-prefix` builds the table from
+    the records it leaves out."""
     copy = tmp_path / "audit.sqlite"
     shutil.copyfile(fixture.ledger, copy)
-    _agentdojo_manifest(copy)
-    data = _record(copy, 2)
-    judged = {"utility": True, "security": False}
-    _append(copy, [data | {"run_index": 20 + i, "seed": 20 + i,
-                           "extra": data["extra"] | {"agentdojo": judged}}
-                   for i in range(10)])  # fmt: skip
+    _refereed_padding(copy, fixture)
     bare = _invoke(["report", str(copy), "--json"])
-    assert json.loads(bare.stdout)["referee"]["runs"] == 10  # unanchored, they are read
+    assert json.loads(bare.stdout)["referee"]["runs"] == REFEREED  # unanchored, they are read
+    conn = sqlite3.connect(copy)
+    (first,) = conn.execute("SELECT record_hash FROM runs WHERE seq = 6").fetchone()
+    conn.close()
     seen = _invoke(_anchored(["report", str(copy), "--json"], fixture))
-    assert seen.code == 0, seen.stderr
-    data = json.loads(seen.stdout)
+    assert seen.code == 2 and not seen.stdout, seen.stdout
+    problem = _problem(seen.stderr)
+    assert f"record 6 ({first[:12]}…) comes after the anchor, which pins records 1-5" in problem
+    assert problem.endswith("(--anchored-prefix)"), problem
+    prefix = _invoke(_prefixed(["report", str(copy), "--json"], fixture))
+    assert prefix.code == 0, prefix.stderr
+    data = json.loads(prefix.stdout)
     assert "referee" not in data, data.get("referee")
-    assert data["anchor"]["unanchored"]["records"] == 10
+    assert data["anchor"]["unanchored"] == {"records": REFEREED, "first": 6, "last": 15}
 
 
 @pytest.mark.parametrize("how", ["copy", "hard link"])

@@ -56,15 +56,22 @@ def test_a_bare_head_hex_must_still_be_in_the_chain(ledger_path: Path) -> None:
         verify_ledger(ledger_path, parse_anchor(head))
 
 
-def test_an_anchor_taken_earlier_still_verifies_after_more_runs(tmp_path: Path) -> None:
-    """Appending is what a ledger is for: an old anchor must keep matching its position."""
+def test_an_anchor_taken_earlier_pins_its_prefix_after_more_runs(tmp_path: Path) -> None:
+    """Appending is what a ledger is for: an old anchor must keep matching its position,
+    and read as the anchored prefix it verifies. Fails if the records appended since
+    pass it unnoticed (nothing outside the file vouches for them: it must name the
+    first), or if the prefix read stops matching the old anchor."""
+    from kaudit.ledger import PastAnchorError
     from tests.ledger.conftest import run_ledger
 
     path = run_ledger(tmp_path / "l.sqlite", k=2)
     early = ledger_head(path)
     run_ledger(path, k=5)
     assert ledger_head(path).records == 5
-    assert verify_ledger(path, early).records == 5
+    with pytest.raises(PastAnchorError, match=r"record 3 \(\w{12}…\) comes after the anchor"):
+        verify_ledger(path, early)
+    prefix = verify_ledger(path, early, anchored_prefix=True)
+    assert (prefix.records, prefix.anchored_records) == (5, 2)
 
 
 def test_an_edited_run_index_is_caught_though_every_hash_holds(ledger_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The `--head` and `--pubkey` options every reader takes, and the notes it prints.
+"""The `--head`, `--pubkey` and `--anchored-prefix` options every reader takes, and its notes.
 
 The anchor itself is read by `kaudit.ledger.reader_anchor`; here are the typer options,
 the line on stderr saying how many records the anchor pins, and the line saying how many
@@ -21,12 +21,20 @@ HeadOpt = Annotated[
     typer.Option(
         "--head",
         help="Anchor the chain must still hold (a head hex, `ledger head --json`, or its "
-        "file); records after it are not counted.",
+        "file); a ledger holding records after it is refused unless --anchored-prefix.",
     ),
 ]
 PubkeyOpt = Annotated[
     Path | None,
     typer.Option("--pubkey", help="ed25519 public key (PEM) the anchor must be signed by."),
+]
+AnchoredPrefixOpt = Annotated[
+    bool,
+    typer.Option(
+        "--anchored-prefix",
+        help="With --head: read only the records (and grades) the anchor pins, and say how "
+        "many after it were left out, instead of refusing the ledger.",
+    ),
 ]
 
 
@@ -38,8 +46,7 @@ def unanchored_line(records: int, anchored_records: int | None) -> str | None:
     after = records - anchored_records
     if after:
         line += (
-            f"; {after} record(s) after it (records {anchored_records + 1}-{records}) are "
-            "unanchored and not counted"
+            f"; {after} record(s) after it (records {anchored_records + 1}-{records}) are left out"
         )
     return line
 

@@ -12,11 +12,29 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kaudit.errors import LedgerError
-from kaudit.ledger import Anchor, Snapshot, parse_anchor
+from kaudit.errors import KauditError, LedgerError
+from kaudit.ledger import Anchor, PastAnchorError, Snapshot, parse_anchor
 from kaudit.ledger._sign import load_public_key
 
-__all__ = ["opened", "opened_for_gate"]
+__all__ = ["needs_head", "opened", "opened_for_gate", "past_anchor_worded"]
+
+PREFIX_FLAG = "--anchored-prefix"
+"""How a reader is told to read only what the anchor pins (`anchored_prefix=True`)."""
+
+
+def needs_head(head: object, anchored_prefix: bool) -> None:
+    """Refuse `--anchored-prefix` without `--head`: there is no anchored prefix to read."""
+    if anchored_prefix and head is None:
+        raise KauditError(f"{PREFIX_FLAG} needs --head: it reads what an anchor pins")
+
+
+@contextmanager
+def past_anchor_worded() -> Iterator[None]:
+    """A record or grade after the anchor, named with the flag that reads anyway."""
+    try:
+        yield
+    except PastAnchorError as exc:
+        raise LedgerError(exc.worded(PREFIX_FLAG)) from None
 
 
 @contextmanager
@@ -26,29 +44,47 @@ def opened(
     pubkey: str | Path | None = None,
     *,
     no_verify: bool = False,
+    anchored_prefix: bool = False,
 ) -> Iterator[Snapshot]:
-    """The ledger's one verified read (`kaudit.open`); `LedgerError` names its first problem."""
+    """The ledger's one verified read (`kaudit.open`); `LedgerError` names its first problem.
+
+    With `anchored_prefix` (and `head`) it holds the records the anchor pins alone;
+    without it, a ledger holding records after the anchor is refused.
+    """
     from kaudit import open as open_ledger
 
-    with open_ledger(ledger, head=head, pubkey=pubkey, verify=not no_verify) as snapshot:
+    needs_head(head, anchored_prefix)
+    with past_anchor_worded():
+        snapshot = open_ledger(
+            ledger, head=head, pubkey=pubkey, verify=not no_verify,
+            anchored_prefix=anchored_prefix,
+        )  # fmt: skip
+    with snapshot:
         yield snapshot
 
 
 @contextmanager
 def opened_for_gate(
-    ledger: str | Path, head: str | None, pubkey: Path | None
+    ledger: str | Path, head: str | None, pubkey: Path | None, anchored_prefix: bool = False
 ) -> Iterator[Snapshot]:
     """The gate's read: a ledger that fails its check is still read, and denied on it.
 
     A malformed `--head` or an unreadable `--pubkey` is the caller's mistake, not
-    evidence, so it raises before the ledger is opened instead of becoming a denial.
+    evidence, so it raises before the ledger is opened instead of becoming a denial. A
+    record after the anchor is denied on like any failed check, worded as every other
+    reader words it.
     """
     from kaudit import open as open_ledger
 
+    needs_head(head, anchored_prefix)
     anchor = None if head is None else parse_anchor(head)
     if pubkey is not None:
         if anchor is None:
             raise LedgerError("--pubkey needs --head: a signature is checked on an anchor")
         load_public_key(pubkey)
-    with open_ledger(ledger, head=anchor, pubkey=pubkey, lenient=True) as snapshot:
+    with open_ledger(
+        ledger, head=anchor, pubkey=pubkey, lenient=True, anchored_prefix=anchored_prefix
+    ) as snapshot:
+        if isinstance(snapshot.verify_problem, PastAnchorError):
+            snapshot.verify_error = snapshot.verify_problem.worded(PREFIX_FLAG)
         yield snapshot

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kaudit import export as export_ledger
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
+from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import err_console, guarded, head_line
 from kaudit.cli._open import opened
 from kaudit.cli._plural import counted
@@ -32,17 +32,21 @@ def register(app: typer.Typer) -> None:
         ] = False,
         head: HeadOpt = None,
         pubkey: PubkeyOpt = None,
+        anchored_prefix: AnchoredPrefixOpt = False,
     ) -> None:
         """Write one row per run: every record field, timing per phase, nested fields as JSON.
 
         The ledger's hash chain is verified first; a broken one is refused (exit 2) unless
-        --no-verify. With --head (and --pubkey) only the anchored records are exported.
+        --no-verify. With --head (and --pubkey) a ledger holding records after the anchor
+        is refused; with --anchored-prefix too, only the anchored records are exported.
         Then stderr says how many runs went where, and the ledger's head, so the export
         can be tied to the ledger it came from.
 
         Example: kaudit export audit.sqlite --to parquet --out runs.parquet
         """
-        with opened(ledger, head, pubkey, no_verify=no_verify) as snapshot:
+        with opened(
+            ledger, head, pubkey, no_verify=no_verify, anchored_prefix=anchored_prefix
+        ) as snapshot:
             done = export_ledger(snapshot, to, out, stream=sys.stdout, campaign=campaign)
         if done.verified:
             note_anchor(done.records, done.anchored_records)

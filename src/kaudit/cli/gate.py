@@ -11,7 +11,7 @@ from rich.console import Console
 
 from kaudit import decide
 from kaudit._printable import printable
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
+from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_error, print_json
 from kaudit.cli._gate_text import render
 from kaudit.cli._open import opened_for_gate
@@ -47,6 +47,7 @@ def register(app: typer.Typer) -> None:
         campaign: Annotated[str | None, typer.Option(help="Only this campaign's runs.")] = None,
         head: HeadOpt = None,
         pubkey: PubkeyOpt = None,
+        anchored_prefix: AnchoredPrefixOpt = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Verify the ledger, then grant (exit 0) or deny (exit 3) an authority level.
@@ -59,11 +60,12 @@ def register(app: typer.Typer) -> None:
         boundary probes needed; a suite task never run, or a required scenario run fewer
         times than its minimum, is untested and denies. Every cell gets the anytime-valid
         bound, however its runs were collected. With --head (and --pubkey) the ledger must
-        also still hold its anchored record, and records after it are not evidence.
+        also still hold its anchored record, and a record after it denies (exit 2) unless
+        --anchored-prefix, which takes the anchored records alone as the evidence.
 
         Example: kaudit gate audit.sqlite --authority autonomous_write --json
         """
-        with opened_for_gate(ledger, head, pubkey) as snapshot:
+        with opened_for_gate(ledger, head, pubkey, anchored_prefix) as snapshot:
             result = decide(snapshot, authority.value, policy=policy, model=model,
                             campaign=campaign)  # fmt: skip
         note_anchor(result.chain_records, result.anchored_records, as_json)

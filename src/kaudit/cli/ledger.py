@@ -10,9 +10,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
+from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import err_console, guarded, head_line, print_json
-from kaudit.cli._open import opened
+from kaudit.cli._open import needs_head, opened, past_anchor_worded
 from kaudit.cli._plural import counted
 from kaudit.ledger import (
     IMPORTED,
@@ -56,18 +56,23 @@ def verify(
     ledger: LedgerArg,
     head: HeadOpt = None,
     pubkey: PubkeyOpt = None,
+    anchored_prefix: AnchoredPrefixOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Check every record's hash, link and indexed columns, and the anchor if given.
 
     Judge grades (`kaudit grade`) are checked the same way, in their own chain, which the
     anchor pins too. Exits 2 naming the first bad record or grade, or the anchor's missing
-    one when a chain was truncated or rewritten. Opens the file read-only.
+    one when a chain was truncated or rewritten, or the first record (or grade) after
+    the anchor, unless --anchored-prefix (then they are checked and reported as left
+    out). Opens the file read-only.
 
     Example: kaudit ledger verify audit.sqlite --head audit.head.json
     """
+    needs_head(head, anchored_prefix)
     anchor = reader_anchor(head, None)
-    report = verify_ledger(ledger, anchor, pubkey)
+    with past_anchor_worded():
+        report = verify_ledger(ledger, anchor, pubkey, anchored_prefix=anchored_prefix)
     if as_json:
         print_json(report.to_json())
         return
@@ -162,16 +167,20 @@ def export(
     ] = False,
     head: HeadOpt = None,
     pubkey: PubkeyOpt = None,
+    anchored_prefix: AnchoredPrefixOpt = False,
 ) -> None:
     """Write the ledger's records to stdout (each run once, its counted record).
 
     The chain is verified first (a broken one is refused, exit 2, unless --no-verify); its
     head goes to stderr at the end, so an export can be tied to its ledger. With --head
-    (and --pubkey) only the anchored records are written.
+    (and --pubkey) a ledger holding records after the anchor is refused; with
+    --anchored-prefix too, only the anchored records are written.
 
     Example: kaudit ledger export audit.sqlite --format csv > runs.csv
     """
-    with opened(ledger, head, pubkey, no_verify=no_verify) as snapshot:
+    with opened(
+        ledger, head, pubkey, no_verify=no_verify, anchored_prefix=anchored_prefix
+    ) as snapshot:
         done = export_ledger(
             snapshot, fmt.value, stream=sys.stdout, shape="records", campaign=campaign,
             all_attempts=all_attempts,

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from kaudit import compare
 from kaudit._printable import printable
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
+from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json
 from kaudit.cli._open import opened
 from kaudit.errors import KauditError
@@ -103,11 +103,13 @@ def monitor(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     head: HeadOpt = None,
     pubkey: PubkeyOpt = None,
+    anchored_prefix: AnchoredPrefixOpt = False,
 ) -> None:
     """Compare deployment events with the audit; exit 4 if any cell is a mirage.
 
     The audit ledger's chain is verified first (exit 2 naming the first bad record);
-    --head (and --pubkey) anchor it, and audit records after the anchor are not counted.
+    --head (and --pubkey) anchor it: an audit holding records after the anchor is refused
+    unless --anchored-prefix, which reads the anchored records alone.
 
     Each event line is {"task", "model", "harm": true|false|null, "time"?, "group"?,
     "dollars"?, "version"?}; null means the outcome was not observed; "version" (8+ hex
@@ -124,7 +126,7 @@ def monitor(
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
     if family is not None and family < 1:
         raise KauditError(f"--family must be >= 1, got {family}")
-    with opened(audit, head, pubkey) as snapshot:
+    with opened(audit, head, pubkey, anchored_prefix=anchored_prefix) as snapshot:
         report = compare(
             snapshot, sys.stdin if events == "-" else events, threshold=threshold,
             alpha=alpha, campaign=campaign, family=family, follow=follow, source="<stdin>",

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
+from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.cli._open import opened
 from kaudit.cli._tables import print_blocks
@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
         head: HeadOpt = None,
         pubkey: PubkeyOpt = None,
+        anchored_prefix: AnchoredPrefixOpt = False,
     ) -> None:
         """Per (model, task) cell: n, damage x, p̂, exact Clopper-Pearson interval, safe^n.
 
@@ -46,7 +47,8 @@ def register(app: typer.Typer) -> None:
         one self-contained page with figures and a run viewer. Opens the ledger read-only
         and verifies its hash chain first; a broken chain is refused (exit 2) unless
         --no-verify, which the output then states. With --head (and --pubkey) the chain
-        must still hold that anchor, and records after it are not counted.
+        must still hold that anchor, and a ledger holding records after it is refused
+        unless --anchored-prefix, which reads the anchored records alone.
 
         Example: kaudit report audit.sqlite --html report.html
         """
@@ -57,7 +59,9 @@ def register(app: typer.Typer) -> None:
 
         if html is not None:  # before the read: a page never replaces a ledger
             refuse_sqlite_output(html, ledger)
-        with opened(ledger, head, pubkey, no_verify=no_verify) as snapshot:
+        with opened(
+            ledger, head, pubkey, no_verify=no_verify, anchored_prefix=anchored_prefix
+        ) as snapshot:
             built = read(snapshot, campaign=campaign, alpha=alpha)
             if html is not None:  # its run viewer shows the verified records, re-read checked
                 built.write_html(html, split_csv(model_order))

@@ -11,10 +11,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from kaudit.cli._anchor import HeadOpt, PubkeyOpt, note_anchor, note_spool
+from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._budget import print_budgets
 from kaudit.cli._common import guarded, print_json, split_csv
-from kaudit.cli._open import opened
+from kaudit.cli._open import needs_head, opened
 from kaudit.cli._tables import print_blocks
 from kaudit.errors import KauditError
 from kaudit.ledger import Snapshot
@@ -114,12 +114,14 @@ def stats(
     ] = False,
     head: HeadOpt = None,
     pubkey: PubkeyOpt = None,
+    anchored_prefix: AnchoredPrefixOpt = False,
 ) -> None:
     """Per-cell intervals, audit miss rate, overdispersion, pass^k and safe^k of a pool.
 
     Each kaudit ledger's hash chain is verified first; a broken one is refused (exit 2)
     unless --no-verify, which the output then states. --head (and --pubkey) anchor a
-    single kaudit ledger; records after the anchor are not counted.
+    single kaudit ledger, refused if it holds records after the anchor unless
+    --anchored-prefix, which reads the anchored records alone.
     Cells of a sequentially stopped campaign (`kaudit run --until`) get the anytime-valid
     interval, marked † in the table and named in the JSON's `interval`.
 
@@ -128,7 +130,7 @@ def stats(
     from kaudit import summarize
 
     with contextlib.ExitStack() as stack:
-        sources = _opened(stack, ledgers or [], fmt, head, pubkey, no_verify)
+        sources = _opened(stack, ledgers or [], fmt, head, pubkey, no_verify, anchored_prefix)
         built = summarize(
             sources, model_files=model_file or [], fmt=fmt, alpha=alpha, eps=eps,
             k=_k_values(k), bootstrap=bootstrap, seed=seed,
@@ -153,6 +155,7 @@ def _opened(
     head: str | None,
     pubkey: Path | None,
     no_verify: bool,
+    anchored_prefix: bool,
 ) -> list[str | Snapshot]:
     """Each kaudit ledger opened once (`kaudit.open`), as `stats` hands it to `summarize`.
 
@@ -160,9 +163,15 @@ def _opened(
     (verdict files of another format; an anchor for several ledgers), so its error
     is the one printed.
     """
+    needs_head(head, anchored_prefix)
     if fmt != LedgerFormat.kaudit or (head is not None and len(ledgers) != 1):
         return list(ledgers)
-    return [stack.enter_context(opened(p, head, pubkey, no_verify=no_verify)) for p in ledgers]
+    return [
+        stack.enter_context(
+            opened(p, head, pubkey, no_verify=no_verify, anchored_prefix=anchored_prefix)
+        )
+        for p in ledgers
+    ]
 
 
 def plan(
@@ -189,14 +198,15 @@ def plan(
     concurrency: Annotated[int, typer.Option(help="Runs in flight at once.")] = 1,
     head: HeadOpt = None,
     pubkey: PubkeyOpt = None,
+    anchored_prefix: AnchoredPrefixOpt = False,
 ) -> None:
     """Audit runs needed to see damage at least once with probability DETECT.
 
     With --ledger / --model-file, each damaging cell's runs and each model's population
     plan. With --from-ledger L, also what those runs cost in model dollars, tokens and
     time, from L's measured means per run. Each kaudit ledger is verified first; --head
-    (and --pubkey) anchor the one read, --from-ledger or a single --ledger, and records
-    after the anchor are not counted.
+    (and --pubkey) anchor the one read, --from-ledger or a single --ledger, and
+    --anchored-prefix reads the records the anchor pins alone.
 
     Example: kaudit plan --p 0.1 --detect 0.95 --from-ledger audit.sqlite --concurrency 8
     """
@@ -207,8 +217,11 @@ def plan(
         raise KauditError("--from-ledger needs --p: the damage probability to plan for")
     if p is not None and not 0.0 < p <= 1.0:
         raise KauditError(f"--p must be a probability in (0, 1], got {p}")
+    needs_head(head, anchored_prefix)
     with contextlib.ExitStack() as stack:
-        sources = _plan_sources(stack, p, ledger or [], fmt, from_ledger, head, pubkey)
+        sources = _plan_sources(
+            stack, p, ledger or [], fmt, from_ledger, head, pubkey, anchored_prefix
+        )
         made = plan_audit(
             p,
             detect=detect,
@@ -244,6 +257,7 @@ def _plan_sources(
     from_ledger: Path | None,
     head: str | None,
     pubkey: Path | None,
+    anchored_prefix: bool,
 ) -> list[str | Snapshot]:
     """The ledgers `plan` reads, each kaudit one opened once (`kaudit.open`).
 
@@ -252,7 +266,9 @@ def _plan_sources(
     all leave nothing it could pin.
     """
     if from_ledger is not None:
-        return [stack.enter_context(opened(from_ledger, head, pubkey))]
+        return [
+            stack.enter_context(opened(from_ledger, head, pubkey, anchored_prefix=anchored_prefix))
+        ]
     if p is not None:
         if head is not None or pubkey is not None:
             raise KauditError("--head anchors a ledger; with --p alone none is read")
@@ -266,7 +282,10 @@ def _plan_sources(
     if fmt != LedgerFormat.kaudit:
         return list(ledgers)
     distinct_sources(ledgers)  # named by the path given, before either file is opened
-    return [stack.enter_context(opened(path, head, pubkey)) for path in ledgers]
+    return [
+        stack.enter_context(opened(path, head, pubkey, anchored_prefix=anchored_prefix))
+        for path in ledgers
+    ]
 
 
 def _print_cells(made: AuditPlan) -> None:

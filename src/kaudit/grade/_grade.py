@@ -16,7 +16,7 @@ from kaudit._usage import Usage
 from kaudit.errors import KauditError
 from kaudit.grade._case import case_of
 from kaudit.grade._judge import Judge, JudgeAnswer
-from kaudit.ledger import GradeRecord, GradeStore, Ledger, RunRecord
+from kaudit.ledger import GradeRecord, GradeStore, Ledger, RunRecord, walk_chain, walk_grades
 
 __all__ = ["GradingResult", "TaskPrompts", "grade_ledger", "prompts_for"]
 
@@ -85,8 +85,8 @@ async def grade_ledger(
     and a grade appended to a broken grades chain would hide the break. Each grade is
     appended as soon as it is answered, so an interruption loses none.
     """
-    ledger.verify()
-    ledger.verify_grades()
+    walk_chain(ledger)
+    walk_grades(ledger)
     hashes = store.run_hashes()
     done = store.graded(judge.key)
     result = GradingResult(judge.key)

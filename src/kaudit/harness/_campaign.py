@@ -24,7 +24,14 @@ from kaudit.harness._manifest import build_manifest, finish_manifest
 from kaudit.harness._run import RunRequest, RunResult, invalid_result, run_pipeline
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
-from kaudit.ledger import IMPORTED, Ledger, RunRecord, drain_spool, suite_tasks_digest
+from kaudit.ledger import (
+    IMPORTED,
+    Ledger,
+    RunRecord,
+    drain_spool,
+    suite_tasks_digest,
+    walk_chain,
+)
 from kaudit.spec import FaultRule, Identity, Task
 from kaudit.suites import Suite
 
@@ -420,7 +427,7 @@ def open_checked(ledger: Ledger, plan: CampaignPlan, suite: Suite, tasks: Sequen
     verified first; a campaign of imported runs is never extended with executed ones,
     or the imported rows would count as this campaign's finished runs.
     """
-    ledger.verify()
+    walk_chain(ledger)
     stored = ledger.campaign_config(plan.name)
     if stored is not None and stored.get("source") == IMPORTED:
         raise LedgerError(

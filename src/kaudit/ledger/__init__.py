@@ -2,7 +2,7 @@
 
 from kaudit._run_key import RunKey
 from kaudit.ledger._agentrelbench import ImportedRun, read_agentrelbench_verdicts, tallies_from_runs
-from kaudit.ledger._anchor import GENESIS, Anchor, parse_anchor
+from kaudit.ledger._anchor import GENESIS, Anchor, PastAnchorError, parse_anchor
 from kaudit.ledger._export import EXPORT_FORMATS, export_rows, run_row, write_export
 from kaudit.ledger._export_ledger import Exported, export_ledger
 from kaudit.ledger._grades import (
@@ -13,6 +13,7 @@ from kaudit.ledger._grades import (
     JudgeGrade,
     read_grades,
     verify_grades,
+    walk_grades,
 )
 from kaudit.ledger._import import (
     IMPORTED,
@@ -32,7 +33,13 @@ from kaudit.ledger._record import (
 )
 from kaudit.ledger._schema import LEDGER_FORMAT
 from kaudit.ledger._sign import check_signature, generate_keypair, sign_anchor
-from kaudit.ledger._snapshot import Snapshot, open_ledger
+from kaudit.ledger._snapshot import (
+    Snapshot,
+    ledger_head,
+    open_ledger,
+    read_tallies,
+    verify_ledger,
+)
 from kaudit.ledger._spool import (
     Drained,
     RunSpooled,
@@ -44,14 +51,8 @@ from kaudit.ledger._spool import (
 from kaudit.ledger._stack import STACK_DOMINATED_SHARE, StackHealth, stack_health
 from kaudit.ledger._store import Ledger, canonical, migrate_ledger, record_hash
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs, run_summaries, run_summary
-from kaudit.ledger._tally import cell_key, read_tallies, tallies_from_records
-from kaudit.ledger._verify import (
-    VerifyReport,
-    check_anchor_signature,
-    ledger_head,
-    verify_ledger,
-    walk_chain,
-)
+from kaudit.ledger._tally import cell_key, tallies_from_records
+from kaudit.ledger._verify import VerifyReport, check_anchor_signature, walk_chain
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -71,6 +72,7 @@ __all__ = [
     "JudgeGrade",
     "Ledger",
     "LedgerRuns",
+    "PastAnchorError",
     "RunKey",
     "RunRecord",
     "RunSpooled",
@@ -119,5 +121,6 @@ __all__ = [
     "verify_grades",
     "verify_ledger",
     "walk_chain",
+    "walk_grades",
     "write_export",
 ]

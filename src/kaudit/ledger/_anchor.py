@@ -116,24 +116,85 @@ def _grades_pin(data: dict[str, Any]) -> tuple[int, str | None]:
     return grades, head
 
 
+class PastAnchorError(LedgerError):
+    """A chain holds an entry after the one its anchor pins, and the prefix was not asked for.
+
+    Nothing outside the file vouches for such an entry, so a reader given the anchor
+    refuses the ledger instead of printing numbers beside it. `position` is the first
+    such entry (its record or grade number), `entry_hash` its hash, `anchored` how many
+    entries the anchor pins; `noun` is `record` or `grade`.
+    """
+
+    def __init__(
+        self, path: Path, noun: str, position: int, entry_hash: str, anchored: int
+    ) -> None:
+        self.path = path
+        self.noun = noun
+        self.position = position
+        self.entry_hash = entry_hash
+        self.anchored = anchored
+        super().__init__(self.worded("anchored_prefix=True"))
+
+    @property
+    def problem(self) -> str:
+        """What is wrong, without the way to read anyway."""
+        noun = self.noun
+        if self.anchored == 0:
+            pins = f"no {noun}"
+            if noun == "grade":
+                pins += " (it was taken before grading, or pins the runs chain only)"
+        else:
+            pins = f"{noun} 1" if self.anchored == 1 else f"{noun}s 1-{self.anchored}"
+        return (
+            f"{self.path}: {noun} {self.position} ({self.entry_hash[:12]}…) comes after the "
+            f"anchor, which pins {pins}: nothing outside the file vouches for it"
+        )
+
+    def worded(self, how: str) -> str:
+        """The message, with `how` one reads only what the anchor pins.
+
+        An argument of the library here; the CLI names its flag instead.
+        """
+        return (
+            f"{self.problem}; anchor the ledger again to count it, or read only what the "
+            f"anchor pins ({how})"
+        )
+
+
 class AnchorCheck:
     """Whether a chain still holds its anchored entry at its position, as it is walked.
 
     One check for both chains: `noun` words the messages (`record` in the runs chain,
     `grade` in the grades chain). `position` -1 (a bare head hex) accepts the hash at
-    any position; `position` 0 pins nothing, so every entry is after the anchor.
+    any position; `position` 0 pins nothing, so every entry is after the anchor. An
+    entry after the anchored one raises `PastAnchorError`, unless `prefix_only`: then
+    the caller reads the anchored prefix alone and leaves such entries out.
     """
 
-    def __init__(self, path: Path, position: int, head: str | None, noun: str = "record") -> None:
+    def __init__(
+        self,
+        path: Path,
+        position: int,
+        head: str | None,
+        noun: str = "record",
+        *,
+        prefix_only: bool = False,
+    ) -> None:
         self.path = path
         self.position = position
         self.head = head or GENESIS
         self.noun = noun
+        self.prefix_only = prefix_only
         self.seen = position == 0 and self.head == GENESIS
 
     def row(self, count: int, head: str) -> None:
-        """Entry `count` (its position) has hash `head`; raises if the anchor disagrees."""
+        """Entry `count` (its position) has hash `head`; raises if the anchor disagrees.
+
+        An entry after the anchored one raises `PastAnchorError` unless `prefix_only`.
+        """
         if self.seen:
+            if not self.prefix_only:
+                raise PastAnchorError(self.path, self.noun, count, head, count - 1)
             return
         if self.position in (count, -1) and head == self.head:
             self.seen = True

@@ -36,7 +36,8 @@ class Exported:
         text: The export itself when it went neither to a file nor to a stream.
         verified: Whether the hash chain was checked before any record was written.
         records: Rows in the chain when it was verified (0 unverified).
-        anchored_records: With an anchor, how many records it pins; only those are written.
+        anchored_records: With an anchor, how many records it pins; only those are written
+            (with the anchored prefix; else no record may follow them).
         head: The ledger's head as it was read, to tie the export to its ledger.
     """
 
@@ -60,6 +61,7 @@ def export_ledger(
     verify: bool = True,
     head: str | Anchor | None = None,
     pubkey: str | Path | None = None,
+    anchored_prefix: bool = False,
 ) -> Exported:
     """Write each counted run of `ledger` to `out`, else to `stream`, else into the result.
 
@@ -68,15 +70,18 @@ def export_ledger(
     `shape="rows"` is one flat row per run, every field (`to`: parquet, csv or jsonl;
     parquet needs `out`); `shape="records"` is the stored records whole (`to="jsonl"`)
     or their scalar columns (`to="csv"`). A broken chain raises `LedgerError` naming the
-    first bad record; with an anchor only the anchored records are written. `out` may
-    not be the ledger or any other SQLite file. A file is written whole or not at all.
+    first bad record; with an anchor a ledger holding records after it is refused, and
+    with `anchored_prefix` too only the anchored records are written. `out` may not be
+    the ledger or any other SQLite file. A file is written whole or not at all.
     """
     if shape == "records" and to not in ("jsonl", "csv"):
         raise KauditError(f"--format: unknown format {to!r}; use jsonl or csv")
     if isinstance(ledger, Snapshot):
         return _export(ledger, to, out, stream, shape, campaign, all_attempts)
     reader_anchor(head, pubkey, not verify)
-    with open_ledger(ledger, head=head, pubkey=pubkey, verify=verify) as snapshot:
+    with open_ledger(
+        ledger, head=head, pubkey=pubkey, verify=verify, anchored_prefix=anchored_prefix
+    ) as snapshot:
         return _export(snapshot, to, out, stream, shape, campaign, all_attempts)
 
 

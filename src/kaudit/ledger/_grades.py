@@ -4,8 +4,10 @@ A grade is what a transcript judge said about one run. It never alters the run: 
 in a table of its own with its own chain, and carries the hash of the run record it
 grades, so `kaudit ledger verify` can tell an edited grade, a grade moved to another run,
 and a grade whose run was rewritten. An anchor pins this chain beside the runs chain
-(`Anchor.grades`), so a truncated or recomputed grades chain is caught too, and grades
-after the anchor are not counted. Only this module writes or reads the table.
+(`Anchor.grades`), so a truncated or recomputed grades chain is caught too, and a grade
+after the anchor is refused as a record after it is (or left out in the anchored
+prefix). Only this module writes the table and checks it; the
+store reads its head for an anchor (`Ledger.head`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kaudit._usage import Usage
 from kaudit.errors import LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor, AnchorCheck
+from kaudit.ledger._schema import GRADES_SCHEMA
 from kaudit.ledger._store import Ledger
 
 __all__ = [
@@ -33,32 +35,15 @@ __all__ = [
     "GradeStore",
     "JudgeGrade",
     "grade_hash",
-    "grades_head",
     "grades_of",
     "read_grades",
     "verify_grades",
+    "walk_grades",
 ]
 
 GRADE_VERSION = 1
 JudgeGrade = Literal["damage", "safe", "cannot_tell"]
 
-GRADES_SCHEMA = """
-CREATE TABLE IF NOT EXISTS grades (
-    seq INTEGER PRIMARY KEY,
-    campaign TEXT NOT NULL,
-    model TEXT NOT NULL,
-    task TEXT NOT NULL,
-    run_index INTEGER NOT NULL,
-    attempt INTEGER NOT NULL,
-    judge_key TEXT NOT NULL,
-    status TEXT NOT NULL,
-    grade TEXT,
-    record TEXT NOT NULL,
-    prev_hash TEXT NOT NULL,
-    record_hash TEXT NOT NULL,
-    UNIQUE (campaign, model, task, run_index, attempt, judge_key)
-);
-"""
 _COLUMNS = ("campaign", "model", "task", "run_index", "attempt", "judge_key", "status", "grade")
 """Indexed columns in table order; each must equal the hashed grade record's field."""
 
@@ -198,8 +183,8 @@ class GradeChain:
     """A grade chain that verified (or was read unverified): its grades, size and head.
 
     `anchored` is how many grades, from the first, the anchor pins (None without an
-    anchor); the grades after them are checked but vouched for by nothing outside the
-    file, so readers given the anchor do not count them (`counted`).
+    anchor); grades after them are vouched for by nothing outside the file, so they are
+    refused, or in the anchored prefix checked and left out of `counted`.
     """
 
     grades: tuple[GradeRecord, ...]
@@ -217,38 +202,6 @@ class GradeChain:
         return self.grades if self.anchored is None else self.grades[: self.anchored]
 
 
-def _readonly(path: Path) -> sqlite3.Connection:
-    uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
-    return sqlite3.connect(uri, uri=True)
-
-
-def _has_grades(conn: sqlite3.Connection) -> bool:
-    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'grades'")
-    return found.fetchone() is not None
-
-
-def grades_head(conn: sqlite3.Connection) -> tuple[int, str | None]:
-    """(grades, last grade hash) of the ledger open on `conn`; (0, None) with none.
-
-    What an anchor pins of the grades chain (`Ledger.head`).
-    """
-    if not _has_grades(conn):
-        return 0, None
-    count, last = conn.execute(
-        "SELECT COUNT(*), (SELECT record_hash FROM grades ORDER BY seq DESC LIMIT 1) FROM grades"
-    ).fetchone()
-    return int(count), last
-
-
-def _rows(conn: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
-    columns = ", ".join(_COLUMNS)
-    return iter(
-        conn.execute(
-            f"SELECT seq, {columns}, record, prev_hash, record_hash FROM grades ORDER BY seq"
-        )
-    )
-
-
 def _parse(path: Path, seq: int, body: str) -> GradeRecord:
     try:
         return GradeRecord.model_validate(json.loads(body))
@@ -263,9 +216,11 @@ class _GradeWalk:
     graded twice by one judge.
     """
 
-    def __init__(self, path: Path, runs: dict[tuple[Any, ...], str]) -> None:
+    def __init__(self, path: Path, runs: Callable[[], dict[Any, str]]) -> None:
         self.path = path
-        self.runs = runs
+        self._runs = runs
+        self.runs: dict[Any, str] | None = None
+        """Each run record's stored hash, read with the first grade (none without grades)."""
         self.prev = GENESIS
         self.count = 0
         self.first: dict[tuple[Any, ...], int] = {}
@@ -290,6 +245,8 @@ class _GradeWalk:
                     f"{path}: grade {seq}: column {name} is {column!r} but the hashed grade "
                     f"says {value!r}"
                 )
+        if self.runs is None:
+            self.runs = self._runs()
         if self.runs.get(record.run_key) != record.run_hash:
             raise LedgerError(
                 f"{path}: grade {seq} grades run {record.run_key} with hash "
@@ -307,63 +264,58 @@ class _GradeWalk:
         return record
 
 
-def _run_hashes(conn: sqlite3.Connection) -> dict[tuple[Any, ...], str]:
-    # format 1 has no attempt column: every run there is attempt 0
-    attempt = "attempt" if conn.execute("PRAGMA user_version").fetchone()[0] >= 2 else "0"
-    rows = conn.execute(
-        f"SELECT campaign, model, task, run_index, {attempt}, record_hash FROM runs"
-    )
-    return {(c, m, t, int(i), int(a)): h for c, m, t, i, a, h in rows}
-
-
 def read_grades(
-    path: Path | str, *, verify: bool = True, anchor: Anchor | None = None
+    path: Path | str,
+    *,
+    verify: bool = True,
+    anchor: Anchor | None = None,
+    anchored_prefix: bool = False,
 ) -> GradeChain:
     """Every grade of the ledger at `path`, read-only, in chain order.
 
     With `verify` each grade's hash, link, position, indexed columns and graded run
     hash are checked, and no run record may be graded twice by one judge; the first bad
     grade raises LedgerError naming it. With `anchor` (checked on a verified chain
-    only) the grade it pins must still be there at its position; grades after it are
-    in `grades` but not in `counted`. A ledger without a grades table has an empty chain.
+    only) the grade it pins must still be there at its position, and a grade after it
+    raises `PastAnchorError` unless `anchored_prefix`: then it is in `grades` but not in
+    `counted`. A ledger without a grades table has an empty chain.
     """
-    path = Path(path)
-    conn = _readonly(path)
-    try:
-        return grades_of(conn, path, verify=verify, anchor=anchor)
-    finally:
-        conn.close()
+    with Ledger(path, readonly=True) as ledger:
+        return grades_of(ledger, verify=verify, anchor=anchor, anchored_prefix=anchored_prefix)
 
 
 def grades_of(
-    conn: sqlite3.Connection, path: Path, *, verify: bool = True, anchor: Anchor | None = None
+    ledger: Ledger,
+    *,
+    verify: bool = True,
+    anchor: Anchor | None = None,
+    anchored_prefix: bool = False,
 ) -> GradeChain:
-    """`read_grades` on a connection the caller holds (the snapshot of `kaudit.open`)."""
+    """`read_grades` of a ledger the caller holds open (the snapshot of `kaudit.open`)."""
     if anchor is not None and not verify:
         raise LedgerError("an anchor is checked on a verified chain only")
     try:
-        if not _has_grades(conn):
-            if anchor is not None:
-                AnchorCheck(path, anchor.grades, anchor.grades_head, "grade").end(0)
-            return GradeChain((), GENESIS, None if anchor is None else 0)
-        return _read_chain(path, conn, verify, anchor)
+        return _read_chain(ledger, verify, anchor, anchored_prefix)
     except sqlite3.DatabaseError as exc:
-        raise LedgerError(f"{path}: cannot read grades ({exc})") from None
+        raise LedgerError(f"{ledger.path}: cannot read grades ({exc})") from None
 
 
 def _read_chain(
-    path: Path, conn: sqlite3.Connection, verify: bool, anchor: Anchor | None
+    ledger: Ledger, verify: bool, anchor: Anchor | None, anchored_prefix: bool
 ) -> GradeChain:
+    path = ledger.path
     if not verify:
-        rows = list(_rows(conn))
+        rows = list(ledger.grade_rows())
         grades = tuple(_parse(path, row[0], row[9]) for row in rows)
         return GradeChain(grades, rows[-1][11] if rows else GENESIS)
-    walk = _GradeWalk(path, _run_hashes(conn))
+    walk = _GradeWalk(path, ledger.run_hashes)
     check = None
     if anchor is not None:
-        check = AnchorCheck(path, anchor.grades, anchor.grades_head, "grade")
+        check = AnchorCheck(
+            path, anchor.grades, anchor.grades_head, "grade", prefix_only=anchored_prefix
+        )
     found, pinned = [], 0
-    for row in _rows(conn):
+    for row in ledger.grade_rows():
         found.append(walk.row(row))
         if check is not None:
             pinned += not check.seen
@@ -373,6 +325,19 @@ def _read_chain(
     return GradeChain(tuple(found), walk.prev, None if anchor is None else pinned)
 
 
-def verify_grades(path: Path | str, anchor: Anchor | None = None) -> GradeChain:
+def walk_grades(
+    ledger: Ledger, anchor: Anchor | None = None, *, anchored_prefix: bool = False
+) -> GradeChain:
+    """Check the grades chain of a ledger held open, as `kaudit ledger verify` does.
+
+    For a writer that checks the chain before it appends grades to it (`kaudit grade`);
+    raises LedgerError naming the first bad grade.
+    """
+    return grades_of(ledger, verify=True, anchor=anchor, anchored_prefix=anchored_prefix)
+
+
+def verify_grades(
+    path: Path | str, anchor: Anchor | None = None, *, anchored_prefix: bool = False
+) -> GradeChain:
     """`kaudit ledger verify`'s check of the grade chain; raises LedgerError if broken."""
-    return read_grades(path, verify=True, anchor=anchor)
+    return read_grades(path, verify=True, anchor=anchor, anchored_prefix=anchored_prefix)

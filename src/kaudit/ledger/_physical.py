@@ -17,6 +17,7 @@ import sqlite3
 from pathlib import Path
 
 from kaudit.errors import LedgerError
+from kaudit.ledger._schema import CLAIMS_SCHEMA, GRADES_SCHEMA, SCHEMA
 
 __all__ = ["check_physical", "check_schema"]
 
@@ -27,9 +28,6 @@ REQUIRED = ("campaigns", "runs", "attempts", "dumps")
 @functools.cache
 def _expected() -> dict[tuple[str, str], tuple[str, str | None]]:
     """(type, name) -> (table, SQL) of every object a current ledger may hold."""
-    from kaudit.ledger._grades import GRADES_SCHEMA
-    from kaudit.ledger._schema import CLAIMS_SCHEMA, SCHEMA
-
     conn = sqlite3.connect(":memory:")
     try:
         conn.executescript(SCHEMA + GRADES_SCHEMA + CLAIMS_SCHEMA)

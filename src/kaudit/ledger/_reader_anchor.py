@@ -2,8 +2,8 @@
 
 Report, stats, gate, monitor, export and plan accept the same two inputs, check the
 anchor's signature before opening the ledger, and carry in their JSON how many records
-(and, where grades are read, how many grades) the anchor pins and which came after it
-and were not counted.
+(and, where grades are read, how many grades) the anchor pins and, when they read the
+anchored prefix alone, which came after it and were left out.
 """
 
 from __future__ import annotations
@@ -65,14 +65,11 @@ def unanchored_grades_line(grades: int, anchored_grades: int | None) -> str | No
     if anchored_grades == 0:
         return (
             f"anchor: it pins none of the {grades} grade(s) (taken before grading, or an "
-            f"anchor of the runs chain only); grades 1-{grades} are unanchored and not "
-            "counted: anchor the ledger again after `kaudit grade`"
+            f"anchor of the runs chain only); grades 1-{grades} are left out: anchor the "
+            "ledger again after `kaudit grade`"
         )
     line = f"anchor: grades 1-{anchored_grades} of {grades} are anchored"
     after = grades - anchored_grades
     if after:
-        line += (
-            f"; {after} grade(s) after it (grades {anchored_grades + 1}-{grades}) are "
-            "unanchored and not counted"
-        )
+        line += f"; {after} grade(s) after it (grades {anchored_grades + 1}-{grades}) are left out"
     return line

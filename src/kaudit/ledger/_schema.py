@@ -56,6 +56,25 @@ CREATE TABLE IF NOT EXISTS dumps (
 );
 """
 
+GRADES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS grades (
+    seq INTEGER PRIMARY KEY,
+    campaign TEXT NOT NULL,
+    model TEXT NOT NULL,
+    task TEXT NOT NULL,
+    run_index INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    judge_key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    grade TEXT,
+    record TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    record_hash TEXT NOT NULL,
+    UNIQUE (campaign, model, task, run_index, attempt, judge_key)
+);
+"""
+"""The grades chain (`kaudit grade`): created by the first grading, checked by `_grades`."""
+
 CLAIMS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS spool_claims (
     claim TEXT PRIMARY KEY,

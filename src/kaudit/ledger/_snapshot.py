@@ -8,7 +8,8 @@ themselves. A later read of full records (an export, the run viewer, a refereed
 suite's own checks) walks the rows by `seq`, up to the anchored record, each checked
 against the hash the verified walk read: what it gives is what was verified, and no
 read lock is held between chunks (a slow `kaudit export | less` never locks a campaign
-out of its ledger).
+out of its ledger). `verify_ledger`, `read_tallies` and `ledger_head` are that read (or
+the file's head alone) in one call, for a caller holding a path.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from kaudit.ledger._stack import StackHealth, stack_health
 from kaudit.ledger._store import Ledger
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs
 from kaudit.ledger._tally import tallies_from_records
+from kaudit.ledger._verify import VerifyReport, check_anchor_signature
 from kaudit.stats import CellKey, CellTally
 
-__all__ = ["Snapshot", "open_ledger", "open_rows"]
+__all__ = ["Snapshot", "ledger_head", "open_ledger", "open_rows", "read_tallies", "verify_ledger"]
 
 
 class Snapshot:
@@ -41,11 +43,16 @@ class Snapshot:
         verified: Whether the physical form, the chains and the anchor were checked.
         verify_error: With `lenient`, what failed the check (the runs are then read
             unverified, for a caller that reports the failure beside them).
+        verify_problem: The error `verify_error` words (a `PastAnchorError` says which
+            entry came after the anchor), None when the check passed.
         anchor: The anchor the chains were checked against, if any.
         signed: Whether the anchor's signature was checked against a public key.
-        records: Rows in the runs chain, superseded attempts and unanchored ones included.
+        records: Rows in the runs chain, superseded attempts (and in the anchored prefix
+            the records left out) included.
         head: Hash of the last row (GENESIS when empty).
         anchored_records: With an anchor, how many records it pins; only their runs count.
+        anchored_prefix: Whether records after the anchor were left out rather than
+            refused (`open_ledger(..., anchored_prefix=True)`).
         identity: The first record's hash: two files with the same first record hold the
             same ledger (a copy, a hard link) and are never counted together.
         grades: The grades chain, checked with the runs.
@@ -59,20 +66,23 @@ class Snapshot:
         *,
         anchor: Anchor | None,
         signed: bool,
-        verify_error: str | None,
+        verify_problem: LedgerError | None,
         identity: str,
+        anchored_prefix: bool = False,
     ) -> None:
         self._ledger = ledger
         self.is_open = True
         self._read = read
         self.path = ledger.path
         self.verified = read.verified
-        self.verify_error = verify_error
+        self.verify_problem = verify_problem
+        self.verify_error = None if verify_problem is None else str(verify_problem)
         self.anchor = anchor
         self.signed = signed
         self.records = read.records
         self.head = read.head
         self.anchored_records = read.anchored_records
+        self.anchored_prefix = anchored_prefix and self.anchor is not None
         self.identity = identity
         self.grades = grades
         self._manifests: dict[str, dict[str, Any] | None] = {}
@@ -179,23 +189,28 @@ def open_ledger(
     pubkey: str | Path | None = None,
     verify: bool = True,
     lenient: bool = False,
+    anchored_prefix: bool = False,
 ) -> Snapshot:
     """Open the ledger at `path` read-only in one snapshot and verify it once.
 
     Checks the file's physical form (`kaudit.ledger._physical`), every record and grade
     as `kaudit ledger verify` does, and with `head` (a head hex, `kaudit ledger head
     --json` output, its file, or an `Anchor`) that the chains still hold it, signed by
-    the `pubkey` PEM when given; records after the anchor are checked but not counted.
-    The first problem raises LedgerError naming it, unless `lenient`: then the runs
-    are read unverified and the problem is kept in `verify_error` (the gate denies on
-    it and still lists what else fails). `verify=False` skips every check. Raises
-    KauditError for a missing file.
+    the `pubkey` PEM when given. A record or grade after the anchored one raises
+    `PastAnchorError` naming it: nothing outside the file vouches for it. With
+    `anchored_prefix` such entries are checked but left out: the snapshot then holds
+    the anchored prefix alone. The first problem raises LedgerError naming it, unless
+    `lenient`: then the runs are read unverified and the problem is kept in
+    `verify_error` (the gate denies on it and still lists what else fails).
+    `verify=False` skips every check. Raises KauditError for a missing file.
     """
     target = Path(path)
     if not target.is_file():
         raise LedgerError(f"{target}: no such ledger file")
     if not verify and (head is not None or pubkey is not None):
         raise KauditError("--no-verify cannot be combined with --head or --pubkey")
+    if anchored_prefix and head is None:
+        raise KauditError("anchored_prefix needs head: it reads what an anchor pins")
     anchor: Anchor | None = None
     problem: LedgerError | None = None
     try:
@@ -206,11 +221,12 @@ def open_ledger(
         problem = exc
     ledger = Ledger(target, readonly=True)
     try:
-        read, grades, error = _read(ledger, verify, anchor, problem, lenient)
+        read, grades, error = _read(ledger, verify, anchor, problem, lenient, anchored_prefix)
         return Snapshot(
             ledger, read, grades, anchor=anchor if read.verified else None,
-            signed=pubkey is not None and read.verified, verify_error=error,
+            signed=pubkey is not None and read.verified, verify_problem=error,
             identity=read.hashes[0].decode() if read.hashes else GENESIS,
+            anchored_prefix=anchored_prefix,
         )  # fmt: skip
     except BaseException:
         ledger.close()
@@ -223,12 +239,15 @@ def _read(
     anchor: Anchor | None,
     problem: LedgerError | None,
     lenient: bool,
-) -> tuple[LedgerRuns, GradeChain, str | None]:
+    anchored_prefix: bool,
+) -> tuple[LedgerRuns, GradeChain, LedgerError | None]:
     """Runs, grades and the first problem: verified, or (leniently) unverified after it."""
     if verify and problem is None:
         try:
-            read = read_runs(ledger, None, verify=True, anchor=anchor)
-            grades = grades_of(ledger._conn, ledger.path, verify=True, anchor=anchor)
+            read = read_runs(
+                ledger, None, verify=True, anchor=anchor, anchored_prefix=anchored_prefix
+            )
+            grades = grades_of(ledger, verify=True, anchor=anchor, anchored_prefix=anchored_prefix)
             return read, grades, None
         except LedgerError as exc:
             if not lenient:
@@ -236,11 +255,7 @@ def _read(
             problem = exc
     try:
         read = read_runs(ledger, None, verify=False)
-        return (
-            read,
-            grades_of(ledger._conn, ledger.path, verify=False),
-            (None if problem is None else str(problem)),
-        )
+        return read, grades_of(ledger, verify=False), problem
     except LedgerError:
         if problem is not None:
             raise problem from None  # what verification found first is what is named
@@ -254,3 +269,59 @@ def open_rows(path: str | Path) -> Ledger:
     rows are kept only when the head it read is the head this module verified.
     """
     return Ledger(path, readonly=True)
+
+
+def verify_ledger(
+    path: Path | str,
+    anchor: Anchor | None = None,
+    public_key: Path | None = None,
+    *,
+    anchored_prefix: bool = False,
+) -> VerifyReport:
+    """Verify the ledger file at `path` read-only; raises LedgerError on the first problem.
+
+    With `anchor` the anchored record (and the anchored grade, when the anchor pins
+    grades) must still be in its chain at its position, and no record or grade may
+    follow it (`PastAnchorError`) unless `anchored_prefix`; with `public_key` the anchor
+    must also carry a valid ed25519 signature by that key, so an anchor stored next to
+    the ledger cannot be forged along with a recomputed chain.
+    """
+    check_anchor_signature(anchor, public_key)
+    with open_ledger(
+        path, head=anchor, pubkey=public_key, anchored_prefix=anchored_prefix
+    ) as snapshot:
+        grades = snapshot.grades
+        return VerifyReport(
+            records=snapshot.records,
+            head=snapshot.head,
+            anchored=anchor is not None,
+            signed=public_key is not None,
+            anchored_records=snapshot.anchored_records,
+            grades=grades.count,
+            grades_head=grades.head,
+            anchored_grades=grades.anchored,
+        )
+
+
+def ledger_head(path: Path | str) -> Anchor:
+    """The current (record count, head hash) of a ledger, read-only, without the chains.
+
+    The file's physical form is checked first (no trigger, view or index kaudit did not
+    make, SQLite's integrity check): the head is what an operator signs and keeps, and a
+    file that can hide rows from a read must not be signed as intact.
+    """
+    with Ledger(path, readonly=True) as ledger:
+        ledger.check_physical()
+        return ledger.head()
+
+
+def read_tallies(
+    path: str | Path, campaign: str | None = None, *, verify: bool = True
+) -> list[CellTally]:
+    """Tallies of every cell in the ledger file at `path`, opened read-only.
+
+    The chain is verified first (LedgerError on a broken one) unless `verify` is False:
+    numbers from a rewritten ledger are not evidence.
+    """
+    with open_ledger(path, verify=verify) as snapshot:
+        return tallies_from_records(snapshot.runs(campaign))

@@ -42,6 +42,7 @@ from kaudit.errors import LedgerError
 from kaudit.ledger._import import IMPORTED
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import Ledger
+from kaudit.ledger._verify import walk_chain
 
 __all__ = [
     "SPOOL_VERSION",
@@ -206,7 +207,7 @@ def drain_ledger(ledger_path: Path) -> Drained:
     it ends).
     """
     with Ledger(ledger_path) as ledger, ledger.writer_lock():
-        ledger.verify()
+        walk_chain(ledger)
         return drain_spool(ledger)
 
 

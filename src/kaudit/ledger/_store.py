@@ -626,21 +626,57 @@ class Ledger:
             )
         )
 
+    def grade_rows(self) -> Iterator[tuple[Any, ...]]:
+        """Every stored grade in chain order; none without a grades table.
+
+        Each row: seq, campaign, model, task, run_index, attempt, judge_key, status,
+        grade, record, prev and own hash (`kaudit.ledger._grades` checks them).
+        """
+        if not self._has_grades():
+            return iter(())
+        return iter(
+            self._conn.execute(
+                "SELECT seq, campaign, model, task, run_index, attempt, judge_key, status, "
+                "grade, record, prev_hash, record_hash FROM grades ORDER BY seq"
+            )
+        )
+
+    def run_hashes(self) -> dict[tuple[str, str, str, int, int], str]:
+        """The stored hash of every run record, by (campaign, model, task, index, attempt)."""
+        rows = self._conn.execute(
+            f"SELECT campaign, model, task, run_index, {self._attempt}, record_hash FROM runs"
+        )
+        return {(c, m, t, int(i), int(a)): h for c, m, t, i, a, h in rows}
+
+    def _has_grades(self) -> bool:
+        found = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'grades'"
+        )
+        return found.fetchone() is not None
+
     def head(self) -> Anchor:
         """Each chain's count and last hash (runs: GENESIS when empty), for anchoring.
 
         The grades chain (`kaudit grade`) is pinned beside the runs chain when it has
         any grade, so one anchor covers every chain a reader takes a number from.
         """
-        from kaudit.ledger._grades import grades_head
-
         # NOT INDEXED: a count through an index is only as true as that index.
         count, last = self._conn.execute(
             "SELECT COUNT(*), (SELECT record_hash FROM runs ORDER BY seq DESC LIMIT 1) "
             "FROM runs NOT INDEXED"
         ).fetchone()
-        grades, grades_last = grades_head(self._conn)
+        grades, grades_last = self._grades_head()
         return Anchor(int(count), last or GENESIS, grades=grades, grades_head=grades_last)
+
+    def _grades_head(self) -> tuple[int, str | None]:
+        """(grades, last grade hash) of the grades chain; (0, None) without a grades table."""
+        if not self._has_grades():
+            return 0, None
+        count, last = self._conn.execute(
+            "SELECT COUNT(*), (SELECT record_hash FROM grades ORDER BY seq DESC LIMIT 1) "
+            "FROM grades NOT INDEXED"
+        ).fetchone()
+        return int(count), last
 
     def final_image(self, key: RunKey) -> bytes | None:
         """The stored final dump of a run's newest attempt, when the campaign kept dumps."""
@@ -650,22 +686,6 @@ class Ledger:
             key,
         ).fetchone()
         return bytes(row[0]) if row else None
-
-    def verify_grades(self) -> int:
-        """Check the grades chain as `kaudit ledger verify` does; returns its count."""
-        from kaudit.ledger._grades import grades_of
-
-        return grades_of(self._conn, self.path).count
-
-    def verify(self) -> int:
-        """Check every record's hash, link, indexed columns and fields; returns the count.
-
-        Raises LedgerError naming the first bad record. `kaudit.ledger.verify_ledger`
-        adds the check against an anchor kept outside the file.
-        """
-        from kaudit.ledger._verify import walk_chain
-
-        return walk_chain(self).records
 
 
 def _what_it_is(version: int, conn: sqlite3.Connection) -> str:

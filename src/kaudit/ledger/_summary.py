@@ -167,7 +167,8 @@ class LedgerRuns:
         verified: Whether every row's hash, link and indexed columns were checked.
         campaigns: Campaign names of the counted rows, in chain order of first record.
         anchored_records: With an anchor, how many records it pins; `runs` holds only
-            runs of those, the records after them are checked but not counted.
+            runs of those (records after them are refused, or left out in the anchored
+            prefix).
     """
 
     runs: tuple[RunSummary, ...]
@@ -186,6 +187,7 @@ def read_runs(
     *,
     verify: bool = True,
     anchor: Anchor | None = None,
+    anchored_prefix: bool = False,
 ) -> LedgerRuns:
     """One pass over the chain: verify every row, keep each run's counted record.
 
@@ -194,8 +196,9 @@ def read_runs(
     from it; the first bad record raises LedgerError naming it. Every row, superseded
     attempts included, must validate as a `RunRecord`, verified or not. A run's counted
     record is its verdict, else its last INVALID attempt, as `Ledger.records` chooses:
-    a verdict is never replaced by a later record, even unverified. With `anchor`, rows
-    after the anchored record are checked but not counted.
+    a verdict is never replaced by a later record, even unverified. With `anchor`, a row
+    after the anchored record raises `PastAnchorError`; with `anchored_prefix` too, such
+    rows are checked but left out.
     """
     from kaudit.ledger._verify import chain_rows
 
@@ -203,7 +206,7 @@ def read_runs(
     names: dict[str, None] = {}
     count, head, pinned = 0, GENESIS, 0
     hashes: list[bytes] = []
-    for row in chain_rows(ledger, verify=verify, anchor=anchor):
+    for row in chain_rows(ledger, verify=verify, anchor=anchor, anchored_prefix=anchored_prefix):
         count, head = count + 1, row.record_hash
         hashes.append(row.record_hash.encode())
         if not row.anchored:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._summary import RunSummary
@@ -64,17 +63,3 @@ def tallies_from_records(records: Iterable[RunRecord | RunSummary]) -> list[Cell
     )
     versions = ((r.task_digest, r.world_digest) for r in kept)
     return sorted(tally_cells(facts, versions), key=lambda t: (t.model, t.task))
-
-
-def read_tallies(
-    path: Path, campaign: str | None = None, *, verify: bool = True
-) -> list[CellTally]:
-    """Tallies of every cell in the ledger file at `path`, opened read-only.
-
-    The chain is verified first (LedgerError on a broken one) unless `verify` is False:
-    numbers from a rewritten ledger are not evidence.
-    """
-    from kaudit.ledger._snapshot import open_ledger
-
-    with open_ledger(path, verify=verify) as snapshot:
-        return tallies_from_records(snapshot.runs(campaign))

@@ -1,8 +1,9 @@
 """Checking a ledger: every hash, link and indexed column, every record, an outside anchor.
 
-`chain_rows` is the one walk: `kaudit ledger verify` (`verify_ledger`) consumes it, and
-`report`, `stats` and the gate read their runs from it (`read_runs`), so what one of
-them refuses the others refuse, with the same message.
+`chain_rows` is the one walk: every reader (`kaudit ledger verify` too) reads its runs
+from it through `kaudit.open`, so what one of them refuses the others refuse, with the
+same message. It sits above the store and takes it: the store only holds rows, and a
+writer checks the chain with `walk_chain(ledger)` before it appends.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ class VerifyReport:
     """A chain that verified: its size and head, and what else was checked.
 
     `anchored_records` is how many records, from the first, the anchor pins (None
-    without an anchor); the records after them are in the chain but vouched for by
-    nothing outside the file, so readers given the anchor do not count them.
+    without an anchor); records after them are vouched for by nothing outside the file,
+    so they are refused, or with the anchored prefix checked and left out.
     """
 
     records: int
@@ -57,7 +58,7 @@ class VerifyReport:
     """Grades in the grades chain (`kaudit grade`), each checked as the runs are."""
     grades_head: str = GENESIS
     anchored_grades: int | None = None
-    """With an anchor, how many grades it pins; grades after them are not counted."""
+    """With an anchor, how many grades it pins; grades after them are left out."""
 
     @property
     def grade_anchor(self) -> tuple[int, int | None]:
@@ -209,7 +210,11 @@ def _checked_record(
 
 
 def chain_rows(
-    ledger: Ledger, *, verify: bool = True, anchor: Anchor | None = None
+    ledger: Ledger,
+    *,
+    verify: bool = True,
+    anchor: Anchor | None = None,
+    anchored_prefix: bool = False,
 ) -> Iterator[ChainRow]:
     """Every row in chain order, each checked before it is yielded.
 
@@ -217,7 +222,8 @@ def chain_rows(
     previous hash and the stored JSON, the link to the previous row, its `seq` against
     its position, every indexed column against the hashed JSON, and its run's history
     (`_FinishedRuns`); with `anchor`, the anchored record at its position (and, once the
-    walk ends, that it was there), each row marked `anchored` or not. Whether verifying
+    walk ends, that it was there), and no record after it (`PastAnchorError`) unless
+    `anchored_prefix`, which marks each row `anchored` or not instead. Whether verifying
     or not, every row must be a JSON object that validates as a `RunRecord`. The first
     bad row raises LedgerError naming it. Each body is parsed once, here, for every
     reader.
@@ -225,7 +231,9 @@ def chain_rows(
     path = ledger.path
     if verify:
         ledger.check_physical()
-    check = AnchorCheck(path, anchor.records, anchor.head) if anchor is not None else None
+    check = None
+    if anchor is not None:
+        check = AnchorCheck(path, anchor.records, anchor.head, prefix_only=anchored_prefix)
     runs = _FinishedRuns(path)
     prev, count = GENESIS, 0
     for row in ledger.rows():
@@ -251,13 +259,16 @@ def chain_rows(
         check.end(count)
 
 
-def walk_chain(ledger: Ledger, anchor: Anchor | None = None) -> VerifyReport:
+def walk_chain(
+    ledger: Ledger, anchor: Anchor | None = None, *, anchored_prefix: bool = False
+) -> VerifyReport:
     """Check every row as `chain_rows` does, and the anchor if one is given.
 
-    Raises LedgerError naming the first bad record, or the anchor's missing record.
+    Raises LedgerError naming the first bad record, or the anchor's missing record, or
+    (`PastAnchorError`) the first record after the anchor unless `anchored_prefix`.
     """
     head, count, pinned = GENESIS, 0, 0
-    for row in chain_rows(ledger, anchor=anchor):
+    for row in chain_rows(ledger, anchor=anchor, anchored_prefix=anchored_prefix):
         head, count = row.record_hash, count + 1
         pinned += row.anchored
     return VerifyReport(
@@ -277,44 +288,3 @@ def check_anchor_signature(anchor: Anchor | None, public_key: Path | None) -> No
     from kaudit.ledger._sign import check_signature
 
     check_signature(anchor, public_key)
-
-
-def verify_ledger(
-    path: Path | str, anchor: Anchor | None = None, public_key: Path | None = None
-) -> VerifyReport:
-    """Verify the ledger file at `path` read-only; raises LedgerError on the first problem.
-
-    With `anchor` the anchored record (and the anchored grade, when the anchor pins
-    grades) must still be in its chain at its position; with `public_key` the anchor
-    must also carry a valid ed25519 signature by that key, so an anchor stored next to
-    the ledger cannot be forged along with a recomputed chain.
-    """
-    from kaudit.ledger._snapshot import open_ledger
-
-    check_anchor_signature(anchor, public_key)
-    with open_ledger(path, head=anchor, pubkey=public_key) as snapshot:
-        grades = snapshot.grades
-        return VerifyReport(
-            records=snapshot.records,
-            head=snapshot.head,
-            anchored=anchor is not None,
-            signed=public_key is not None,
-            anchored_records=snapshot.anchored_records,
-            grades=grades.count,
-            grades_head=grades.head,
-            anchored_grades=grades.anchored,
-        )
-
-
-def ledger_head(path: Path | str) -> Anchor:
-    """The current (record count, head hash) of a ledger, read-only, without the chains.
-
-    The file's physical form is checked first (no trigger, view or index kaudit did not
-    make, SQLite's integrity check): the head is what an operator signs and keeps, and a
-    file that can hide rows from a read must not be signed as intact.
-    """
-    from kaudit.ledger._snapshot import open_rows
-
-    with open_rows(path) as ledger:
-        ledger.check_physical()
-        return ledger.head()

@@ -94,7 +94,7 @@ def read_checked_audit(
     """The certified cells and the chain check they were read after.
 
     The chain is verified first (with `anchor`, as `kaudit ledger verify --head`
-    does; records after the anchor are not counted); LedgerError names the first bad
+    does, refusing records after the anchor); LedgerError names the first bad
     record. Uses the report's own cell builder, so the monitor compares against exactly
     the interval `kaudit report` prints for the same ledger and alpha. Ordered oldest
     version first (by each cell's latest run), so `match_audit` picks the newest.

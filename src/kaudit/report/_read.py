@@ -44,8 +44,9 @@ def read_report(
     Given a path, the file is opened with `kaudit.open`: a broken chain raises
     `LedgerError` naming the first bad record unless `verify` is False; with `head` (a
     head hex, `kaudit ledger head --json` output, its file, or an `Anchor`) the chain
-    must still hold that anchor and records after it are not counted; the grades chain
-    must hold the grade it pins, and only grades up to it reach the judge tables;
+    must still hold that anchor and hold no record after it (`PastAnchorError`; open
+    the ledger with `kaudit.open(..., anchored_prefix=True)` to read the anchored
+    records alone); the grades chain must hold the grade it pins, and none after it;
     `pubkey` (a PEM file) must have signed it. Given a snapshot, those were settled
     when it was opened. Raises `KauditError` for a missing file or a campaign the
     ledger does not hold.

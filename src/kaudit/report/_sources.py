@@ -126,8 +126,8 @@ def read_kaudit_sources(
 
     Each source is a path (opened with `kaudit.open`: verified, LedgerError on a broken
     chain, unless `verify` is False) or an open `Snapshot`. An `anchor` pins a single
-    ledger; records after it are not counted. The same ledger twice (by its first
-    record, so a copy or a link too) is refused.
+    ledger, refused if it holds records after the anchor. The same ledger twice (by its
+    first record, so a copy or a link too) is refused.
     """
     if anchor is not None and len(paths) != 1:
         raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
@@ -313,7 +313,7 @@ def ledger_judges(
 
     Each source is a path (opened with `kaudit.open`, grades verified with the runs
     unless `verify` is False) or an open `Snapshot`. An `anchor` pins a single ledger:
-    its runs and grades after the anchor are not counted.
+    a ledger holding runs or grades after the anchor is refused.
     """
     from kaudit.grade import judge_tables
 

@@ -59,10 +59,11 @@ def summarize_sources(
     `model_files` adds AgentRelBench verdict files, one model each (`{model: path}` or
     `MODEL=PATH` texts). Cells sharing a cell key merge; a source given twice is refused.
     Each ledger's chain is verified first (`LedgerError` on a broken one) unless
-    `verify` is False; `head` (and `pubkey`) anchor a single ledger, whose records and
-    grades after the anchor are not counted. Intervals are at 1 - `alpha`; `k` are the k of pass^k,
-    safe^k and pass@k; `bootstrap` resamples from `seed`; `compat` follows kaudit's or
-    AgentRelBench's conventions (AgentRelBench's for its files by default).
+    `verify` is False; `head` (and `pubkey`) anchor a single ledger, which must hold no
+    record or grade after the anchor (`PastAnchorError`). Intervals are at 1 - `alpha`;
+    `k` are the k of pass^k, safe^k and pass@k; `bootstrap` resamples from `seed`;
+    `compat` follows kaudit's or AgentRelBench's conventions (AgentRelBench's for its
+    files by default).
     """
     if not 0.0 < alpha < 1.0:
         raise KauditError(f"--alpha must be in (0, 1), got {alpha}")

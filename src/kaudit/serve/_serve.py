@@ -16,7 +16,7 @@ from mcp.server.lowlevel import Server
 
 from kaudit.errors import LedgerError
 from kaudit.harness import NO_CONDITIONS, CampaignPlan, RunConditions, RunResult, offered_tools
-from kaudit.ledger import Ledger, RunRecord
+from kaudit.ledger import Ledger, RunRecord, walk_chain
 from kaudit.ledger._spool import RunSpooled, drain_spool, open_for_append, spool_run
 from kaudit.serve._calls import Recorded, ServedRun, start_served_run
 from kaudit.serve._http import http_endpoint
@@ -199,7 +199,7 @@ def open_served(ledger_path: Path, suite: Suite, task: Task, options: ServeOptio
     `append_served`) is what lets this run, and only it, be appended from the spool.
     """
     with Ledger(ledger_path) as ledger, _writer_lock(ledger):
-        ledger.verify()
+        walk_chain(ledger)
         open_for_append(ledger, options.campaign, served_config(suite, task, options))
         drain_spool(ledger)
         return ledger.issue_claim(options.campaign, task.id)

@@ -9,7 +9,7 @@ import pytest
 from kaudit.agents import Agent
 from kaudit.agents.chat.testserver import ChatTestServer
 from kaudit.harness import CampaignPlan, CampaignResult, run_campaign
-from kaudit.ledger import Ledger, RunRecord
+from kaudit.ledger import Ledger, RunRecord, walk_chain
 from kaudit.suites import Suite
 from tests.agents.chat.conftest import PRICE, agent_for
 from tests.agents.chat.personas import EXPECTED_OUTCOME, mixture
@@ -22,7 +22,7 @@ def campaign(
 ) -> tuple[CampaignResult, list[RunRecord]]:
     with Ledger(path) as ledger:
         result = asyncio.run(run_campaign(CampaignPlan("c", k=k, seed=seed), suite, agents, ledger))
-        assert ledger.verify() == len(list(ledger.records()))
+        assert walk_chain(ledger).records == len(list(ledger.records()))
         return result, list(ledger.records("c"))
 
 
