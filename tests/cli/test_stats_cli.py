@@ -175,9 +175,10 @@ def test_plan_plans_the_population_from_its_upper_bounds(tmp_path: Path) -> None
 
 def test_plan_head_anchors_its_one_ledger(tmp_path: Path) -> None:
     """Model A imported, the head taken, model B imported after it: `plan --ledger L
-    --head H --pubkey K` plans A alone and says on stderr what the anchor pins. Fails if
-    --head still anchored only --from-ledger (refused here, exit 2), if it was ignored
-    (B planned), or if it were taken for several ledgers at once."""
+    --head H --pubkey K` refuses B's records past the anchor, and with --anchored-prefix
+    plans A alone and says on stderr what it left out. Fails if --head still anchored
+    only --from-ledger, if it was ignored (B planned, or no refusal), or if it were
+    taken for several ledgers at once."""
     from kaudit.ledger import Ledger, generate_keypair, import_files, sign_anchor
 
     ledger, key, pubkey = tmp_path / "l.sqlite", tmp_path / "k.pem", tmp_path / "k.pem.pub"
@@ -188,11 +189,17 @@ def test_plan_head_anchors_its_one_ledger(tmp_path: Path) -> None:
         head.write_text(json.dumps(sign_anchor(store.head(), key).to_json()))
         import_files(store, [("B", verdicts(tmp_path, "b", {"t1": (8, 5)}))])
     anchor = ["--head", str(head), "--pubkey", str(pubkey)]
+    refused = runner.invoke(app, ["plan", "--ledger", str(ledger), *anchor])
+    assert refused.exit_code == 2 and "record 9 (" in refused.output
+    anchor.append("--anchored-prefix")
     result = runner.invoke(app, ["plan", "--ledger", str(ledger), *anchor, "--json"])
     assert result.exit_code == 0, result.output
     assert [c["model"] for c in json.loads(result.stdout)["cells"]] == ["A"]
     shown = runner.invoke(app, ["plan", "--ledger", str(ledger), *anchor])
-    assert "anchor: records 1-8 of 16 are anchored" in " ".join(shown.stderr.split())
+    assert (
+        "anchor: records 1-8 of 16 are anchored; 8 record(s) after it (records 9-16) are left out"
+        in " ".join(shown.stderr.split())
+    )
     twice = runner.invoke(app, ["plan", "--ledger", str(ledger), "--ledger", str(ledger), *anchor])
     assert twice.exit_code == 2 and "exactly one --ledger" in twice.output
 
