@@ -32,7 +32,7 @@ import itertools
 import os
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,7 +42,9 @@ import psycopg
 from kaudit.errors import SubstrateError
 from kaudit.postgres._conn import connect, drop_database
 from kaudit.postgres._db import PostgresDb
-from kaudit.substrate import Dump, HandedDatabase
+from kaudit.postgres._guard import PostgresGuard
+from kaudit.spec import Identity
+from kaudit.substrate import Dump, ForeignKey, HandedDatabase
 
 if TYPE_CHECKING:
     from kaudit.postgres._substrate import PostgresSubstrate
@@ -280,6 +282,10 @@ class PreparedSandbox:
         self.db = db
         self.dumped_by: str | None = None
         """After the dump: 'changes', or why every table was read."""
+
+    def guard(self, identity: Identity, ownership: Sequence[ForeignKey] = ()) -> PostgresGuard:
+        """PostgreSQL's boundary for `identity` in this run's database (`PostgresGuard`)."""
+        return PostgresGuard(self.db, identity, self.server, self.schema, ownership)
 
 
 class PooledSandbox(PreparedSandbox):
