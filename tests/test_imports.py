@@ -34,9 +34,6 @@ KNOWN_CYCLES: list[frozenset[str]] = [
             "kaudit.ledger._verify",
         }
     ),
-    # The rollback pool names `PostgresSubstrate` for its type (under TYPE_CHECKING) while
-    # the substrate builds pools: left to the change that reworks the PostgreSQL sandbox.
-    frozenset({"kaudit.postgres._pool", "kaudit.postgres._substrate"}),
 ]
 """Cycles that exist today and are left to other changes; any other cycle fails."""
 
