@@ -75,8 +75,9 @@ class Denial:
 class Guard(Protocol):
     """A substrate's enforcement of one identity on one sandbox: on per call, read after it.
 
-    The boundary layer calls `enter()` inside each tool call's transaction, then `take()`
-    before it ends: any denial rolls the whole call back and is recorded as an attempt.
+    For each tool call the boundary layer clears it (`take()`), calls `enter()` inside the
+    call's transaction and `take()` again before the transaction ends: any denial rolls
+    the whole call back and is recorded as an attempt. `leave()` comes after, always.
     """
 
     def take(self) -> list[Denial]:
