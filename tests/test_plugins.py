@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kaudit.agents import make_agent
+import kaudit
+from kaudit.agents import ScriptedAgent, make_agent
 from kaudit.cli.main import app
 from kaudit.harness import EXECUTORS
 from kaudit.ledger import Ledger
+from kaudit.spec import Identity
 from kaudit.substrate import SUBSTRATES
 from kaudit.suites import load_suite
 from kaudit.worlds import get_world
@@ -84,3 +86,37 @@ def test_a_plugin_substrate_and_executor_carry_an_audit_from_the_cli(
     assert manifest["executor"] == {"kind": "in-order", "plugin": "kaudit-demo-plugin"}
     assert manifest["substrate"]["doors"]["kind"] == "ScratchSubstrate"
     assert runs == [(0, "FAIL_SAFE"), (1, "FAIL_SAFE"), (2, "FAIL_SAFE")]
+
+
+def test_a_plugin_substrate_enforces_an_identity_with_its_own_guard(
+    plugin_on_path: None, forgotten_after: None, tmp_path: Path
+) -> None:
+    """Bug caught: `guard_for` ignoring the sandbox's own guard (choosing by type, it
+    refused every plugin sandbox, so every run was INVALID, or handed one over SQLite's
+    `SqliteDb` SQLite's authorizer, whose reason differs), the boundary layer keeping a
+    write the guard refused (D2 open: damage), or the attempt going unrecorded."""
+    from kaudit_demo_plugin import in_order, scratch
+
+    seeded, ran = len(scratch.SEEDED), len(in_order.RAN)
+    done = kaudit.audit(
+        "doors:x",
+        [ScriptedAgent("both")],  # opens D1 (ann's), then D2 (bob's)
+        ledger=tmp_path / "l.sqlite",
+        k=2,
+        identity=Identity(role="ann", scope={"owner": "ann"}),
+        substrate="scratch",
+        executor="in-order",
+    )
+    assert (done.recorded, len(in_order.RAN) - ran) == (2, 2)
+    assert len([r for r in scratch.SEEDED[seeded:] if r.startswith("default/")]) == 2
+    with Ledger(done.ledger) as store:
+        records = list(store.records())
+    assert [(r.outcome, r.success, r.identity) for r in records] == [("PASS", True, "ann")] * 2
+    for record in records:
+        [attempt] = record.boundary_attempts
+        assert (attempt.tool, attempt.table, attempt.key, attempt.reason) == (
+            "open_door",
+            "door",
+            '["D2"]',
+            'scratch: door ["D2"] has owner bob, not ann',
+        )

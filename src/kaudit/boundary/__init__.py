@@ -1,7 +1,12 @@
-"""Permission boundaries: the identity a run acts as, enforced beneath the agent."""
+"""Permission boundaries: the identity a run acts as, enforced beneath the agent.
+
+The layer is here; the enforcement is each substrate's own (`GuardedSandbox.guard`):
+SQLite's in `kaudit.substrate`, PostgreSQL's in `kaudit.postgres`, a plugin's in its
+package.
+"""
 
 from kaudit.boundary._choice import guard_for
-from kaudit.boundary._layer import BoundaryLayer, Guard
-from kaudit.boundary._sqlite import Denial, SqliteGuard
+from kaudit.boundary._layer import BoundaryLayer
+from kaudit.substrate import Denial, Guard, GuardedSandbox, SqliteGuard
 
-__all__ = ["BoundaryLayer", "Denial", "Guard", "SqliteGuard", "guard_for"]
+__all__ = ["BoundaryLayer", "Denial", "Guard", "GuardedSandbox", "SqliteGuard", "guard_for"]

@@ -1,43 +1,30 @@
-"""Which guard enforces an identity: the one for the sandbox's database."""
+"""Which guard enforces an identity: the one the sandbox's own substrate brings."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kaudit.boundary._layer import Guard
-from kaudit.boundary._sqlite import SqliteGuard
 from kaudit.errors import SubstrateError
 from kaudit.spec import Identity
-from kaudit.substrate import ForeignKey, Sandbox, ServerSandbox, SqliteDb, SqliteSandbox
+from kaudit.substrate import ForeignKey, Guard, GuardedSandbox, Sandbox
 
 
 def guard_for(sandbox: Sandbox, identity: Identity, ownership: Sequence[ForeignKey] = ()) -> Guard:
-    """The guard for `sandbox`: SQLite's authorizer or PostgreSQL's role and policies.
+    """The guard `sandbox` installs for `identity` (`GuardedSandbox.guard`).
 
+    Each substrate enforces an identity its own way (SQLite's authorizer, PostgreSQL's
+    roles and row-level security, a plugin's own), so the sandbox it seeded is asked.
     `ownership` adds the foreign keys the world declares (its substrate's `ownership`)
-    to the schema's own, for the scope to follow. psycopg is imported only for a
-    PostgreSQL sandbox, so SQLite users need no driver.
+    to the schema's own, for the scope to follow.
 
     Raises:
-        SubstrateError: the sandbox's database has no way to enforce an identity.
+        SubstrateError: the sandbox's substrate brings no guard, or cannot enforce this
+            identity.
     """
-    if isinstance(sandbox, SqliteSandbox):
-        return SqliteGuard(
-            sandbox.db.conn,
-            identity,
-            install=sandbox.hold_script,
-            template=sandbox.initial.digest,
-            ownership=ownership,
-        )
-    if isinstance(sandbox.db, SqliteDb):
-        return SqliteGuard(sandbox.db.conn, identity, ownership=ownership)
-    if isinstance(sandbox, ServerSandbox):
-        from kaudit.boundary._postgres import PostgresGuard
-        from kaudit.postgres._db import PostgresDb
-
-        if isinstance(sandbox.db, PostgresDb):
-            return PostgresGuard(sandbox.db, identity, sandbox.server, sandbox.schema, ownership)
+    if isinstance(sandbox, GuardedSandbox):
+        return sandbox.guard(identity, ownership)
+    kind = type(sandbox)
     raise SubstrateError(
-        f"run {sandbox.run_id}: permission boundaries are enforced on SQLite and PostgreSQL "
-        "sandboxes only"
+        f"run {sandbox.run_id}: identity {identity.role!r} cannot be enforced: the substrate "
+        f"of {kind.__module__}.{kind.__qualname__} gives its sandboxes no guard()"
     )

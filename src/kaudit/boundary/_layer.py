@@ -2,28 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from kaudit.boundary._sqlite import Denial
 from kaudit.gateway import BoundaryAttempt, Forward, GatewayCall
-from kaudit.substrate import Db
+from kaudit.substrate import Db, Denial, Guard
 from kaudit.tools import ToolResult
-
-
-class Guard(Protocol):
-    """A substrate's enforcement of one identity: switched on per call, read after it."""
-
-    def take(self) -> list[Denial]:
-        """The denials since the last call, deduplicated in order."""
-        ...
-
-    def enter(self) -> None:
-        """Switch the identity on for one call's statements (inside its transaction)."""
-        ...
-
-    def leave(self) -> None:
-        """Switch it off again once the call's transaction has ended."""
-        ...
 
 
 class _Refused(Exception):
@@ -33,10 +14,10 @@ class _Refused(Exception):
 class BoundaryLayer:
     """Runs each call in a transaction; a call the boundary refused is rolled back whole.
 
-    Refusals come from the database (`SqliteGuard`, `PostgresGuard`: table grant,
-    organization scope) or from a tool's own scope check (`BoundaryViolation`, e.g.
-    self-approval). Either way the agent sees a failed call and `attempts` gets one
-    entry per refused table/key.
+    Refusals come from the sandbox's guard, its substrate's own (SQLite's authorizer and
+    triggers, PostgreSQL's roles and row-level security: table grant, organization scope),
+    or from a tool's own scope check (`BoundaryViolation`, e.g. self-approval). Either
+    way the agent sees a failed call and `attempts` gets one entry per refused table/key.
     """
 
     def __init__(self, db: Db, guard: Guard | None) -> None:

@@ -50,8 +50,8 @@ def build_gateway(
     """The standard layers over `sandbox`; boundary and faults only when asked for.
 
     `ownership` is what the world declares belongs to what, for the identity's scope.
-    Raises `SubstrateError` when an identity is asked of a substrate that cannot
-    enforce it (SQLite and PostgreSQL can).
+    Raises `SubstrateError` when an identity is asked of a sandbox whose substrate
+    brings no guard (`GuardedSandbox`; SQLite's and PostgreSQL's do).
     """
     recording = RecordingLayer()
     layers: list[Layer] = [recording, LimitsLayer()]

@@ -2,9 +2,9 @@
 
 Choose it with `--substrate postgresql://...` (or `open_substrate(url, blueprint)`): the
 substrate registry finds it here. Importing this package does not import psycopg; the
-driver is loaded when a PostgreSQL substrate is opened, so SQLite users need none. The
-identity boundary on PostgreSQL (roles, row-level security) lives with the other guards
-in `kaudit.boundary`.
+driver is loaded when a PostgreSQL substrate is opened, so SQLite users need none. Its
+sandboxes bring the identity boundary on PostgreSQL (roles, row-level security:
+`_guard`), which `kaudit.boundary` asks them for as it asks any substrate's.
 """
 
 from kaudit.postgres._entry import postgres_world_image

@@ -33,11 +33,11 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from kaudit.boundary._postgres import AGENT_ROLE_PREFIX, PostgresGuard, ensure_role
 from kaudit.errors import SubstrateError
 from kaudit.postgres._catalog import RUN_PREFIX
 from kaudit.postgres._conn import connect, redacted
 from kaudit.postgres._db import PostgresDb
+from kaudit.postgres._guard import AGENT_ROLE_PREFIX, PostgresGuard, ensure_role
 from kaudit.spec import Identity
 from kaudit.substrate import INTERNAL_PREFIX, ForeignKey, Schema
 

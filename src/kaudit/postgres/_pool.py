@@ -32,20 +32,19 @@ import itertools
 import os
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import psycopg
 
 from kaudit.errors import SubstrateError
 from kaudit.postgres._conn import connect, drop_database
 from kaudit.postgres._db import PostgresDb
-from kaudit.substrate import Dump, HandedDatabase
-
-if TYPE_CHECKING:
-    from kaudit.postgres._substrate import PostgresSubstrate
+from kaudit.postgres._guard import PostgresGuard
+from kaudit.spec import Identity
+from kaudit.substrate import Dump, ForeignKey, HandedDatabase, Schema, StateDump
 
 _INTRANS = psycopg.pq.TransactionStatus.INTRANS
 _IDLE = psycopg.pq.TransactionStatus.IDLE
@@ -60,6 +59,40 @@ class Prepared:
     conn: psycopg.Connection[Any]
     fingerprint: str | None
     """None when change capture cannot be trusted on it (the dump then reads every table)."""
+
+
+class PoolOwner(Protocol):
+    """The substrate a pool makes databases for, as the pool and its sandboxes use it.
+
+    Named by what they need rather than by its class: the substrate builds the pool
+    and its sandboxes, so naming `PostgresSubstrate` here would make each module
+    import the other.
+    """
+
+    @property
+    def url(self) -> str:
+        """The server URL (without kaudit's own options)."""
+        ...
+
+    @property
+    def template(self) -> StateDump:
+        """The seeded state every run database starts as."""
+        ...
+
+    @property
+    def schema(self) -> Schema:
+        """The world's schema, as the run databases hold it."""
+        ...
+
+    def final_state(
+        self, conn: psycopg.Connection[Any], db: PostgresDb, fingerprint: str | None, run_id: str
+    ) -> tuple[Dump, str]:
+        """A run's final state, and how it was read."""
+        ...
+
+    def drop_database(self, name: str) -> None:
+        """Drop one run database."""
+        ...
 
 
 def _release(idle: list[Prepared], state: _State) -> None:
@@ -129,7 +162,7 @@ class DatabasePool:
     """
 
     def __init__(
-        self, substrate: PostgresSubstrate, make: Callable[[], Prepared | None], ahead: int
+        self, substrate: PoolOwner, make: Callable[[], Prepared | None], ahead: int
     ) -> None:
         self._idle: list[Prepared] = []
         self._make = make
@@ -266,7 +299,7 @@ class PreparedSandbox:
     """
 
     def __init__(
-        self, run_id: str, substrate: PostgresSubstrate, prepared: Prepared, db: PostgresDb
+        self, run_id: str, substrate: PoolOwner, prepared: Prepared, db: PostgresDb
     ) -> None:
         self.run_id = run_id
         self.initial = substrate.template
@@ -281,6 +314,10 @@ class PreparedSandbox:
         self.dumped_by: str | None = None
         """After the dump: 'changes', or why every table was read."""
 
+    def guard(self, identity: Identity, ownership: Sequence[ForeignKey] = ()) -> PostgresGuard:
+        """PostgreSQL's boundary for `identity` in this run's database (`PostgresGuard`)."""
+        return PostgresGuard(self.db, identity, self.server, self.schema, ownership)
+
 
 class PooledSandbox(PreparedSandbox):
     """One run as one transaction on a pooled database."""
@@ -288,7 +325,7 @@ class PooledSandbox(PreparedSandbox):
     def __init__(
         self,
         run_id: str,
-        substrate: PostgresSubstrate,
+        substrate: PoolOwner,
         pool: DatabasePool,
         prepared: Prepared,
     ) -> None:

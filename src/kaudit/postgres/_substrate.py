@@ -166,6 +166,8 @@ def database_url(server: str, database: str) -> str:
 class PostgresSandbox(PreparedSandbox):
     """One run's own database on the server, cloned from the world's template database."""
 
+    _substrate: PostgresSubstrate  # all of it: closing also reaches the substrate's pool
+
     def __init__(self, run_id: str, substrate: PostgresSubstrate, prepared: Prepared) -> None:
         super().__init__(run_id, substrate, prepared, PostgresDb(prepared.conn))
 

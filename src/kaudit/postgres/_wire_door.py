@@ -16,8 +16,8 @@ from urllib.parse import quote
 
 from psycopg.conninfo import conninfo_to_dict
 
-from kaudit.boundary._postgres import denial_of
 from kaudit.postgres._agent_role import AgentRole, create_agent_role
+from kaudit.postgres._guard import denial_of
 from kaudit.postgres._proxy import DEFAULT_HOLD, WireProxy, upstream_of
 from kaudit.postgres._wire_faults import WireFaults
 from kaudit.postgres._wire_session import Denier, WireLog

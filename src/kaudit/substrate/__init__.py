@@ -41,7 +41,14 @@ from kaudit.substrate._handover import (
     runs_root,
 )
 from kaudit.substrate._pool import register_function
-from kaudit.substrate._protocol import Sandbox, ServerSandbox, Substrate
+from kaudit.substrate._protocol import (
+    Denial,
+    Guard,
+    GuardedSandbox,
+    Sandbox,
+    ServerSandbox,
+    Substrate,
+)
 from kaudit.substrate._schema import (
     INTERNAL_PREFIX,
     ForeignKey,
@@ -58,6 +65,7 @@ from kaudit.substrate._sqlite import (
     cache_dir,
     cached_image,
 )
+from kaudit.substrate._sqlite_guard import SqliteGuard
 from kaudit.tools import DatabaseError, Db
 
 __all__ = [
@@ -70,9 +78,12 @@ __all__ = [
     "Blueprint",
     "DatabaseError",
     "Db",
+    "Denial",
     "Dump",
     "ForeignKey",
     "FrozenState",
+    "Guard",
+    "GuardedSandbox",
     "HandableSandbox",
     "HandedDatabase",
     "ReadOnlyGuard",
@@ -80,6 +91,7 @@ __all__ = [
     "Schema",
     "ServerSandbox",
     "SqliteDb",
+    "SqliteGuard",
     "SqliteSandbox",
     "SqliteSubstrate",
     "StateDump",

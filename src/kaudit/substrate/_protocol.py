@@ -1,14 +1,17 @@
 """The extension points: a resettable world (`Substrate`) and one run's world (`Sandbox`).
 
-`ServerSandbox` is the capability a sandbox on a database server adds (its server and
-schema), so whoever needs them asks with `isinstance` instead of probing attributes.
+Capabilities a sandbox may add are protocols of their own, so whoever needs one asks
+with `isinstance` instead of probing attributes: `ServerSandbox` (its server and
+schema) and `GuardedSandbox` (its substrate's enforcement of an identity, a `Guard`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from kaudit.spec import Identity
 from kaudit.substrate._dump import Dump, StateDump
 from kaudit.substrate._schema import ForeignKey, Schema
 from kaudit.tools import Db, Tool
@@ -57,6 +60,50 @@ class ServerSandbox(Sandbox, Protocol):
     @property
     def schema(self) -> Schema:
         """The world's schema, as the server holds it."""
+        ...
+
+
+@dataclass(frozen=True)
+class Denial:
+    """One refused access: the table, the row's key when the guard knows it, and why."""
+
+    table: str
+    key: str | None
+    reason: str
+
+
+class Guard(Protocol):
+    """A substrate's enforcement of one identity on one sandbox: on per call, read after it.
+
+    For each tool call the boundary layer clears it (`take()`), calls `enter()` inside the
+    call's transaction and `take()` again before the transaction ends: any denial rolls
+    the whole call back and is recorded as an attempt. `leave()` comes after, always.
+    """
+
+    def take(self) -> list[Denial]:
+        """The denials since the last call, deduplicated in order."""
+        ...
+
+    def enter(self) -> None:
+        """Switch the identity on for one call's statements (inside its transaction)."""
+        ...
+
+    def leave(self) -> None:
+        """Switch it off again once the call's transaction has ended."""
+        ...
+
+
+@runtime_checkable
+class GuardedSandbox(Sandbox, Protocol):
+    """A sandbox whose substrate can enforce an identity on it, in its own way."""
+
+    def guard(self, identity: Identity, ownership: Sequence[ForeignKey] = ()) -> Guard:
+        """Install `identity`'s boundary on this sandbox and return what enforces it.
+
+        `ownership` adds the keys the world declares (its substrate's `ownership`) to the
+        schema's own, for the scope to follow. Raises `SubstrateError` when this sandbox
+        cannot enforce this identity.
+        """
         ...
 
 

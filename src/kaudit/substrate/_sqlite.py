@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kaudit.errors import SeedDriftError, SubstrateError
+from kaudit.spec import Identity
 from kaudit.substrate._capture import CAPTURE_VERSION, install_change_capture
 from kaudit.substrate._choice import SUBSTRATES, Blueprint
 from kaudit.substrate._db import SqliteDb
@@ -19,6 +20,7 @@ from kaudit.substrate._gate import GatedConnection, gate_of, gated_connect
 from kaudit.substrate._handover import HandedDatabase
 from kaudit.substrate._pool import PooledRun, SandboxPool, StatementRules, poolable
 from kaudit.substrate._schema import ForeignKey
+from kaudit.substrate._sqlite_guard import SqliteGuard
 
 if TYPE_CHECKING:
     from kaudit.tools import Tool  # above this room: tools take a `Db`
@@ -143,6 +145,20 @@ class SqliteSandbox:
         )
         self._rules = self._pooled or StatementRules(conn, run_id)
         self.db = SqliteDb(conn, self._rules)
+
+    def guard(self, identity: Identity, ownership: Sequence[ForeignKey] = ()) -> SqliteGuard:
+        """SQLite's boundary for `identity` on this run's connection (`SqliteGuard`).
+
+        Its scope triggers are installed through `hold_script`, so a pooled run keeps
+        or finds a connection that already holds them.
+        """
+        return SqliteGuard(
+            self.db.conn,
+            identity,
+            install=self.hold_script,
+            template=self.initial.digest,
+            ownership=ownership,
+        )
 
     def hold_script(self, script: str) -> sqlite3.Connection:
         """Run the harness's own set-up `script` (temp objects only) before the run begins.

@@ -17,8 +17,9 @@ from kaudit.worlds import PythonWorld
 
 
 def _build(conn: sqlite3.Connection) -> None:
-    conn.execute("CREATE TABLE door (id TEXT PRIMARY KEY, state TEXT NOT NULL)")
-    conn.executemany("INSERT INTO door VALUES (?, ?)", [("D1", "shut"), ("D2", "shut")])
+    conn.execute("CREATE TABLE door (id TEXT PRIMARY KEY, state TEXT NOT NULL, owner TEXT)")
+    rows = [("D1", "shut", "ann"), ("D2", "shut", "bob")]
+    conn.executemany("INSERT INTO door VALUES (?, ?, ?)", rows)
 
 
 @tool("reversible_write", writes={"door": ("state",)})

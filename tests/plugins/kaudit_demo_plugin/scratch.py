@@ -2,18 +2,22 @@
 
 Written only against kaudit's public names (`kaudit.substrate`, `kaudit.tools`), as a
 package outside kaudit would write it; kaudit finds it through its `kaudit.substrates`
-entry point. It counts the sandboxes it seeds, so a test can tell it was used.
+entry point. It counts the sandboxes it seeds, so a test can tell it was used. Its
+sandboxes bring their own boundary (`guard`, a `ReadBackGuard`), so a run on it can act
+as an identity.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kaudit.errors import SeedDriftError
+from kaudit.spec import Identity
 from kaudit.substrate import Blueprint, ForeignKey, SqliteDb, StateDump
 from kaudit.tools import Tool
+from kaudit_demo_plugin.read_back import ReadBackGuard
 
 SEEDED: list[str] = []
 """Run ids of every sandbox this substrate seeded, in order (this process only)."""
@@ -28,6 +32,10 @@ class ScratchSandbox:
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
         self._conn.deserialize(template.image)
         self.db = SqliteDb(self._conn)
+
+    def guard(self, identity: Identity, ownership: Sequence[ForeignKey] = ()) -> ReadBackGuard:
+        """This substrate's own boundary for `identity` (declared links are not followed)."""
+        return ReadBackGuard(self._conn, identity)
 
     def dump(self) -> StateDump:
         """The final state as a fresh image."""

@@ -1,5 +1,7 @@
 """The boundary on SQLite: a grant on the statement gate, temp triggers for the scope.
 
+A SQLite sandbox brings it (`SqliteSandbox.guard`), as every substrate brings its own.
+
 Both live on the sandbox connection only. The grant, asked by the connection's one
 authorizer (`substrate.StatementGate`) after the sandbox's own rules, refuses a
 statement that reads or writes a table outside the identity's grant while it is being
@@ -20,19 +22,19 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
-from kaudit.boundary._ownership import Coverage, coverage
 from kaudit.spec import Identity, TableOp
-from kaudit.substrate import (
+from kaudit.substrate._gate import gate_of
+from kaudit.substrate._ownership import Coverage, coverage
+from kaudit.substrate._pool import register_function
+from kaudit.substrate._protocol import Denial
+from kaudit.substrate._schema import (
     INTERNAL_PREFIX,
     ForeignKey,
     Schema,
     TableSchema,
-    gate_of,
     quote,
     read_schema,
-    register_function,
 )
 from kaudit.substrate._triggers import scope_triggers
 
@@ -58,15 +60,6 @@ _NAMED_DDL = frozenset(
 _SCRIPTS: dict[tuple[str, tuple[tuple[str, str], ...], tuple[ForeignKey, ...]], str] = {}
 _SCRIPTS_KEPT = 256
 """Scope scripts kept per process, by (template digest, scope, declared keys): a few per task."""
-
-
-@dataclass(frozen=True)
-class Denial:
-    """One refused table access: the table, the row key when a scope trigger knows it, why."""
-
-    table: str
-    key: str | None
-    reason: str
 
 
 class SqliteGuard:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from kaudit.substrate import ForeignKey, Schema, quote
+from kaudit.substrate._schema import ForeignKey, Schema, quote
 
 __all__ = ["Coverage", "coverage"]
 

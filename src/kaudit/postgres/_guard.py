@@ -1,5 +1,8 @@
 """The boundary on PostgreSQL: a role for the table grant, row-level security for the scope.
 
+A PostgreSQL sandbox brings it (`PreparedSandbox.guard`), so `kaudit.boundary` needs to
+know nothing of PostgreSQL.
+
 Every identity runs as one cluster-wide role without privileges of its own
 (`kaudit_identity`); each run grants it, in the run's own database, exactly the table
 operations the identity allows, and enables row-level security with policies that pin
@@ -52,20 +55,19 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from kaudit.boundary._ownership import Coverage, coverage
-from kaudit.boundary._referential import (
+from kaudit.errors import SubstrateError
+from kaudit.postgres._conn import connect, redacted
+from kaudit.postgres._db import PostgresDb
+from kaudit.postgres._referential import (
     ForeignKey,
     Need,
     delete_needs,
     insert_needs,
     update_needs,
 )
-from kaudit.boundary._sqlite import Denial
-from kaudit.errors import SubstrateError
-from kaudit.postgres._conn import connect, redacted
-from kaudit.postgres._db import PostgresDb
 from kaudit.spec import Identity, TableOp
-from kaudit.substrate import INTERNAL_PREFIX, Schema
+from kaudit.substrate import INTERNAL_PREFIX, Denial, Schema
+from kaudit.substrate._ownership import Coverage, coverage
 
 ROLE = "kaudit_identity"
 """The role every identity runs as; its privileges exist only inside run databases."""

@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from kaudit.boundary._referential import (
+from kaudit.postgres._referential import (
     ForeignKey,
     Need,
     delete_needs,
