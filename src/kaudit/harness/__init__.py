@@ -58,7 +58,7 @@ from kaudit.harness._validate import (
     suite_validation,
     validate_suite,
 )
-from kaudit.harness._world import handed_world, hands_over, reaches_world
+from kaudit.harness._world import HandOver, handed_world, hands_over, reaches_world
 from kaudit.harness._world_preflight import (
     PREFLIGHT_CAMPAIGN,
     WorldPreflight,
@@ -82,6 +82,7 @@ __all__ = [
     "Executor",
     "ExecutorFactory",
     "ExecutorSettings",
+    "HandOver",
     "JobRunner",
     "Labeled",
     "LocalExecutor",
