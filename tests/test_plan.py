@@ -60,9 +60,9 @@ def test_a_decision_on_an_unverified_read_says_why_it_refuses(
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"p": 0.1, "detect": 1.0}, "detect must be in (0, 1), got 1.0"),
-        ({"p": 0.0}, "p must be a probability in (0, 1], got 0.0"),
-        ({"from_ledger": "x.sqlite"}, "from_ledger needs p"),
+        ({"p": 0.1, "detect": 1.0}, "`detect` must be in (0, 1), got 1.0"),
+        ({"p": 0.0}, "`p` must be in (0, 1], got 0.0"),
+        ({"from_ledger": "x.sqlite"}, "`from_ledger` needs `p`"),
     ],
 )
 def test_bad_arguments_are_named_in_the_calls_own_terms(

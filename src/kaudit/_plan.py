@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from kaudit.errors import KauditError
+from kaudit._require import require_probability
+from kaudit.errors import InputError
 from kaudit.ledger import Anchor, Snapshot, VerifyReport
 from kaudit.report import Budget, LedgerFormat, ledger_budgets, load_cells
 from kaudit.stats import CellPlan, PopulationPlan, plan_cells, population_plans, runs_to_detect
@@ -85,17 +86,16 @@ def plan(
     `tasks` defaults to the ledger's). Otherwise with `p`, the runs for that
     probability; otherwise each damaging cell of `ledgers` (read as `fmt`) and
     `model_files` (`MODEL=PATH` AgentRelBench verdict files), planned at the lower end
-    of its 1 - ci_alpha exact interval. Raises `KauditError` naming the bad argument.
+    of its 1 - ci_alpha exact interval. Raises `InputError` naming the bad argument.
     """
-    if not 0.0 < detect < 1.0:
-        raise KauditError(f"detect must be in (0, 1), got {detect}")
-    if p is not None and not 0.0 < p <= 1.0:
-        raise KauditError(f"p must be a probability in (0, 1], got {p}")
+    require_probability("detect", detect)
+    if p is not None:
+        require_probability("p", p, one=True)
     if head is not None and from_ledger is None:
-        raise KauditError("head anchors from_ledger; give from_ledger")
+        raise InputError("head", "anchors `from_ledger`; give `from_ledger`")
     if from_ledger is not None:
         if p is None:
-            raise KauditError("from_ledger needs p: the damage probability to plan for")
+            raise InputError("from_ledger", "needs `p`: the damage probability to plan for")
         source = from_ledger if isinstance(from_ledger, Snapshot) else Path(from_ledger)
         found = ledger_budgets(source, p, detect, tasks, concurrency, head)
         return AuditPlan(detect, p, budgets=tuple(found[0]), checked=found[1])

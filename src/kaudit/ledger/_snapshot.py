@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kaudit.errors import KauditError, LedgerError
+from kaudit.errors import InputError, LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor
 from kaudit.ledger._grades import GradeChain, grades_of
 from kaudit.ledger._parse import record_data, run_record
@@ -194,7 +194,10 @@ def open_ledger(
     if not target.is_file():
         raise LedgerError(f"{target}: no such ledger file")
     if not verify and (head is not None or pubkey is not None):
-        raise KauditError("--no-verify cannot be combined with --head or --pubkey")
+        raise InputError(
+            "head" if head is not None else "pubkey",
+            "cannot be combined with `verify=False`: an anchor is checked on a verified chain",
+        )
     anchor: Anchor | None = None
     problem: LedgerError | None = None
     try:

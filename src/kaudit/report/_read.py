@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kaudit._atomic import write_atomic
+from kaudit._require import require_probability
 from kaudit.errors import KauditError
 from kaudit.grade import judge_tables
 from kaudit.ledger import Anchor, RunSummary, Snapshot, open_ledger, reader_anchor
@@ -211,7 +212,7 @@ class Report(Reading):
         try:
             write_atomic(target, page)
         except OSError as exc:
-            raise KauditError(f"--html {target}: cannot write: {exc.strerror}") from None
+            raise KauditError(f"{target}: cannot write the HTML report: {exc.strerror}") from None
         return target
 
 
@@ -254,8 +255,7 @@ def read_report(
     when it was opened. Raises `KauditError` for a missing file or a campaign the
     ledger does not hold.
     """
-    if not 0.0 < alpha < 1.0:
-        raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
+    require_probability("alpha", alpha)
     if isinstance(ledger, Snapshot):
         return _read(ledger, campaign, alpha, None)
     path = Path(ledger)
