@@ -45,7 +45,7 @@ from kaudit.serve._serve import (
     verdict_text,
 )
 from kaudit.serve._stdio import serve_stdio
-from kaudit.serve._timeouts import AGENT_TIMEOUT_S, IDLE_TIMEOUT_S, checked_seconds, end_when_idle
+from kaudit.serve._timeouts import AGENT_TIMEOUT_S, IDLE_TIMEOUT_S, end_when_idle
 from kaudit.serve._tooldoor import ToolDoor
 from kaudit.serve._upstream import ToolServer
 from kaudit.serve._wire_door import PostgresWireDoor, postgres_wire_door
@@ -77,7 +77,6 @@ __all__ = [
     "append_served",
     "build_command_agent",
     "build_mcp_agent",
-    "checked_seconds",
     "close_doors",
     "doors_for",
     "end_when_idle",

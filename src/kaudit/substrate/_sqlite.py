@@ -389,7 +389,7 @@ def sqlite_substrate(choice: str, blueprint: Blueprint) -> SqliteSubstrate:
     if blueprint.source_database is not None:
         raise SubstrateError(
             f"world {blueprint.name} is read from PostgreSQL database "
-            f"{blueprint.source_database}; run it with --substrate postgresql://..."
+            f"{blueprint.source_database}; run it with `substrate` postgresql://..."
         )
     return SqliteSubstrate(
         blueprint.name,
