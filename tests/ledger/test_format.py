@@ -46,6 +46,7 @@ def format1_copy(source: Path, target: Path) -> Path:
     ):
         body = json.loads(row[-1])
         del body["attempt"], body["task_digest"]
+        body.pop("suite_tasks_digest", None)  # newer than format 1, as its manifest check
         text = json.dumps(body, sort_keys=True, separators=(",", ":"))
         digest = record_hash(prev, text)
         conn.execute(

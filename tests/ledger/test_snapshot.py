@@ -129,5 +129,5 @@ def test_the_anchored_prefix_holds_only_what_the_anchor_pins(ledger: Path) -> No
 def test_the_anchored_prefix_needs_an_anchor(ledger: Path) -> None:
     """Fails if `anchored_prefix=True` without `head` reads the whole ledger as if an
     anchor had pinned it."""
-    with pytest.raises(KauditError, match="anchored_prefix needs head"):
+    with pytest.raises(KauditError, match="`anchored_prefix` needs `head`"):
         kaudit.open(ledger, anchored_prefix=True)

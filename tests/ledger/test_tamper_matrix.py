@@ -297,7 +297,9 @@ TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str]] = {
     "padding": (_padding, ACCEPTED, REFUSED),
     "refereed_padding": (_refereed_padding, ACCEPTED, REFUSED),
     "manifest": (_manifest, SAME, SAME),
-    "suite_tasks": (_suite_tasks, SAME, SAME),
+    # the manifest's suite list (edited, or deleted with its campaign row): each run chains
+    # its digest, so the one verified read refuses it for every reader
+    "suite_tasks": (_suite_tasks, REFUSED, REFUSED),
     "config": (
         _sql(
             "UPDATE campaigns SET config = json_set(config, '$.seed', 99, '$.task_digest', "
@@ -308,8 +310,8 @@ TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str]] = {
     ),
     "campaign_rows": (
         _sql("DELETE FROM campaigns", "INSERT INTO campaigns VALUES ('ghost', '{}', NULL, 0)"),
-        SAME,
-        SAME,
+        REFUSED,
+        REFUSED,
     ),
     "attempts_table": (
         _sql("DELETE FROM attempts", "INSERT INTO attempts VALUES ('default', 'x', 'y', 0, 0)"),
@@ -323,11 +325,6 @@ TAMPERS: dict[str, tuple[Callable[[Path, Fixture], None], str, str]] = {
 
 PAST_ANCHOR = {"padding": PADDING, "refereed_padding": REFEREED}
 """Tamperings that only append records after the anchor, and how many they append."""
-
-GATE_REFUSES = frozenset({"suite_tasks", "campaign_rows"})
-"""Tamperings of the manifest's suite list (edited, or deleted with its campaign row): the
-gate's coverage reads that list, and each run chains its digest, so the gate refuses them;
-no other reader reads the list, so for them they change nothing."""
 
 # -- readers: every command that prints a number taken from a ledger --------------------------
 
@@ -439,8 +436,7 @@ def test_each_tampering_meets_its_documented_outcome_in_every_reader(
     problem = None
     for reader, args in _readers(copy, fixture).items():
         seen = _invoke(_anchored(args, fixture) if anchored else args)
-        expected = REFUSED if reader == "gate" and tamper in GATE_REFUSES else outcome
-        _check(reader, expected, seen, baseline[reader, anchored])
+        _check(reader, outcome, seen, baseline[reader, anchored])
         if reader == "verify" and outcome == REFUSED:
             problem = _problem(seen.stderr)
         elif problem is not None:  # every reader names the first problem verify names
@@ -849,3 +845,38 @@ def test_ledger_head_and_a_resume_refuse_a_file_with_a_foreign_form(
         assert seen.code == 2 and not seen.stdout.strip(), (args, seen)
         assert _problem(seen.stderr) == problem, (args, seen.stderr)
     assert copy.read_bytes() == before
+
+
+def test_the_gate_denies_on_the_padding_but_lists_only_what_the_anchor_pins(
+    fixture: Fixture, baseline: dict[tuple[str, bool], Seen], tmp_path: Path
+) -> None:
+    """The gate reads leniently (it denies on a failed check and still lists what else
+    fails), so records past the anchor must not reach the reasons it lists. Fails if the
+    lenient read fell back to every row unverified on a `PastAnchorError` (the padding's
+    clean runs then counted: more runs, other cells' reasons)."""
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, copy)
+    _padding(copy, fixture)
+    seen = _invoke(_anchored(_readers(copy, fixture)["gate"], fixture))
+    assert seen.code == 2 and "comes after the anchor" in seen.stdout + seen.stderr
+    denied, clean = json.loads(seen.stdout), json.loads(baseline["gate", True].stdout)
+    assert denied["runs"] == clean["runs"]
+    assert [r for r in denied["reasons"] if "after the anchor" not in json.dumps(r)] == [
+        r for r in clean["reasons"]
+    ]
+
+
+def test_an_export_of_the_anchored_prefix_ends_with_the_anchors_head(
+    fixture: Fixture, baseline: dict[tuple[str, bool], Seen], tmp_path: Path
+) -> None:
+    """The head line an export ends with is the line an operator keeps. Fails if, in the
+    anchored prefix, it named the file's head: keeping it would adopt the records after
+    the anchor, which nothing vouches for and the export left out."""
+    copy = tmp_path / "audit.sqlite"
+    shutil.copyfile(fixture.ledger, copy)
+    _padding(copy, fixture)
+    for reader in ("export", "ledger_export"):
+        seen = _invoke(_prefixed(_readers(copy, fixture)[reader], fixture))
+        kept = seen.stderr.strip().splitlines()[-1]
+        assert seen.code == 0 and kept.startswith("ledger head: "), (reader, seen.stderr)
+        assert kept == baseline[reader, True].stderr.strip().splitlines()[-1], reader

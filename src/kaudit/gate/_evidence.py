@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kaudit.errors import InputError, LedgerError
 from kaudit.gate._gate import Evidence
-from kaudit.ledger import Anchor, RunSummary, Snapshot, open_ledger, suite_tasks_digest
+from kaudit.ledger import Anchor, RunSummary, Snapshot, open_ledger
 from kaudit.ledger._sign import load_public_key
 from kaudit.report import cells_of_campaigns, sequential_campaigns
 
@@ -53,9 +53,7 @@ def _evidence(snapshot: Snapshot, model: str | None, campaign: str | None) -> Ev
     runs = snapshot.runs(campaign)
     # Campaigns named by chained runs too: deleting a campaign row must not hide one.
     names = [campaign] if campaign is not None else _campaigns(snapshot, runs)
-    collected = _collection(snapshot, names, runs)
-    if collected.forged is not None and verified:
-        verified, error = False, f"{snapshot.path}: {collected.forged}"
+    collected = _collection(snapshot, names)
     # Evidence that failed its check is refused whatever it holds: asking to choose among
     # models a forger may have named would hide the refusal behind a usage error.
     if verified:
@@ -78,38 +76,21 @@ def _evidence(snapshot: Snapshot, model: str | None, campaign: str | None) -> Ev
 class _Collected:
     suite_tasks: frozenset[str] | None
     suite_size: int | None
-    forged: str | None = None
-    """Why a manifest's task list cannot be trusted: it is not the one its runs chained."""
 
 
-def _collection(ledger: Snapshot, names: Sequence[str], runs: Sequence[RunSummary]) -> _Collected:
+def _collection(ledger: Snapshot, names: Sequence[str]) -> _Collected:
     """The suite tasks the campaigns drew from: their ids, or only their count, or nothing.
 
-    The ids come from each campaign's manifest, which is outside the hash chain; each
-    run record chains their digest (`suite_tasks_digest`), so a manifest whose list
-    does not hash to what its campaign's runs recorded was edited, and the evidence
-    fails its check. Campaigns recorded before the digest existed are read as before.
+    The ids come from each campaign's manifest, which is outside the hash chain; the
+    verified read (`kaudit.open`) refuses a manifest whose list does not hash to what its
+    campaign's runs chained, so on verified evidence the list is the one the runs drew from.
     """
-    chained: dict[str, set[str]] = {}
-    for run in runs:
-        if run.suite_tasks_digest is not None:
-            chained.setdefault(run.campaign, set()).add(run.suite_tasks_digest)
     tasks: set[str] = set()
     size = 0
     named = counted = False
     for name in names:
         manifest = ledger.manifest(name) or {}
         listed = manifest.get("suite_tasks")
-        recorded = chained.get(name)
-        if recorded and (
-            not isinstance(listed, list) or suite_tasks_digest(map(str, listed)) not in recorded
-        ):
-            return _Collected(
-                None,
-                None,
-                f"campaign {name!r}: its manifest's suite task list is not the one its runs "
-                "recorded (their chained suite_tasks_digest); the manifest was edited",
-            )
         if isinstance(listed, list):
             tasks |= {str(task) for task in listed}
             named = True

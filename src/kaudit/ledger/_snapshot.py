@@ -14,17 +14,18 @@ the file's head alone) in one call, for a caller holding a path.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from kaudit._run_key import RunKey
 from kaudit.errors import InputError, LedgerError
-from kaudit.ledger._anchor import GENESIS, Anchor
+from kaudit.ledger._anchor import GENESIS, Anchor, PastAnchorError
 from kaudit.ledger._grades import GradeChain, grades_of
 from kaudit.ledger._parse import record_data, run_record
 from kaudit.ledger._reader_anchor import reader_anchor
-from kaudit.ledger._record import RunRecord
+from kaudit.ledger._record import RunRecord, suite_tasks_digest
 from kaudit.ledger._stack import StackHealth, stack_health
 from kaudit.ledger._store import Ledger
 from kaudit.ledger._summary import LedgerRuns, RunSummary, read_runs
@@ -74,7 +75,7 @@ class Snapshot:
         self.is_open = True
         self._read = read
         self.path = ledger.path
-        self.verified = read.verified
+        self.verified = read.verified and verify_problem is None
         self.verify_problem = verify_problem
         self.verify_error = None if verify_problem is None else str(verify_problem)
         self.anchor = anchor
@@ -177,8 +178,21 @@ class Snapshot:
         """A run's stored final dump, when the campaign kept dumps."""
         return self._ledger.final_image(key)
 
+    def distrust(self, problem: LedgerError) -> None:
+        """Keep the rows as read but mark the evidence unverified, for a lenient reader."""
+        self.verified = False
+        self.verify_problem = problem
+        self.verify_error = str(problem)
+
     def head_anchor(self) -> Anchor:
-        """The ledger's head in this snapshot, as `kaudit ledger head` prints it."""
+        """The head of what this snapshot holds, as `kaudit ledger head` prints it.
+
+        In the anchored prefix that is the anchor itself, not the file's head: an export
+        ends with the line to keep, and the records after the anchor (unvouched for, and
+        left out of the export) must not be adopted by whoever keeps it.
+        """
+        if self.anchored_prefix and self.anchor is not None:
+            return self.anchor
         return self._ledger.head()
 
 
@@ -225,15 +239,45 @@ def open_ledger(
     ledger = Ledger(target, readonly=True)
     try:
         read, grades, error = _read(ledger, verify, anchor, problem, lenient, anchored_prefix)
-        return Snapshot(
+        snapshot = Snapshot(
             ledger, read, grades, anchor=anchor if read.verified else None,
             signed=pubkey is not None and read.verified, verify_problem=error,
             identity=read.hashes[0].decode() if read.hashes else GENESIS,
             anchored_prefix=anchored_prefix,
         )  # fmt: skip
+        edited = _edited_manifest(snapshot) if snapshot.verified else None
+        if edited is not None:
+            found = LedgerError(f"{target}: {edited}")
+            if not lenient:
+                raise found
+            snapshot.distrust(found)
+        return snapshot
     except BaseException:
         ledger.close()
         raise
+
+
+def _edited_manifest(snapshot: Snapshot) -> str | None:
+    """Why a campaign's manifest cannot be trusted, or None.
+
+    A manifest (the suite's task list the gate counts untested tasks against) is outside
+    the hash chain, but each run chains the digest of that list: a list that does not
+    hash to what its campaign's runs recorded was edited. Checked here, in the one
+    verified read, so `ledger verify` and every reader name it alike. Campaigns recorded
+    before the digest existed chain none and are not checked.
+    """
+    chained: dict[str, set[str]] = {}
+    for run in snapshot.runs():
+        if run.suite_tasks_digest is not None:
+            chained.setdefault(run.campaign, set()).add(run.suite_tasks_digest)
+    for name, recorded in sorted(chained.items()):
+        listed = (snapshot.manifest(name) or {}).get("suite_tasks")
+        if not isinstance(listed, list) or suite_tasks_digest(map(str, listed)) not in recorded:
+            return (
+                f"campaign {name!r}: its manifest's suite task list is not the one its runs "
+                "recorded (their chained suite_tasks_digest); the manifest was edited"
+            )
+    return None
 
 
 def _read(
@@ -252,6 +296,16 @@ def _read(
             )
             grades = grades_of(ledger, verify=True, anchor=anchor, anchored_prefix=anchored_prefix)
             return read, grades, None
+        except PastAnchorError as exc:
+            if not lenient:
+                raise
+            problem = exc
+            with contextlib.suppress(LedgerError):  # a fault past the anchor: read unverified
+                # The gate denies on what follows the anchor, but lists only what the
+                # anchor pins: a forger's appended runs must not write the denial's reasons.
+                read = read_runs(ledger, None, verify=True, anchor=anchor, anchored_prefix=True)
+                grades = grades_of(ledger, verify=True, anchor=anchor, anchored_prefix=True)
+                return read, grades, problem
         except LedgerError as exc:
             if not lenient:
                 raise
