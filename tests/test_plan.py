@@ -93,7 +93,7 @@ def test_ledgers_may_be_snapshots_and_are_read_as_their_paths_are(tmp_path: Path
     refused as "no such ledger file", or read again from its path instead of as it is."""
     ledger, head = _imported(tmp_path)
     by_path = kaudit.plan(ledgers=[ledger])
-    with kaudit.open(ledger, head=head) as snapshot:
+    with kaudit.open(ledger, head=head, anchored_prefix=True) as snapshot:
         by_snapshot = kaudit.plan(ledgers=[snapshot])
         with pytest.raises(KauditError, match="already open"):
             kaudit.plan(ledgers=[snapshot], head=head)
@@ -103,9 +103,15 @@ def test_ledgers_may_be_snapshots_and_are_read_as_their_paths_are(tmp_path: Path
 
 def test_head_anchors_the_one_ledger_of_ledgers(tmp_path: Path) -> None:
     """Bug caught: `head` refused without `from_ledger`, or ignored, so model B's runs
-    recorded after the anchor were planned as evidence."""
+    recorded after the anchor were planned as evidence: they are refused, and read
+    through the anchored prefix only model A is planned."""
+    from kaudit.ledger import PastAnchorError
+
     ledger, head = _imported(tmp_path)
-    anchored = kaudit.plan(ledgers=[ledger], head=head)
+    with pytest.raises(PastAnchorError, match="record 17"):
+        kaudit.plan(ledgers=[ledger], head=head)
+    with kaudit.open(ledger, head=head, anchored_prefix=True) as snapshot:
+        anchored = kaudit.plan(ledgers=[snapshot])
     assert [(c.model, c.task, c.runs) for c in anchored.cells] == [("A", "t1", 34)]
     assert [p.model for p in anchored.population] == ["A"]
     with pytest.raises(KauditError, match="exactly one of `ledgers`"):
