@@ -118,3 +118,17 @@ def test_head_anchors_the_one_ledger_of_ledgers(tmp_path: Path) -> None:
         kaudit.plan(ledgers=[ledger, tmp_path / "other.sqlite"], head=head)
     with pytest.raises(KauditError, match="none is read"):
         kaudit.plan(0.1, head=head)
+
+
+def test_cells_given_beside_p_are_refused_not_left_unplanned(tmp_path: Path) -> None:
+    """Bug caught: `plan(p, ledgers=[...])` returned the runs for `p` alone and dropped
+    the ledger's cells without a word (so did `kaudit plan --p 0.1 --ledger L`)."""
+    from typer.testing import CliRunner
+
+    from kaudit.cli.main import app
+
+    ledger, _ = _imported(tmp_path)
+    with pytest.raises(KauditError, match="`ledgers` are planned cell by cell"):
+        kaudit.plan(0.1, ledgers=[ledger])
+    done = CliRunner().invoke(app, ["plan", "--p", "0.1", "--ledger", str(ledger)])
+    assert done.exit_code == 2 and "--ledger and --model-file are planned" in done.output

@@ -104,6 +104,13 @@ def plan(
         require_probability("p", p, one=True)
     if from_ledger is not None and p is None:
         raise InputError("from_ledger", "needs `p`: the damage probability to plan for")
+    if p is not None and (ledgers or model_files):
+        # With `p` the plan is for that probability: cells given beside it would be
+        # silently left unplanned.
+        raise InputError(
+            "ledgers" if ledgers else "model_files",
+            "are planned cell by cell without `p`; with `p`, give `from_ledger` for budgets",
+        )
     if p is not None and from_ledger is None:
         if head is not None or pubkey is not None:
             raise InputError("head", "anchors a ledger read; with `p` alone none is read")

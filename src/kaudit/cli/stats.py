@@ -213,6 +213,11 @@ def plan(
         raise KauditError("--from-ledger needs --p: the damage probability to plan for")
     if p is not None:
         require_probability("p", p, one=True)
+    if p is not None and (ledger or model_file):
+        raise KauditError(
+            "--ledger and --model-file are planned cell by cell without --p; "
+            "with --p, give --from-ledger for budgets"
+        )
     needs_head(head, anchored_prefix)
     with contextlib.ExitStack() as stack:
         sources = _plan_sources(
