@@ -17,7 +17,7 @@ import tests.mini_world  # noqa: F401  (registers the 'mini' world)
 from kaudit.postgres._wire_door import WireDoor
 from kaudit.spec import FaultRule
 from kaudit.substrate import Sandbox
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 from tests.postgres.wire_agents import blind_retry, check_first
 
 pytestmark = pytest.mark.postgres

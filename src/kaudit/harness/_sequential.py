@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kaudit.errors import KauditError
-from kaudit.stats import ANYTIME_UPPER_METHOD, shown_below
+from kaudit.stats import shown_below
+from kaudit.stats._anytime import ANYTIME_UPPER_METHOD
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kaudit.monitor._audit import AuditCell
-from kaudit.stats import CS_METHOD, IdentifiedRange, beta_binomial_cs, clopper_pearson
+from kaudit.stats import beta_binomial_cs, clopper_pearson
+from kaudit.stats._sequence import CS_METHOD, IdentifiedRange
 
 Status = Literal["mirage", "consistent", "inconclusive", "unidentified", "unsupported"]
 Decision = Literal["deploy", "hold", "cannot_determine"]

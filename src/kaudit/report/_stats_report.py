@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Anchor, Snapshot, reader_anchor
+from kaudit.ledger import Anchor, Snapshot
+from kaudit.ledger._reader_anchor import reader_anchor
 from kaudit.report._report import Report
 from kaudit.report._sources import (
     Compat,
@@ -26,7 +27,8 @@ from kaudit.report._sources import (
     open_source,
     read_kaudit_sources,
 )
-from kaudit.stats import merge_tallies, summarize
+from kaudit.stats import summarize
+from kaudit.stats._tally import merge_tallies
 
 __all__ = ["summarize_sources"]
 
