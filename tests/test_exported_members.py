@@ -50,6 +50,8 @@ UNDOCUMENTED = {
     "kaudit.proxy.Upstream": "`kaudit.audit(upstream=...)` takes one",
     "kaudit.serve.DoorFactory": "what `register_door` registers (an extension point)",
     "kaudit.serve.ToolDoor": "the tool door of docs/tool-door.md",
+    "kaudit.serve.build_command_agent": "named by kaudit's own `kaudit.agents` entry point",
+    "kaudit.serve.build_mcp_agent": "named by kaudit's own `kaudit.agents` entry point",
     "kaudit.spec.TableOp": "an identity's grants, read by a plugin's own guard",
     "kaudit.substrate.HandableSandbox": "the protocol a substrate implements to hand over",
     "kaudit.substrate.HandedDatabase": "what `HandableSandbox.hand_over` returns",
@@ -141,3 +143,19 @@ def test_moved_names_still_import_from_substrate_with_a_warning() -> None:
             assert getattr(kaudit.substrate, name) is getattr(home, name)
     with pytest.raises(AttributeError):
         kaudit.substrate.no_such_name  # noqa: B018
+
+
+def test_every_entry_point_of_kaudit_names_an_attribute_that_exists() -> None:
+    """Fails if a name an entry point in pyproject.toml names (`kaudit.serve:build_mcp_agent`)
+    leaves its package: an installed kaudit would then lose its `mcp` and `command` agent
+    kinds, the metadata naming a target nobody can import."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    targets = [*project["scripts"].values()]
+    for group in project["entry-points"].values():
+        targets += group.values()
+    for target in targets:
+        module, _, attribute = target.partition(":")
+        loaded = importlib.import_module(module)
+        assert not attribute or hasattr(loaded, attribute), target

@@ -11,8 +11,9 @@ from kaudit.errors import KauditError
 if find_spec("mcp") is None or find_spec("uvicorn") is None:
     raise KauditError("MCP serving needs the mcp extra: pip install 'kaudit[mcp]'")
 
+from kaudit.serve._agent import build_mcp_agent
 from kaudit.serve._calls import Recorded, ServedRun, start_served_run
-from kaudit.serve._command import CommandAgent
+from kaudit.serve._command import CommandAgent, build_command_agent
 from kaudit.serve._doors import Door, DoorEvidence, DoorFactory, HandedWorld, register_door
 from kaudit.serve._serve import ServeOptions
 from kaudit.serve._tooldoor import ToolDoor
@@ -28,6 +29,8 @@ __all__ = [
     "ServeOptions",
     "ServedRun",
     "ToolDoor",
+    "build_command_agent",
+    "build_mcp_agent",
     "postgres_wire_door",
     "register_door",
     "start_served_run",
