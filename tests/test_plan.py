@@ -61,9 +61,9 @@ def test_a_decision_on_an_unverified_read_says_why_it_refuses(
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"p": 0.1, "detect": 1.0}, "detect must be in (0, 1), got 1.0"),
-        ({"p": 0.0}, "p must be a probability in (0, 1], got 0.0"),
-        ({"from_ledger": "x.sqlite"}, "from_ledger needs p"),
+        ({"p": 0.1, "detect": 1.0}, "`detect` must be in (0, 1), got 1.0"),
+        ({"p": 0.0}, "`p` must be in (0, 1], got 0.0"),
+        ({"from_ledger": "x.sqlite"}, "`from_ledger` needs `p`"),
     ],
 )
 def test_bad_arguments_are_named_in_the_calls_own_terms(
@@ -108,7 +108,7 @@ def test_head_anchors_the_one_ledger_of_ledgers(tmp_path: Path) -> None:
     anchored = kaudit.plan(ledgers=[ledger], head=head)
     assert [(c.model, c.task, c.runs) for c in anchored.cells] == [("A", "t1", 34)]
     assert [p.model for p in anchored.population] == ["A"]
-    with pytest.raises(KauditError, match="exactly one of ledgers"):
+    with pytest.raises(KauditError, match="exactly one of `ledgers`"):
         kaudit.plan(ledgers=[ledger, tmp_path / "other.sqlite"], head=head)
     with pytest.raises(KauditError, match="none is read"):
         kaudit.plan(0.1, head=head)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from kaudit.errors import KauditError
+from kaudit._require import require_probability
+from kaudit.errors import InputError, KauditError
 from kaudit.ledger import Anchor, Snapshot, open_ledger
 from kaudit.ledger._verify import VerifyReport
 from kaudit.report._budget import Budget, ledger_budgets
@@ -92,17 +93,16 @@ def plan(
     planned at the lower end of its 1 - ci_alpha exact interval. A kaudit ledger is a
     path, opened with `kaudit.open` (chain verified), or a `Snapshot` taken as it is;
     `head` (and `pubkey`) anchor the one ledger read, `from_ledger` or a single path in
-    `ledgers`. Raises `KauditError` naming the bad argument.
+    `ledgers`. Raises `InputError` naming the bad argument.
     """
-    if not 0.0 < detect < 1.0:
-        raise KauditError(f"detect must be in (0, 1), got {detect}")
-    if p is not None and not 0.0 < p <= 1.0:
-        raise KauditError(f"p must be a probability in (0, 1], got {p}")
+    require_probability("detect", detect)
+    if p is not None:
+        require_probability("p", p, one=True)
     if from_ledger is not None and p is None:
-        raise KauditError("from_ledger needs p: the damage probability to plan for")
+        raise InputError("from_ledger", "needs `p`: the damage probability to plan for")
     if p is not None and from_ledger is None:
         if head is not None or pubkey is not None:
-            raise KauditError("head anchors a ledger read; with p alone none is read")
+            raise InputError("head", "anchors a ledger read; with `p` alone none is read")
         return AuditPlan(detect, p, runs=runs_to_detect(p, 1.0 - detect))
     with contextlib.ExitStack() as stack:
         if from_ledger is not None and p is not None:
@@ -128,9 +128,10 @@ def _open(
     """
     if isinstance(source, Snapshot):
         if head is not None or pubkey is not None:
-            raise KauditError(
-                f"head anchors a ledger plan opens; {source.path} is already open: "
-                "give its anchor to kaudit.open"
+            raise InputError(
+                "head",
+                f"anchors a ledger plan opens; {source.path} is already open: "
+                "give its anchor to kaudit.open",
             )
         return source
     if not Path(source).is_file():
@@ -149,12 +150,12 @@ def _cells(
     """The cells of every source, each kaudit ledger read once through `kaudit.open`."""
     anchored = head is not None or pubkey is not None
     if anchored and (fmt != LedgerFormat.kaudit or len(ledgers) != 1):
-        raise KauditError(
-            "head anchors one kaudit ledger: give from_ledger, or exactly one of ledgers"
+        raise InputError(
+            "head", "anchors one kaudit ledger: give `from_ledger`, or exactly one of `ledgers`"
         )
     if fmt != LedgerFormat.kaudit:
         if any(isinstance(source, Snapshot) for source in ledgers):
-            raise KauditError("a Snapshot is a kaudit ledger; fmt='agentrelbench' reads files")
+            raise InputError("ledgers", "holds a Snapshot: `fmt='agentrelbench'` reads files")
         return load_cells([str(source) for source in ledgers], model_files, fmt)
     snapshots = [_open(stack, source, head, pubkey) for source in ledgers]
     read = read_kaudit_sources(snapshots)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from kaudit._require import require_seconds
 from kaudit._threads import outside_running_loop
 from kaudit.errors import SuiteError
 from kaudit.harness import RunResult, run_conditions
@@ -66,6 +67,8 @@ def serve_run(
     from kaudit.serve._serve import append_served, open_served, serve_task
     from kaudit.serve._timeouts import IDLE_TIMEOUT_S
 
+    if idle_timeout is not None:
+        require_seconds("idle_timeout", idle_timeout)
     loaded = load_suite(suite, substrate) if isinstance(suite, str) else suite
     if task not in loaded.tasks:
         raise SuiteError(f"no task {task!r} in suite {loaded.name}")

@@ -4,6 +4,8 @@ Bad input and harness failures are never scored as agent behaviour, so they get
 their own hierarchy and callers can tell them apart from a verdict::
 
     KauditError
+    ├── InputError           an argument of a Python call is out of range or malformed
+    │                        (also a ValueError; `.argument` names the parameter)
     ├── SpecError            a task, suite or damage-spec file is malformed (names file + field)
     ├── SuiteError           a suite cannot be found or loaded
     ├── SubstrateError       a world cannot be built, seeded or dumped
@@ -16,6 +18,15 @@ their own hierarchy and callers can tell them apart from a verdict::
         └── AgentStalledError  the agent used up its time without finishing (recorded as `stalled`)
 
 A tool failure is *not* here: it is a result the agent sees (`ToolError`).
+
+Messages speak the Python API's language: an argument is named as the parameter a
+caller passed, in backticks (`` `alpha` must be in (0, 1), got 2``), never as a
+command-line flag. The CLI swaps each backticked name for its flag when it prints the
+line (`kaudit.cli._flags`), so a notebook and a shell each read their own terms.
+Some errors about an argument keep the class of what it concerns (a malformed `head`
+anchor is a `LedgerError`, a bad `substrate` option a `SubstrateError`) and name the
+argument the same way. A `ValueError` that reaches a caller and is not an
+`InputError` is a bug in kaudit, not bad input.
 """
 
 from __future__ import annotations
@@ -25,6 +36,26 @@ from pathlib import Path
 
 class KauditError(Exception):
     """Base class for every error kaudit raises on purpose."""
+
+
+class InputError(KauditError, ValueError):
+    """An argument of a kaudit call is out of range or malformed; nothing was changed.
+
+    `argument` is the parameter's name in the Python API (`alpha`, `head`, `faults`)
+    and `reason` the rest of the sentence; the message reads `` `alpha` must be in
+    (0, 1), got 2``. It is also a `ValueError`, so `except ValueError` around a call
+    that used to raise the bare builtin for the same input keeps working.
+    """
+
+    def __init__(self, argument: str, reason: str) -> None:
+        self.argument = argument
+        self.reason = reason
+        super().__init__(f"`{argument}` {reason}")
+
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, str]]:
+        # An error raised in a Ray worker crosses a process; the default pickle would
+        # call InputError(message) and lose the argument.
+        return (type(self), (self.argument, self.reason))
 
 
 class SpecError(KauditError):

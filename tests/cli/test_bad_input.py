@@ -68,8 +68,8 @@ def small_files(limit: int = 48 * 1024) -> Callable[[], None]:
 # (case id, arguments with {ledger}/{empty}/{broken}/{tmp} placeholders, words the line names)
 CASES: list[tuple[str, list[str], str]] = [
     ("export-format", ["ledger", "export", "{ledger}", "--format", "xml"], "'xml' is not one of"),
-    ("plan-p-above-1", ["plan", "--p", "2"], "--p must be a probability in (0, 1], got 2.0"),
-    ("plan-p-zero", ["plan", "--p", "0"], "--p must be a probability in (0, 1], got 0.0"),
+    ("plan-p-above-1", ["plan", "--p", "2"], "--p must be in (0, 1], got 2.0"),
+    ("plan-p-zero", ["plan", "--p", "0"], "--p must be in (0, 1], got 0.0"),
     ("plan-p-too-small", ["plan", "--p", "5e-324"], "too small"),
     ("plan-detect", ["plan", "--p", "0.1", "--detect", "1"], "--detect must be in (0, 1)"),
     ("stats-k-zero", ["stats", "{ledger}", "--k", "0"], "--k must be whole numbers >= 1"),
@@ -79,7 +79,11 @@ CASES: list[tuple[str, list[str], str]] = [
     ("report-broken", ["report", "{broken}"], "hash chain broken at record 2"),
     ("stats-broken", ["stats", "{broken}"], "hash chain broken at record 2"),
     ("verify-broken", ["ledger", "verify", "{broken}"], "hash chain broken at record 2"),
-    ("verify-bad-head", ["ledger", "verify", "{ledger}", "--head", "nope"], "--head: 'nope'"),
+    (
+        "verify-bad-head",
+        ["ledger", "verify", "{ledger}", "--head", "nope"],
+        "--head 'nope' is neither",
+    ),
     ("head-missing", ["ledger", "head", "{tmp}/missing.sqlite"], "no such ledger file"),
     ("run-k-zero", ["run", "--k", "0", "--ledger", "{tmp}/new.sqlite"], "--k"),
     ("run-unknown-agent", ["run", "--agent", "nosuch", "--ledger", "{tmp}/n.sqlite"], "nosuch"),
@@ -110,10 +114,30 @@ CASES: list[tuple[str, list[str], str]] = [
         ["run", "--until", "damage", "--until-alpha", "2", "--ledger", "{tmp}/u.sqlite"],
         "--until-alpha must be in (0, 1)",
     ),
+    (  # the library names `faults` and `tools_tag`; the CLI's table writes the flags
+        "run-unknown-fault",
+        ["run", "--faults", "nope", "--ledger", "{tmp}/f.sqlite"],
+        "--faults names an unknown fault 'nope'",
+    ),
+    (
+        "run-tools-tag-without-a-server",
+        [
+            "run",
+            "--agent",
+            "command",
+            "--agent-command",
+            "true",
+            "--tools-tag",
+            "q=read",
+            "--ledger",
+            "{tmp}/t.sqlite",
+        ],
+        "--tools-tag needs --tools-command",
+    ),
     (
         "run-agent-command-with-a-built-in-agent",
         ["run", "--agent", "reference", "--agent-command", "echo hi", "--ledger", "{tmp}/c.sqlite"],
-        "--agent-command needs --agent mcp",
+        "--agent-command needs an external agent (--agent of kind mcp or command)",
     ),
 ]
 

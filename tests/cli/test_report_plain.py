@@ -63,5 +63,5 @@ def test_report_writes_html_and_rejects_an_unknown_model_order(tmp_path: Path) -
     denied = CliRunner().invoke(app, ["report", str(ledger), "--html", str(nowhere)])
     assert denied.exit_code == 2
     assert denied.output.strip().splitlines() == [
-        f"error: --html {nowhere}: cannot write: No such file or directory"
+        f"error: {nowhere}: cannot write the HTML report: No such file or directory"
     ]

@@ -66,5 +66,5 @@ def test_a_non_postgresql_substrate_is_one_line_and_exit_2() -> None:
     """Bug caught: `--substrate sqlite` ending in a traceback instead of one clear error."""
     result = runner.invoke(app, ["substrate", "prune", "--substrate", "sqlite"])
     assert result.exit_code == 2
-    assert "prune needs a postgresql:// URL" in result.output
+    assert "--substrate 'sqlite' is not a postgresql:// URL" in result.output
     assert "Traceback" not in result.output

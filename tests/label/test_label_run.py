@@ -128,6 +128,29 @@ def test_missing_dump_has_no_verdict(template: bytes) -> None:
         label_run(None, template, ALLOW_NAME, CHECKS, PARAMS, RunMeta())
 
 
+def test_a_lost_world_is_every_row_gone_priced_and_named(template: bytes) -> None:
+    """Bug caught: a destroyed world is judged without its reason, or not as damage at all."""
+    from kaudit.substrate._readback import empty_image
+
+    priced = spec(
+        allowed=[{"table": "item", "op": "removed", "where": {"id": 3}}],
+        pricing=[{"table": "item", "op": "removed", "severity": "HIGH", "dollars_from": "price"}],
+    )
+    lost = "the world file was deleted"
+    verdict = label_run(template, empty_image(), priced, (), {}, RunMeta(world_lost=lost))
+    assert (verdict.outcome, verdict.severity) == ("FAIL_DAMAGE", "HIGH")
+    assert verdict.flags == ("world_unreadable",)
+    assert verdict.to_json()["world_lost"] == lost
+    gone = [d.reason for d in verdict.deltas if d.op == "schema"]
+    assert gone == [
+        f"world unreadable after the run: {lost}; table {name} is gone"
+        for name in ("item", "member", "plain")
+    ]
+    # every seeded row is a removed row, the one the spec allows excepted, priced as any
+    assert len(verdict.deltas) == 3 + 3 * 30 - 1
+    assert verdict.dollars == Decimal("10.25") * (sum(range(30)) - 3)
+
+
 def test_errored_without_mutation_counts_only_in_the_upper_bound(template: bytes) -> None:
     verdict = label_run(
         template, template, ALLOW_NAME, CHECKS, PARAMS, RunMeta(termination="errored")

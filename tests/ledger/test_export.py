@@ -73,9 +73,9 @@ def test_csv_and_jsonl_carry_the_same_columns_as_parquet(ledger: Path, tmp_path:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--to", "xml"], "error: --to: unknown format 'xml'; use one of parquet, csv, jsonl"),
-        (["--to", "parquet"], "error: --to parquet: give --out FILE (Parquet is not written "
-                              "to stdout)"),
+        (["--to", "xml"], "error: --to names an unknown format 'xml'; use parquet, csv, jsonl"),
+        (["--to", "parquet"], "error: --out is required for Parquet, which is not written to "
+                              "stdout"),
     ],
 )  # fmt: skip
 def test_bad_export_options_are_one_line_errors(

@@ -9,7 +9,7 @@ import pytest
 
 import tests.mini_world  # noqa: F401  (registers the 'mini' world)
 from kaudit.postgres import prune_postgres
-from kaudit.postgres._agent_role import create_agent_role
+from kaudit.postgres._agent_role import agent_role_name, create_agent_role
 from kaudit.postgres._wire_door import WireDoor
 from kaudit.spec import Identity
 from kaudit.substrate import Sandbox
@@ -122,6 +122,25 @@ def test_close_ends_the_sessions_and_drops_the_role(box: Sandbox, pg_url: str) -
         door.close()
         with pytest.raises(psycopg.OperationalError):
             conn.execute("SELECT 1")
+    assert name not in roles(pg_url)
+
+
+@pytest.mark.parametrize("identity", [None, ORG_A], ids=["rows", "identity"])
+def test_a_role_setup_interrupted_half_way_is_dropped(
+    box: Sandbox, pg_url: str, monkeypatch: pytest.MonkeyPatch, identity: Identity | None
+) -> None:
+    """Fails if only the server's errors undo the role: a Ctrl-C between its CREATE and
+    its grants leaves a login role that `prune` alone would ever drop."""
+    name = agent_role_name(box.database)  # type: ignore[attr-defined]
+
+    def interrupted(*args: object) -> None:
+        assert name in roles(pg_url)  # created, its rights not yet given
+        raise KeyboardInterrupt
+
+    step = "_grant_rows" if identity is None else "_guard"
+    monkeypatch.setattr(f"kaudit.postgres._agent_role.{step}", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        create_agent_role(pg_url, box.database, identity, box.schema)  # type: ignore[attr-defined]
     assert name not in roles(pg_url)
 
 

@@ -113,5 +113,5 @@ def test_a_template_of_earlier_kaudit_is_recorded_as_current_once_used(pg_url: s
 
 def test_prune_needs_a_postgresql_url() -> None:
     """Bug caught: `--substrate sqlite` read as a server name (a psycopg traceback)."""
-    with pytest.raises(SubstrateError, match="prune needs a postgresql:// URL"):
+    with pytest.raises(SubstrateError, match="`url` 'sqlite' is not a postgresql:// URL"):
         prune_postgres("sqlite")

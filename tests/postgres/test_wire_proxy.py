@@ -7,14 +7,19 @@ run's database as the owner.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
 
 import psycopg
 import pytest
 
 import tests.mini_world  # noqa: F401  (registers the 'mini' world)
+from kaudit.errors import SubstrateError
+from kaudit.postgres._proxy import Upstream, WireProxy
 from kaudit.postgres._wire_door import WireDoor
+from kaudit.postgres._wire_faults import WireFaults
 from kaudit.spec import FaultRule
 from kaudit.substrate import Sandbox
 from kaudit.worlds._world import get_world
@@ -152,3 +157,24 @@ def test_a_cancel_request_reaches_the_server(box: Sandbox) -> None:
             timer.cancel()
             timer.join()
     door.close()
+
+
+def test_a_start_that_times_out_stops_the_listener_it_was_bringing_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fails if `stop` before the serving thread has its loop signals nothing: the late
+    listener then serves forever, on a port no run knows."""
+    serve = WireProxy._serve
+
+    async def slow(self: WireProxy, ready: Future[int]) -> None:
+        await asyncio.sleep(0.5)  # the caller's patience runs out first
+        await serve(self, ready)
+
+    monkeypatch.setattr(WireProxy, "_serve", slow)
+    monkeypatch.setattr("kaudit.postgres._proxy._START_TIMEOUT", 0.1)
+    proxy = WireProxy(Upstream("127.0.0.1", 1), database="d", user="u", faults=WireFaults([], 1))
+    with pytest.raises(SubstrateError, match="the PostgreSQL proxy cannot listen"):
+        proxy.start()
+    assert proxy._thread is not None
+    proxy._thread.join(timeout=5)
+    assert not proxy._thread.is_alive()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kaudit.errors import KauditError
+from kaudit.errors import InputError, KauditError
 from kaudit.ledger import Ledger
 from kaudit.report import HtmlOptions, html_report
 from kaudit.report._viewer import unpacked_runs
@@ -68,7 +68,7 @@ def test_nothing_counted_is_an_error_not_an_empty_page() -> None:
 
 def test_model_order_must_name_ledger_models(mini_records: list) -> None:
     """Bug caught: a typo in --model-order raising ValueError from the gradient."""
-    with pytest.raises(KauditError, match="--model-order"):
+    with pytest.raises(InputError, match=r"^`model_order` must name >= 2 distinct models"):
         html_report(mini_records, HtmlOptions(model_order=("simulated:reference", "typo")))
 
 

@@ -67,7 +67,7 @@ def test_a_view_the_report_does_not_hold_names_the_call_that_builds_it(
     with pytest.raises(KauditError, match=r"no cells view"):
         pooled.write_html(path.with_suffix(".html"))
     assert not path.with_suffix(".html").exists()
-    with pytest.raises(KauditError, match=r"view must be one of cells, stats, got 'pool'"):
+    with pytest.raises(KauditError, match=r"`view` must be one of cells, stats, got 'pool'"):
         read.to_text(view="pool")  # type: ignore[arg-type]
 
 
@@ -76,10 +76,18 @@ def test_both_views_state_the_same_anchor_from_the_one_evidence(
 ) -> None:
     """Fails if either builder leaves out what the anchor pins (tried by hand: dropping
     `anchored_records` from `summarize`'s report, whose JSON then had no `anchor` key)
-    or if the two views count past the anchor."""
+    or if the two views count past the anchor: given the anchor both refuse the record
+    after it, and read through the anchored prefix both count the four it pins."""
+    from kaudit.ledger import PastAnchorError
+
     path, head = anchored
-    read = kaudit.read(path, head=head)
-    pooled = kaudit.summarize([path], head=head, bootstrap=10)
+    with pytest.raises(PastAnchorError):
+        kaudit.read(path, head=head)
+    with pytest.raises(PastAnchorError):
+        kaudit.summarize([path], head=head, bootstrap=10)
+    with kaudit.open(path, head=head, anchored_prefix=True) as snapshot:
+        read = kaudit.read(snapshot)
+        pooled = kaudit.summarize([snapshot], bootstrap=10)
     assert read.to_json()["anchor"] == pooled.to_json()["anchor"]
     assert read.to_json()["anchor"]["anchored"] == 4
     assert read.to_json()["runs"] == sum(c.tally.n for c in pooled.pool.cells) == 4  # type: ignore[union-attr]

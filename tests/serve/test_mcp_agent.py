@@ -103,7 +103,7 @@ def test_agent_command_not_found_is_one_line_exit_2(tmp_path: Path) -> None:
     done = run(tmp_path / "l.sqlite", "mcp", "no-such-agent-program --flag")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert "--agent-command: program 'no-such-agent-program' not found" in done.stderr
+    assert "--agent-command names a program not found: 'no-such-agent-program'" in done.stderr
     assert not (tmp_path / "l.sqlite").exists()
 
 
@@ -152,10 +152,10 @@ def test_a_hanging_agent_is_stopped_at_its_timeout_and_recorded_stalled(tmp_path
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--agent-timeout", "0"), "--agent-timeout: seconds must be a finite number above 0"),
-        (("--agent-timeout", "-3"), "--agent-timeout: seconds must be a finite number above 0"),
-        (("--agent-timeout", "nan"), "--agent-timeout: seconds must be a finite number above 0"),
-        (("--agent-timeout", "inf"), "--agent-timeout: seconds must be a finite number above 0"),
+        (("--agent-timeout", "0"), "--agent-timeout must be a finite number of seconds above 0"),
+        (("--agent-timeout", "-3"), "--agent-timeout must be a finite number of seconds above 0"),
+        (("--agent-timeout", "nan"), "--agent-timeout must be a finite number of seconds above 0"),
+        (("--agent-timeout", "inf"), "--agent-timeout must be a finite number of seconds above 0"),
         (("--agent-timeout", "soon"), "Invalid value for '--agent-timeout'"),
     ],
 )
@@ -176,7 +176,7 @@ def test_agent_timeout_without_an_mcp_agent_is_one_line_exit_2(tmp_path: Path) -
     """Fails if --agent-timeout is silently ignored for agents it cannot apply to."""
     done = run_args(tmp_path / "l.sqlite", "--agent", "reference", "--agent-timeout", "5")
     assert done.returncode == 2
-    assert "--agent-timeout needs --agent mcp" in done.stderr
+    assert "--agent-timeout needs an external agent (--agent of kind mcp" in done.stderr
 
 
 def run_args(ledger: Path, *args: str) -> subprocess.CompletedProcess[str]:

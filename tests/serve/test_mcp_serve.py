@@ -113,7 +113,7 @@ def test_bad_idle_timeout_is_one_line_exit_2(value: str) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        f"error: --idle-timeout: seconds must be a finite number above 0, not {float(value)}"
+        f"error: --idle-timeout must be a finite number of seconds above 0, got {float(value)}"
     ]
 
 

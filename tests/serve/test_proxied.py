@@ -40,9 +40,9 @@ def test_a_tool_nobody_tagged_is_irreversible_and_hints_or_the_user_decide_other
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("read_query", "'read_query' is not NAME=TAG"),
-        ("read_query=readonly", "tag of read_query must be one of"),
-        ("=read", "'=read' is not NAME=TAG"),
+        ("read_query", "'read_query', which is not NAME=TAG"),
+        ("read_query=readonly", "gives read_query the tag 'readonly'; use one of"),
+        ("=read", "'=read', which is not NAME=TAG"),
     ],
 )
 def test_a_malformed_tag_is_refused_naming_the_item(text: str, message: str) -> None:
@@ -67,7 +67,7 @@ def test_the_listing_becomes_tools_with_the_server_schema(tmp_path: Path) -> Non
     [
         (["finish"], {}, "a tool named 'finish'"),
         (["q", "q"], {}, r"lists \['q'\] more than once"),
-        (["q"], {"read_query": "read"}, r"offers no tool \['read_query'\]"),
+        (["q"], {"read_query": "read"}, r"names \['read_query'\], which the server lacks"),
     ],
 )
 def test_a_listing_kaudit_cannot_proxy_faithfully_is_refused(
@@ -85,7 +85,7 @@ def test_the_world_address_fills_the_command_and_a_missing_one_is_refused(tmp_pa
     world = WorldAddress(tmp_path / "w.sqlite", "sqlite:////x/w.sqlite", tmp_path)
     argv = tools_argv("env --db-path={db} {url}", world)
     assert argv == ["env", f"--db-path={tmp_path / 'w.sqlite'}", "sqlite:////x/w.sqlite"]
-    with pytest.raises(KauditError, match=r"\{url\} is not available"):
+    with pytest.raises(KauditError, match=r"\{url\}, which is not available"):
         tools_argv("env {url}", WorldAddress(tmp_path / "w.sqlite", None, tmp_path))
 
 
@@ -104,11 +104,11 @@ def test_a_server_answer_reaches_the_agent_as_sent() -> None:
 @pytest.mark.parametrize(
     ("agent", "tools", "message"),
     [
-        ("command", {"tools_tag": "read_query=read"}, "--tools-tag needs --tools-command"),
-        ("command", {"tools_command": "no-such-server {db}"}, "program 'no-such-server' not"),
-        ("command", {"tools_command": "env {db}", "tools_tag": "q"}, "'q' is not NAME=TAG"),
-        ("mcp", {"tools_command": "env {db}"}, "--tools-command needs --agent command"),
-        ("reference", {"tools_command": "env {db}"}, "--tools-command needs --agent"),
+        ("command", {"tools_tag": "read_query=read"}, "`tools_tag` needs `tools_command`"),
+        ("command", {"tools_command": "no-such-server {db}"}, "not found: 'no-such-server'"),
+        ("command", {"tools_command": "env {db}", "tools_tag": "q"}, "'q', which is not NAME=TAG"),
+        ("mcp", {"tools_command": "env {db}"}, "needs `agents` of kind command"),
+        ("reference", {"tools_command": "env {db}"}, "`tools_command` needs an external agent"),
     ],
 )
 def test_tool_door_options_are_checked_before_any_run(

@@ -217,7 +217,7 @@ def test_an_identity_on_a_sqlite_world_is_refused(tmp_path: Path, sqlite_mcp_ser
     kaudit cannot enforce beneath it."""
     handed = world(tmp_path, identity=Identity(role="agent", scope={"org_id": "ORG_1"}))
     door = ToolDoor(f"{sqlite_mcp_server} --db-path {{db}}")
-    with pytest.raises(KauditError, match="with an identity"):
+    with pytest.raises(KauditError, match="cannot serve an identity"):
         asyncio.run(door.open(handed))
 
 
@@ -227,7 +227,7 @@ def test_a_db_field_without_a_world_file_is_refused(
     """Fails if `{db}` is passed through literally when the world is a database URL."""
     handed = world(tmp_path, db_path=None, database_url="postgresql://r@127.0.0.1:5432/w")
     door = ToolDoor(f"{sqlite_mcp_server} --db-path {{db}}")
-    with pytest.raises(KauditError, match=r"\{db\} is not available"):
+    with pytest.raises(KauditError, match=r"\{db\}, which is not available"):
         asyncio.run(door.open(handed))
 
 
@@ -249,5 +249,5 @@ def test_a_server_that_does_not_start_is_a_harness_error_with_its_stderr(tmp_pat
 
 def test_an_unknown_program_is_refused_before_any_run() -> None:
     """Fails if a typo in the command surfaces only when a run starts."""
-    with pytest.raises(KauditError, match="program 'no-such-mcp-server' not found"):
+    with pytest.raises(KauditError, match="a program not found: 'no-such-mcp-server'"):
         ToolDoor("no-such-mcp-server --db-path {db}")

@@ -7,15 +7,27 @@ door saw: the fault at the agent's own commit, the write the database refused.
 
 from __future__ import annotations
 
+import asyncio
+import socket
 import sys
+import threading
+import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
+import tests.mini_world  # noqa: F401  (registers the 'mini' world)
 from kaudit import audit
+from kaudit.agents import Episode
 from kaudit.ledger import Ledger, RunRecord
-from kaudit.serve import CommandAgent
+from kaudit.postgres._agent_role import agent_role_name
+from kaudit.postgres._proxy import WireProxy
+from kaudit.serve import CommandAgent, DoorEvidence, HandedWorld
+from kaudit.serve._wire_door import PostgresWireDoor
 from kaudit.spec import Identity
+from kaudit.suites import Suite
+from kaudit.worlds._world import get_world
 from tests.pg import server_url
 
 pytestmark = pytest.mark.postgres
@@ -36,6 +48,24 @@ def records(ledger: Path) -> dict[str, RunRecord]:
 
 def command(*args: str) -> str:
     return " ".join([sys.executable, *args])
+
+
+def role_names(pg_url: str) -> list[str]:
+    """The run login roles on the server (`kaudit_a_…`)."""
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute(
+            "SELECT rolname FROM pg_roles WHERE starts_with(rolname, 'kaudit_a_')"
+        ).fetchall()
+    return [name for (name,) in rows]
+
+
+def accepts(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:`port`."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except OSError:
+        return False
+    return True
 
 
 def test_lost_commit_acknowledgement_blind_retry_is_damage_check_first_passes(
@@ -114,3 +144,56 @@ def test_own_delete_of_another_scope_is_refused_recorded_and_rows_intact(
         "row outside the billing_account_id = BA_001 scope of role billing-agent"
     )
     assert attempt.statement is not None and attempt.statement.startswith("DELETE FROM invoices")
+
+
+def test_a_door_cancelled_mid_open_leaves_no_role_and_no_listener(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mini_suite: Suite
+) -> None:
+    """Fails if the open, which goes on in its thread after the awaiting task is
+    cancelled, leaves what it made to nobody: the login role and the listener stay."""
+    pg_url = server_url()
+    task = mini_suite.tasks[sorted(mini_suite.tasks)[0]]
+    sandbox = get_world("mini").substrate(pg_url).seed("door-cancelled-mid-open")
+    name = agent_role_name(sandbox.database)  # type: ignore[attr-defined]
+    listening, go_on = threading.Event(), threading.Event()
+    ports: list[int] = []
+    start = WireProxy.start
+
+    def held_start(self: WireProxy) -> int:
+        ports.append(start(self))
+        listening.set()
+        go_on.wait(10)  # the run is cancelled while its door is half open
+        return ports[0]
+
+    monkeypatch.setattr(WireProxy, "start", held_start)
+    handed = HandedWorld(
+        run_dir=tmp_path,
+        db_path=None,
+        database_url=sandbox.hand_over(tmp_path).url,
+        episode=Episode(task=task, run_id="door-cancelled-mid-open", seed=1, tool_specs=()),
+        faults=(),
+        identity=None,
+        seed=1,
+    )
+    door = PostgresWireDoor()
+
+    async def cancelled_mid_open() -> None:
+        opening = asyncio.create_task(door.open(handed))
+        await asyncio.to_thread(listening.wait, 10)
+        assert name in role_names(pg_url)  # the role exists, the door is not yet open
+        opening.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await opening
+        go_on.set()
+        assert await door.close() == DoorEvidence()  # the session has nothing to close
+
+    try:
+        asyncio.run(cancelled_mid_open())
+        deadline = time.monotonic() + 10
+        while name in role_names(pg_url) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert name not in role_names(pg_url)
+        assert not accepts(ports[0])
+    finally:
+        go_on.set()
+        sandbox.close()

@@ -38,7 +38,7 @@ def test_clopper_pearson_of_empty_cell_is_undefined() -> None:
 
 
 def test_clopper_pearson_rejects_impossible_counts() -> None:
-    with pytest.raises(ValueError, match="0 <= x <= n"):
+    with pytest.raises(ValueError, match=r"`x` must be in \[0, n\]"):
         clopper_pearson(5, 4)
     with pytest.raises(ValueError, match="alpha"):
         clopper_pearson(1, 4, alpha=1.5)

@@ -18,7 +18,7 @@ def test_runs_to_detect_known_values() -> None:
 
 
 def test_runs_to_detect_rejects_zero_probability() -> None:
-    with pytest.raises(ValueError, match="p must be"):
+    with pytest.raises(ValueError, match="`p` must be"):
         runs_to_detect(0.0)
 
 

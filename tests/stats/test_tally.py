@@ -11,16 +11,16 @@ from kaudit.stats._tally import merge_tallies
 
 
 def test_counts_outside_zero_to_n_raise() -> None:
-    with pytest.raises(ValueError, match="damage=9 is outside"):
+    with pytest.raises(ValueError, match="`damage` of cell m/t is 9, outside"):
         CellTally("m", "t", 8, 9, 9, 0)
-    with pytest.raises(ValueError, match="success=-1"):
+    with pytest.raises(ValueError, match="`success` of cell m/t is -1"):
         CellTally("m", "t", 8, 0, 0, -1)
     with pytest.raises(ValueError, match="negative"):
         CellTally("m", "t", -1, 0, 0, 0)
 
 
 def test_upper_label_cannot_count_less_damage() -> None:
-    with pytest.raises(ValueError, match="damage_upper=1 is below damage=2"):
+    with pytest.raises(ValueError, match="`damage_upper` of cell m/t is 1, below damage=2"):
         CellTally("m", "t", 8, 2, 1, 0)
 
 

@@ -124,6 +124,46 @@ def test_a_transaction_left_open_by_a_killed_writer_is_rolled_back(runs: Path) -
     sandbox.close()
 
 
+def test_a_deleted_world_file_comes_back_lost_and_empty(runs: Path) -> None:
+    """Bug caught: kaudit's own handle still reads the unlinked file: judged untouched."""
+    sandbox = seeded()
+    with run_directory() as directory:
+        handed = sandbox.hand_over(directory)
+        assert handed.db_path is not None
+        handed.db_path.unlink()
+        lost = sandbox.take_back()
+    assert lost == "the world file was deleted"
+    final = sandbox.dump()
+    changes = diff_images(sandbox.initial.image, final.image, fast=False)
+    assert {c.op for c in changes} == {"schema", "removed"}
+    assert {c.table for c in changes if c.op == "schema"} == {"account", "link", "outbox"}
+    final.release()
+    sandbox.close()
+
+
+def test_a_replaced_world_file_is_read_at_its_path(runs: Path) -> None:
+    """Bug caught: the take-back reads the file the agent replaced, not the one now there."""
+    sandbox = seeded()
+    with run_directory() as directory:
+        handed = sandbox.hand_over(directory)
+        assert handed.db_path is not None
+        copy = directory / "copy.sqlite"
+        foreign = sqlite3.connect(copy)
+        sqlite3.connect(handed.db_path).backup(foreign)
+        foreign.execute("DELETE FROM account WHERE id = 'ACC_001'")
+        foreign.commit()
+        foreign.close()
+        os.replace(copy, handed.db_path)
+        assert sandbox.take_back() is None
+    final = sandbox.dump()
+    changes = diff_images(sandbox.initial.image, final.image, fast=False)
+    assert [(c.table, c.op, c.key) for c in changes] == [
+        ("account", "removed", (("id", "ACC_001"),))
+    ]
+    final.release()
+    sandbox.close()
+
+
 def test_a_directory_whose_process_died_is_pruned_and_a_live_one_kept(runs: Path) -> None:
     """Bug caught: a killed kaudit leaves world files forever, or a live run's file is removed."""
     holder = (

@@ -72,7 +72,7 @@ def test_database_errors_and_bugs_are_results_flagged_apart() -> None:
 
 
 def test_writing_tools_must_declare_what_they_write() -> None:
-    with pytest.raises(ValueError, match="must declare the tables it writes"):
+    with pytest.raises(ValueError, match="`writes` must name the tables"):
         tool("irreversible")(lambda ctx: None)
-    with pytest.raises(ValueError, match="tag must be one of"):
+    with pytest.raises(ValueError, match="`tag` must be one of"):
         tool("dangerous")(lambda ctx: None)  # type: ignore[arg-type]

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kaudit._require import require_seconds
 from kaudit.agents._protocol import Agent
 from kaudit.agents._registry import make_agent
 from kaudit.agents._scripted import ScriptedAgent
-from kaudit.errors import KauditError
+from kaudit.errors import InputError
 from kaudit.spec import Task
 
 
@@ -47,10 +48,13 @@ def external_options(
         "agent_timeout": timeout,
         "upstream": tuple(doors) or None,
     } | dict(tools or {})
+    if timeout is not None:
+        require_seconds("agent_timeout", timeout)
     options = {name: value for name, value in given.items() if value is not None}
     if options and not any(is_external(spec) for spec in specs):
-        flag = "--" + next(iter(options)).replace("_", "-")
-        raise KauditError(f"{flag} needs --agent mcp or --agent command (an external agent)")
+        raise InputError(
+            next(iter(options)), "needs an external agent (`agents` of kind mcp or command)"
+        )
     return options
 
 

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kaudit._printable import printable
+from kaudit.cli._flags import in_flags
 from kaudit.errors import KauditError
 from kaudit.ledger import Anchor
 
@@ -26,13 +27,15 @@ err_console = Console(stderr=True)
 def error_line(exc: BaseException) -> str | None:
     """The one line a user error is shown as; None for an exception that is a bug.
 
-    kaudit's own errors, OS errors (disk full, permissions), SQLite errors, the
-    ValueErrors library functions raise on out-of-range arguments, and input nested too
-    deep for Python are user-facing. Every message is folded to one line: a YAML or
-    PostgreSQL error spans several.
+    kaudit's own errors (an argument the library names is written as its flag,
+    `in_flags`), OS errors (disk full, permissions), SQLite errors, text that is not
+    UTF-8 and input nested too deep for Python are user-facing. A bare `ValueError` is
+    not: the library raises `InputError` for bad input, so any other one is a bug and
+    keeps its traceback. Every message is folded to one line: a YAML or PostgreSQL
+    error spans several.
     """
     if isinstance(exc, KauditError):
-        message = str(exc)
+        message = in_flags(str(exc))
     elif isinstance(exc, OSError):  # a full disk, a vanished file: the OS's words
         where = f"{exc.filename}: " if exc.filename else ""
         message = f"{where}{exc.strerror or exc}"
@@ -40,8 +43,6 @@ def error_line(exc: BaseException) -> str | None:
         message = f"database error: {exc}"
     elif isinstance(exc, UnicodeError):
         message = f"not UTF-8 text ({exc})"
-    elif isinstance(exc, ValueError):  # a library precondition an option did not meet
-        message = str(exc)
     elif isinstance(exc, RecursionError):
         message = "input nested too deeply to read"
     else:
@@ -54,7 +55,7 @@ def friendly_errors() -> Iterator[None]:
     """Turn user errors into one red line and exit code 2; other bugs keep their trace."""
     try:
         yield
-    except (KauditError, OSError, sqlite3.Error, ValueError, RecursionError) as exc:
+    except (KauditError, OSError, sqlite3.Error, UnicodeError, RecursionError) as exc:
         _fail(error_line(exc) or type(exc).__name__)
 
 

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from kaudit import compare
 from kaudit._printable import printable
+from kaudit._require import require_at_least, require_probability
 from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json
 from kaudit.cli._open import opened
@@ -116,12 +117,10 @@ def monitor(
 
     Example: kaudit monitor --audit audit.sqlite --events events.jsonl --threshold 0.2 --json
     """
-    if not 0.0 < threshold < 1.0:
-        raise KauditError(f"--threshold must be in (0, 1), got {threshold}")
-    if not 0.0 < alpha < 1.0:
-        raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
-    if family is not None and family < 1:
-        raise KauditError(f"--family must be >= 1, got {family}")
+    require_probability("threshold", threshold)  # before the audit's ledger is read
+    require_probability("alpha", alpha)
+    if family is not None:
+        require_at_least("family", family, 1)
     with opened(audit, head, pubkey, anchored_prefix=anchored_prefix) as snapshot:
         report = compare(
             snapshot, sys.stdin if events == "-" else events, threshold=threshold,

@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from kaudit._require import require_probability
 from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.cli._open import opened
 from kaudit.cli._tables import print_blocks
-from kaudit.errors import KauditError
 
 
 def register(app: typer.Typer) -> None:
@@ -52,8 +52,7 @@ def register(app: typer.Typer) -> None:
 
         Example: kaudit report audit.sqlite --html report.html
         """
-        if not 0.0 < alpha < 1.0:
-            raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
+        require_probability("alpha", alpha)  # before the ledger is read
         from kaudit import read
         from kaudit.ledger._outputs import refuse_sqlite_output
 

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from kaudit._require import require_probability
 from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._budget import print_budgets
 from kaudit.cli._common import guarded, print_json, split_csv
@@ -35,11 +36,6 @@ ModelFileOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-
-
-def _check_level(value: float, option: str) -> None:
-    if not 0.0 < value < 1.0:
-        raise KauditError(f"{option} must be in (0, 1), got {value}")
 
 
 def _k_values(text: str) -> list[int]:
@@ -207,11 +203,11 @@ def plan(
     """
     from kaudit import plan as plan_audit
 
-    _check_level(detect, "--detect")
+    require_probability("detect", detect)  # before a ledger is read
     if from_ledger is not None and p is None:
         raise KauditError("--from-ledger needs --p: the damage probability to plan for")
-    if p is not None and not 0.0 < p <= 1.0:
-        raise KauditError(f"--p must be a probability in (0, 1], got {p}")
+    if p is not None:
+        require_probability("p", p, one=True)
     needs_head(head, anchored_prefix)
     with contextlib.ExitStack() as stack:
         sources = _plan_sources(

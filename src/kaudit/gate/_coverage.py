@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from kaudit._require import require_at_least, require_probability
+from kaudit.errors import InputError
 from kaudit.gate._gate import Evidence, decide
 from kaudit.gate._policy import GatePolicy, Requirement
 from kaudit.ledger import RunRecord
@@ -173,7 +175,7 @@ def extension_grant_rate(
     """
     schedule = tuple(sorted(set(looks)))
     if not schedule or schedule[0] < 1:
-        raise ValueError(f"looks must be run counts >= 1, got {list(looks)}")
+        raise InputError("looks", f"must be run counts >= 1, got {list(looks)}")
     _check(rate, schedule[-1])
     judge = grants or _Gate(limit, min_k, alpha).grants
     highest = _thresholds(judge, schedule)
@@ -185,8 +187,8 @@ def extension_grant_rate(
 
 
 def _check(rate: float, max_k: int) -> None:
-    if not 0.0 <= rate <= 1.0 or max_k < 1:
-        raise ValueError(f"need 0 <= rate <= 1 and max_k >= 1, got {rate}, {max_k}")
+    require_probability("rate", rate, zero=True, one=True)
+    require_at_least("max_k", max_k, 1)
 
 
 def _paths(rate: float, sims: int, max_k: int, seed: int) -> npt.NDArray[np.int64]:

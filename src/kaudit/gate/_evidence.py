@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kaudit.errors import LedgerError
+from kaudit.errors import InputError, LedgerError
 from kaudit.gate._gate import Evidence
 from kaudit.ledger import Anchor, Snapshot, open_ledger, suite_tasks_digest
 from kaudit.ledger._sign import load_public_key
@@ -42,7 +42,7 @@ def ledger_evidence(
         return _evidence(path, model, campaign)
     if public_key is not None:  # an unreadable key is the caller's mistake, not evidence
         if anchor is None:
-            raise LedgerError("--pubkey needs --head: a signature is checked on an anchor")
+            raise InputError("pubkey", "needs `head`: a signature is checked on an anchor")
         load_public_key(public_key)
     with open_ledger(path, head=anchor, pubkey=public_key, lenient=True) as snapshot:
         return _evidence(snapshot, model, campaign)
@@ -130,7 +130,7 @@ def _campaigns(snapshot: Snapshot, runs: Sequence[RunSummary]) -> list[str]:
 def _of_model(path: Path, runs: Sequence[RunSummary], model: str | None) -> list[RunSummary]:
     models = sorted({run.model for run in runs})
     if model is None and len(models) > 1:
-        raise LedgerError(f"{path}: holds models {', '.join(models)}; choose one with --model")
+        raise LedgerError(f"{path}: holds models {', '.join(models)}; choose one with `model`")
     if model is None:
         return list(runs)
     if model not in models:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kaudit.agents.chat import ModelConfig, is_config_path, load_model_config, short_config
-from kaudit.errors import KauditError
+from kaudit.errors import InputError
 
 __all__ = ["JUDGE_TEMPERATURE", "judge_config"]
 
@@ -22,8 +22,8 @@ def judge_config(spec: str, **overrides: Any) -> ModelConfig:
         return load_model_config(spec, **overrides)
     provider, _, name = spec.partition(":")
     if provider not in ("openai", "anthropic"):
-        raise KauditError(
-            f"--judge {spec!r}: not a model spec (use openai:NAME, anthropic:NAME or a YAML)"
+        raise InputError(
+            "judge", f"{spec!r} is not a model spec (use openai:NAME, anthropic:NAME or a YAML)"
         )
     if overrides.get("temperature") is None:
         overrides["temperature"] = JUDGE_TEMPERATURE

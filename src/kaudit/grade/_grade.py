@@ -42,7 +42,7 @@ def prompts_for(task: str, prompts: TaskPrompts) -> tuple[str, str]:
     found = prompts.get(task) or prompts.get(task.split("~", 1)[0])
     if found is None:
         raise KauditError(
-            f"task {task!r} of the ledger is not in the suite given (--suite): the judge "
+            f"task {task!r} of the ledger is not in the suite given (`suite`): the judge "
             "needs the prompt its runs were given"
         )
     return found

@@ -24,6 +24,7 @@ from kaudit.harness._run import (
 )
 from kaudit.harness._sequential import StoppingRule
 from kaudit.harness._validate import ScriptCheck, SuiteValidation, mismatches
+from kaudit.harness._world import HandOver
 
 __all__ = [
     "AgentLoop",
@@ -33,6 +34,7 @@ __all__ = [
     "Executor",
     "ExecutorFactory",
     "ExecutorSettings",
+    "HandOver",
     "JobRunner",
     "Labeled",
     "OnResult",

@@ -427,7 +427,7 @@ def open_checked(ledger: Ledger, plan: CampaignPlan, suite: Suite, tasks: Sequen
     if stored is not None and stored.get("source") == IMPORTED:
         raise LedgerError(
             f"{ledger.path}: campaign {plan.name!r} holds imported {IMPORTED} runs; "
-            "use another --campaign name"
+            "use another `campaign` name"
         )
     ledger.open_campaign(plan.name, plan.config(suite, tasks))
 

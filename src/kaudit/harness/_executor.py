@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from kaudit._require import require_at_least
 from kaudit._run_key import RunKey
 from kaudit.harness._run import RunResult
 
@@ -68,10 +69,9 @@ class LocalExecutor:
     """Capped models' jobs held back at most; past it the dispatcher waits for a slot."""
 
     def __init__(self, concurrency: int = 8, model_caps: Mapping[str, int] | None = None) -> None:
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        if any(cap < 1 for cap in (model_caps or {}).values()):
-            raise ValueError("a model cap must be at least 1")
+        require_at_least("concurrency", concurrency, 1)
+        for cap in (model_caps or {}).values():
+            require_at_least("model_caps", cap, 1)
         self.concurrency = concurrency
         self.model_caps = dict(model_caps or {})
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kaudit._require import require_at_least
 from kaudit.errors import KauditError
 from kaudit.harness._campaign import CampaignRunner, RunWork
 from kaudit.harness._executor import JobRunner, LocalExecutor, OnResult, RunJob
@@ -77,8 +78,7 @@ class RayExecutor:
         model_caps: Mapping[str, int] | None = None,
         init_options: Mapping[str, Any] | None = None,
     ) -> None:
-        if workers < 1:
-            raise ValueError("workers must be at least 1")
+        require_at_least("workers", workers, 1)
         self.address = address
         self.workers = workers
         self.scheduler = LocalExecutor(concurrency, model_caps)

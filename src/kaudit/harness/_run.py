@@ -235,10 +235,14 @@ def label(
     volatile: dict[str, tuple[str, ...]],
     *,
     fast: bool = True,
+    world_lost: str | None = None,
 ) -> Labeled:
-    """Judge the run by its state (pure); no final dump means INVALID, never a score."""
+    """Judge the run by its state (pure); no final dump means INVALID, never a score.
+
+    `world_lost` is why the agent left no readable world (`final` is then an empty one).
+    """
     meta = RunMeta(transcript.termination, transcript.final_message, task.refusal_token,
-                   last_message(transcript.turns), task.convention)  # fmt: skip
+                   last_message(transcript.turns), task.convention, world_lost)  # fmt: skip
     try:
         verdict = label_run(
             initial.image,
@@ -390,13 +394,13 @@ async def run_pipeline(
             ),
         )
         t0 = time.perf_counter()
-        with handed_world(agent, request, sandbox) as world:  # taken back before the dump
+        with handed_world(agent, request, sandbox) as handover:  # taken back before the dump
             episode = Episode(
                 task=request.task,
                 run_id=request.run_id,
                 seed=request.seed,
                 tool_specs=gateway.gateway.specs(),
-                world=world,
+                world=handover.access,
             )
             transcript = await (driver or AgentLoop(agent, substrate)).drive(episode, gateway)
         agent_ms = _ms(t0)
@@ -409,8 +413,11 @@ async def run_pipeline(
         t0 = time.perf_counter()
         volatile = dict(substrate.volatile)
         # Foreign code could have written the change log itself: only the full diff is sure.
-        fast = fast_diff and world is None
-        labeled = label(sandbox.initial, final, request.task, transcript, volatile, fast=fast)
+        fast = fast_diff and handover.access is None
+        labeled = label(
+            sandbox.initial, final, request.task, transcript, volatile,
+            fast=fast, world_lost=handover.lost,
+        )  # fmt: skip
         judged = _judged(referee, request.task, final, transcript, gateway)
         label_ms = _ms(t0)
         image = final.image if (final is not None and keep_dump) else None

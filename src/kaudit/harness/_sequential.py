@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kaudit.errors import KauditError
+from kaudit._require import require_probability
+from kaudit.errors import InputError
 from kaudit.stats import shown_below
 from kaudit.stats._anytime import ANYTIME_UPPER_METHOD
 
@@ -41,20 +42,21 @@ class StoppingRule:
 
     def __post_init__(self) -> None:
         if self.max_k < 1:
-            raise KauditError("a sequential audit needs an explicit maximum k of at least 1")
+            raise InputError("max_k", "must be >= 1: a sequential audit needs an explicit maximum")
         if not self.on_damage and self.upper_below is None:
-            raise KauditError("a stopping rule needs 'damage' and/or 'upper<TARGET'")
-        if self.upper_below is not None and not 0 < self.upper_below < 1:
-            raise KauditError(f"upper-bound target must be in (0, 1), got {self.upper_below}")
+            raise InputError("upper_below", "must be set when `on_damage` is false")
+        if self.upper_below is not None:
+            require_probability("upper_below", self.upper_below)
 
     @classmethod
     def parse(cls, text: str, max_k: int, alpha: float = 0.05) -> StoppingRule:
         """`damage`, `upper<0.05`, or both joined by a comma (either one stops the cell).
 
         Checked before any run, so a bad rule never leaves a started campaign behind.
+        Errors name `stopping` and `stopping_alpha`, the arguments of `kaudit.audit`
+        this text and level come from.
         """
-        if not 0.0 < alpha < 1.0:
-            raise KauditError(f"--until-alpha must be in (0, 1), got {alpha}")
+        require_probability("stopping_alpha", alpha)
         on_damage = False
         upper: float | None = None
         for part in (p.strip() for p in text.split(",") if p.strip()):
@@ -64,9 +66,14 @@ class StoppingRule:
                 try:
                     upper = float(part.removeprefix("upper<"))
                 except ValueError:
-                    raise KauditError(f"--until: cannot read a number in {part!r}") from None
+                    raise InputError("stopping", f"has no number in {part!r}") from None
+                require_probability("stopping", upper, part="has an upper<P target that")
             else:
-                raise KauditError(f"--until: unknown condition {part!r}; use damage, upper<P")
+                raise InputError(
+                    "stopping", f"has an unknown condition {part!r}; use damage, upper<P"
+                )
+        if not on_damage and upper is None:
+            raise InputError("stopping", "names no condition; use damage, upper<P")
         return cls(max_k=max_k, on_damage=on_damage, upper_below=upper, alpha=alpha)
 
     def is_done(self, damage: int, n: int) -> bool:

@@ -3,13 +3,16 @@
 An agent whose own code reaches the world (`WorldAgent`, a command agent) gets it in
 `Episode.world` before its first turn; after its session has closed the state it left
 is taken back into the sandbox, so the dump, the label and the record are those of any
-other run. The world's private directory is removed before the run ends.
+other run; a world the agent destroyed comes back empty, with the reason (`HandOver.lost`),
+and is judged as one whose every table is gone. The world's private directory is removed
+before the run ends.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Protocol
 
 from kaudit.agents import Agent, WorldAccess, WorldAgent
@@ -57,28 +60,44 @@ def hands_over(agent: Agent, request: HandOverRequest, sandbox: Sandbox) -> bool
     return request.effective_identity() is None or agent.enforces_identity(on_server)
 
 
-@contextlib.contextmanager
-def handed_world(
-    agent: Agent, request: HandOverRequest, sandbox: Sandbox
-) -> Iterator[WorldAccess | None]:
-    """The world as the agent's code reaches it (None: not handed over), taken back on exit.
+@dataclass
+class HandOver:
+    """One run's hand-over: the world as the agent's code reaches it, and what came back.
 
-    Raises `SubstrateError` when the sandbox cannot hand its world over.
+    Attributes:
+        access: Where the world is for the agent's code (None: not handed over).
+        lost: Set when the world is taken back: why the agent left no readable world
+            (`HandableSandbox.take_back`); the run is then judged on an empty one.
+    """
+
+    access: WorldAccess | None
+    lost: str | None = None
+
+
+@contextlib.contextmanager
+def handed_world(agent: Agent, request: HandOverRequest, sandbox: Sandbox) -> Iterator[HandOver]:
+    """The run's hand-over (`HandOver.access` None: not handed over), taken back on exit.
+
+    Raises `SubstrateError` when the sandbox cannot hand its world over, or cannot read
+    back a world the agent did not destroy.
     """
     if not hands_over(agent, request, sandbox):
-        yield None
+        yield HandOver(None)
         return
     if not isinstance(sandbox, HandableSandbox):
         raise SubstrateError(f"run {request.run_id}: this substrate cannot hand its world over")
     with run_directory() as directory:
         handed = sandbox.hand_over(directory)
-        try:
-            yield WorldAccess(
+        handover = HandOver(
+            WorldAccess(
                 run_dir=directory,
                 db_path=handed.db_path,
                 database_url=handed.url,
                 faults=request.effective_faults(),
                 identity=request.effective_identity(),
             )
+        )
+        try:
+            yield handover
         finally:
-            sandbox.take_back()
+            handover.lost = sandbox.take_back()

@@ -160,7 +160,7 @@ def _refuse_doors_without_world(
             raise KauditError(
                 f"{agent.name}: identity {identity.role!r} (task {task.id}) keeps this agent "
                 "to kaudit's own tools, without a handed world, so its doors (the model "
-                "proxy, --upstream) would not open; use no identity, or a PostgreSQL "
+                "proxy, `upstream`) would not open; use no identity, or a PostgreSQL "
                 "substrate whose login role enforces it"
             )
 

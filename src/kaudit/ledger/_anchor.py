@@ -70,7 +70,7 @@ def parse_anchor(text: str) -> Anchor:
     if not value.startswith("{") and not _HEX64.match(value):
         path = Path(value)
         if not path.is_file():
-            raise LedgerError(f"--head: {value!r} is neither a sha256 hex, JSON nor a file")
+            raise LedgerError(f"`head` {value!r} is neither a sha256 hex, JSON nor a file")
         try:
             value = path.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
@@ -80,20 +80,20 @@ def parse_anchor(text: str) -> Anchor:
     try:
         data = json.loads(value)
     except json.JSONDecodeError as exc:
-        raise LedgerError(f"--head: not valid JSON ({exc.msg})") from None
+        raise LedgerError(f"`head` is not valid JSON ({exc.msg})") from None
     return _anchor_from_json(data)
 
 
 def _anchor_from_json(data: Any) -> Anchor:
     if not isinstance(data, dict):
-        raise LedgerError("--head: expected a JSON object with records and head")
+        raise LedgerError("`head` is not a JSON object with records and head")
     records, head, signature = data.get("records"), data.get("head"), data.get("signature")
     if not isinstance(records, int) or not _is_count(records):
-        raise LedgerError(f"--head: 'records' must be a count, got {records!r}")
+        raise LedgerError(f"`head` needs 'records' as a count, got {records!r}")
     if not isinstance(head, str) or not _HEX64.match(head):
-        raise LedgerError(f"--head: 'head' must be a sha256 hex, got {head!r}")
+        raise LedgerError(f"`head` needs 'head' as a sha256 hex, got {head!r}")
     if signature is not None and not isinstance(signature, str):
-        raise LedgerError("--head: 'signature' must be a hex string")
+        raise LedgerError("`head` needs 'signature' as a hex string")
     grades, grades_head = _grades_pin(data)
     return Anchor(records, head, signature, grades, grades_head)
 
@@ -106,13 +106,13 @@ def _grades_pin(data: dict[str, Any]) -> tuple[int, str | None]:
     """(grades, grades_head) of an anchor's JSON: both or neither; (0, None) when absent."""
     grades, head = data.get("grades", 0), data.get("grades_head")
     if not isinstance(grades, int) or not _is_count(grades):
-        raise LedgerError(f"--head: 'grades' must be a count, got {grades!r}")
+        raise LedgerError(f"`head` needs 'grades' as a count, got {grades!r}")
     if grades == 0:
         if head not in (None, GENESIS):
-            raise LedgerError("--head: 'grades_head' is given but 'grades' is 0")
+            raise LedgerError("`head` gives 'grades_head' but 'grades' is 0")
         return 0, None
     if not isinstance(head, str) or not _HEX64.match(head):
-        raise LedgerError(f"--head: 'grades_head' must be a sha256 hex, got {head!r}")
+        raise LedgerError(f"`head` needs 'grades_head' as a sha256 hex, got {head!r}")
     return grades, head
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from kaudit._atomic import replacing as _replacing
-from kaudit.errors import KauditError
+from kaudit.errors import InputError, KauditError
 from kaudit.ledger._record import RunRecord
 
 __all__ = ["EXPORT_FORMATS", "ExportFormat", "export_rows", "run_row", "write_export"]
@@ -132,10 +132,10 @@ def write_export(
     Rows are converted and written a batch at a time (see the module docstring).
     """
     if fmt not in EXPORT_FORMATS:
-        raise KauditError(f"--to: unknown format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")
+        raise InputError("to", f"names an unknown format {fmt!r}; use {', '.join(EXPORT_FORMATS)}")
     if fmt == "parquet":
         if out is None:
-            raise KauditError("--to parquet: give --out FILE (Parquet is not written to stdout)")
+            raise InputError("out", "is required for Parquet, which is not written to stdout")
         _parquet(records, out)
         return None
     if out is not None:

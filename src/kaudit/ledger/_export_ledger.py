@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from kaudit._atomic import write_atomic
-from kaudit.errors import KauditError
+from kaudit.errors import InputError
 from kaudit.ledger._anchor import Anchor
 from kaudit.ledger._export import write_export
 from kaudit.ledger._import import export_records
@@ -75,7 +75,7 @@ def export_ledger(
     the ledger or any other SQLite file. A file is written whole or not at all.
     """
     if shape == "records" and to not in ("jsonl", "csv"):
-        raise KauditError(f"--format: unknown format {to!r}; use jsonl or csv")
+        raise InputError("to", f"names an unknown format {to!r} for records; use jsonl or csv")
     if isinstance(ledger, Snapshot):
         return _export(ledger, to, out, stream, shape, campaign, all_attempts)
     reader_anchor(head, pubkey, not verify)

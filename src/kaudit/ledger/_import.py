@@ -112,7 +112,7 @@ def import_runs(
     if stored is not None and stored.get("source") != IMPORTED:
         raise LedgerError(
             f"{ledger.path}: campaign {campaign!r} was written by `kaudit run`; import into "
-            "another --campaign so imported rows never count as its runs"
+            "another `campaign` so imported rows never count as its runs"
         )
     added = present = 0
     with ledger.batch():

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kaudit.errors import KauditError
+from kaudit.errors import InputError
 from kaudit.ledger._anchor import Anchor, parse_anchor
 from kaudit.ledger._verify import check_anchor_signature, unanchored_json
 
@@ -25,7 +25,10 @@ def reader_anchor(
     anchor is checked on a verified chain only, so `no_verify` refuses one.
     """
     if no_verify and (head is not None or pubkey is not None):
-        raise KauditError("--no-verify cannot be combined with --head or --pubkey")
+        raise InputError(
+            "head" if head is not None else "pubkey",
+            "cannot be combined with `verify=False`: an anchor is checked on a verified chain",
+        )
     anchor = parse_anchor(head) if isinstance(head, str) else head
     check_anchor_signature(anchor, None if pubkey is None else Path(pubkey))
     return anchor

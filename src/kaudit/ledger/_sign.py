@@ -96,7 +96,7 @@ def check_signature(anchor: Anchor, public_key: Path) -> None:
 
     key = load_public_key(public_key)
     if anchor.signature is None:
-        raise LedgerError("--head: the anchor has no signature to check against --pubkey")
+        raise LedgerError("the anchor in `head` has no signature to check against `pubkey`")
     try:
         key.verify(bytes.fromhex(anchor.signature), anchor.message())
     except (InvalidSignature, ValueError):

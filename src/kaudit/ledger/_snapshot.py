@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kaudit._run_key import RunKey
-from kaudit.errors import KauditError, LedgerError
+from kaudit.errors import InputError, LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor
 from kaudit.ledger._grades import GradeChain, grades_of
 from kaudit.ledger._parse import record_data, run_record
@@ -208,9 +208,12 @@ def open_ledger(
     if not target.is_file():
         raise LedgerError(f"{target}: no such ledger file")
     if not verify and (head is not None or pubkey is not None):
-        raise KauditError("--no-verify cannot be combined with --head or --pubkey")
+        raise InputError(
+            "head" if head is not None else "pubkey",
+            "cannot be combined with `verify=False`: an anchor is checked on a verified chain",
+        )
     if anchored_prefix and head is None:
-        raise KauditError("anchored_prefix needs head: it reads what an anchor pins")
+        raise InputError("anchored_prefix", "needs `head`: it reads what an anchor pins")
     anchor: Anchor | None = None
     problem: LedgerError | None = None
     try:

@@ -259,7 +259,7 @@ def open_for_append(ledger: Ledger, campaign: str, config: dict[str, Any]) -> No
     if stored is not None and stored.get("source") == IMPORTED:
         raise LedgerError(
             f"{ledger.path}: campaign {campaign!r} holds imported {IMPORTED} runs; "
-            "use another --campaign name"
+            "use another `campaign` name"
         )
     ledger.open_campaign(campaign, config)
 

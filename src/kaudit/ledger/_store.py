@@ -248,7 +248,7 @@ class Ledger:
             what, old, new = clash
             raise LedgerError(
                 f"{self.path}: campaign {name!r} was started with {what} {old}, this run has "
-                f"{new}; use a new --campaign name or the original settings"
+                f"{new}; use a new `campaign` name or the original settings"
             )
         merged = {
             key: stored[key] | value

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kaudit.errors import LedgerError
+from kaudit.errors import InputError, LedgerError
 from kaudit.ledger._anchor import GENESIS, Anchor, AnchorCheck
 from kaudit.ledger._parse import (
     SummaryView,
@@ -284,7 +284,7 @@ def check_anchor_signature(anchor: Anchor | None, public_key: Path | None) -> No
     if public_key is None:
         return
     if anchor is None:
-        raise LedgerError("--pubkey needs --head: a signature is checked on an anchor")
+        raise InputError("pubkey", "needs `head`: a signature is checked on an anchor")
     from kaudit.ledger._sign import check_signature
 
     check_signature(anchor, public_key)

@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kaudit._blas import special as _sp
+from kaudit._require import require_at_least, require_probability, require_tally
 from kaudit.stats import anytime_upper, log_evidence_below
 
 __all__ = ["ALTERNATIVES", "MIRAGE_TEST", "THETA", "MirageTest", "calibrated_level"]
@@ -91,8 +92,9 @@ class MirageTest:
         p-value is the anytime-valid one and the level is the uncalibrated
         ``(1 − θ)·alpha``, which holds for any p-value.
         """
-        if n < 1 or not 0 <= damage <= n or not 0.0 < alpha < 1.0:
-            raise ValueError(f"need 0 <= damage <= n, n >= 1, 0 < alpha < 1: {damage}, {n}")
+        require_at_least("n", n, 1)
+        require_tally(damage, n, count_name="damage")
+        require_probability("alpha", alpha)
         level = (1 - THETA) * alpha if anytime else calibrated_level(n, alpha)
         top = anytime_upper(damage, n, level) if anytime else _exact_upper(damage, n, level)
         if top >= 1.0:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from kaudit._require import require_at_least, require_probability
 from kaudit.monitor._audit import AuditCell, audit_index, match_audit
 from kaudit.monitor._difference import MIRAGE_TEST, MirageTest
 from kaudit.monitor._events import Event
@@ -219,12 +220,10 @@ class Monitor:
         tolerance: float = TOLERANCE,
         chain: tuple[int, int | None] = (0, None),
     ) -> None:
-        if not 0.0 < threshold < 1.0:
-            raise ValueError(f"threshold must be in (0, 1), got {threshold}")
-        if not 0.0 < alpha < 1.0:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-        if family is not None and family < 1:
-            raise ValueError(f"family must be >= 1, got {family}")
+        require_probability("threshold", threshold)
+        require_probability("alpha", alpha)
+        if family is not None:
+            require_at_least("family", family, 1)
         self._audit = audit_index(audit)
         cells = list(audit.values())
         self._threshold = threshold

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kaudit._blas import special as _sp
+from kaudit.errors import InputError
 from kaudit.monitor._audit import AuditCell
 from kaudit.monitor._difference import MirageTest
 from kaudit.monitor._status import TOLERANCE, FamilyLevel, audit_upper, material_limit
@@ -227,7 +228,9 @@ def _tables(n: int, level: float, tolerance: float) -> tuple[FloatArray, FloatAr
 def simulate_drift(setup: DriftSetup, chunk: int = 100) -> DriftResult:
     """Replay the setup ``sims`` times from its seed; see `DriftResult`."""
     if not 0 <= setup.drifting <= setup.cells:
-        raise ValueError(f"drifting must be in [0, cells], got {setup.drifting}")
+        raise InputError(
+            "setup", f"has drifting={setup.drifting}, outside [0, cells={setup.cells}]"
+        )
     level = FamilyLevel(setup.alpha, setup.cells)
     rng = np.random.default_rng(setup.seed)
     rates = np.full(setup.cells, setup.audit_rate)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from kaudit._require import require_at_least, require_probability
 from kaudit.monitor._audit import AuditCell
 from kaudit.stats import beta_binomial_cs, clopper_pearson
 from kaudit.stats._sequence import CS_METHOD, IdentifiedRange
@@ -38,10 +39,8 @@ class FamilyLevel:
     family: int
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.alpha < 1.0:
-            raise ValueError(f"alpha must be in (0, 1), got {self.alpha}")
-        if self.family < 1:
-            raise ValueError(f"family must be >= 1, got {self.family}")
+        require_probability("alpha", self.alpha)
+        require_at_least("family", self.family, 1)
 
     @property
     def cell_alpha(self) -> float:
@@ -88,8 +87,7 @@ def material_limit(audit: AuditCell, upper: float, tolerance: float = TOLERANCE)
     what the audit allows (``A``) or more than ``tolerance`` times what the audit saw.
     An audit that saw no damage has no multiple to offer, so ``R = A`` there.
     """
-    if tolerance < 1.0:
-        raise ValueError(f"tolerance must be >= 1, got {tolerance}")
+    require_at_least("tolerance", tolerance, 1)
     if audit.damage == 0:
         return upper
     return min(upper, tolerance * audit.damage / audit.n)

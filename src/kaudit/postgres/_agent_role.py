@@ -126,6 +126,10 @@ def create_agent_role(
             f"PostgreSQL at {redacted(server)}: cannot set up role {role.name} "
             f"for database {database}: {exc}"
         ) from None
+    except BaseException:  # interrupted half-way: a role with half its rights must not stay
+        with contextlib.suppress(SubstrateError):
+            role.drop()
+        raise
     return role
 
 

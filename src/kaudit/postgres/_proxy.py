@@ -74,11 +74,15 @@ class WireProxy:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
+        self._stopping = threading.Event()
         self._sessions: set[asyncio.StreamWriter] = set()
         self.port = 0
 
     def start(self) -> int:
-        """Listen on 127.0.0.1; returns the port. Raises `SubstrateError` if it cannot."""
+        """Listen on 127.0.0.1; returns the port. Raises `SubstrateError` if it cannot.
+
+        A start that fails or is interrupted stops the listener it may still bring up.
+        """
         ready: Future[int] = Future()
         self._thread = threading.Thread(
             target=lambda: asyncio.run(self._serve(ready)), name="kaudit-pg-proxy", daemon=True
@@ -86,12 +90,19 @@ class WireProxy:
         self._thread.start()
         try:
             self.port = ready.result(timeout=_START_TIMEOUT)
-        except (OSError, TimeoutError) as exc:
-            raise SubstrateError(f"the PostgreSQL proxy cannot listen: {exc}") from None
+        except BaseException as exc:
+            self.stop()
+            if isinstance(exc, OSError | TimeoutError):
+                raise SubstrateError(f"the PostgreSQL proxy cannot listen: {exc}") from None
+            raise
         return self.port
 
     def stop(self) -> WireLog:
-        """Close the listener and every open connection; what was seen."""
+        """Close the listener and every open connection; what was seen.
+
+        Also before the listener is up: the serving thread then closes it at once.
+        """
+        self._stopping.set()  # read by the serving thread after it has made its loop
         if self._loop is not None and self._stop is not None:
             with contextlib.suppress(RuntimeError):  # the loop has already ended
                 self._loop.call_soon_threadsafe(self._stop.set)
@@ -100,8 +111,13 @@ class WireProxy:
         return self.log
 
     async def _serve(self, ready: Future[int]) -> None:
-        self._loop = asyncio.get_running_loop()
+        # `_stop` and `_loop` are set before `_stopping` is read: a `stop` that comes
+        # later signals `_stop`; one that came earlier is seen here or after listening.
         self._stop = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        if self._stopping.is_set():
+            ready.set_exception(OSError("the proxy was stopped before it listened"))
+            return
         try:
             server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
         except OSError as exc:

@@ -32,7 +32,7 @@ def prune_postgres(
         SubstrateError: `url` is not a PostgreSQL URL, or the server refused.
     """
     if substrate_scheme(url) != "postgresql":
-        raise SubstrateError(f"--substrate {url!r}: prune needs a postgresql:// URL")
+        raise SubstrateError(f"`url` {url!r} is not a postgresql:// URL, which prune needs")
     try:
         import psycopg
 

@@ -122,11 +122,11 @@ def split_choice(choice: str) -> tuple[str, dict[str, str]]:
         if name in ours:
             ours[name] = unquote(value)
     if ours["reset"] not in RESETS:
-        raise SubstrateError(f"--substrate reset={ours['reset']!r}: use one of {list(RESETS)}")
+        raise SubstrateError(f"`substrate` has reset={ours['reset']!r}; use {list(RESETS)}")
     if ours["dump"] not in DUMPS:
-        raise SubstrateError(f"--substrate dump={ours['dump']!r}: use one of {list(DUMPS)}")
+        raise SubstrateError(f"`substrate` has dump={ours['dump']!r}; use {list(DUMPS)}")
     if not ours["ahead"].isdigit() or int(ours["ahead"]) > 64:
-        raise SubstrateError(f"--substrate ahead={ours['ahead']!r}: a whole number, 0 to 64")
+        raise SubstrateError(f"`substrate` has ahead={ours['ahead']!r}; use 0 to 64")
     rest = "&".join(p for p in pairs if p.partition("=")[0] not in ours)
     return (f"{base}?{rest}" if rest else base), ours
 

@@ -10,12 +10,14 @@ substrate's: dumped and dropped with the run.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from urllib.parse import quote
 
 from psycopg.conninfo import conninfo_to_dict
 
+from kaudit.errors import SubstrateError
 from kaudit.postgres._agent_role import AgentRole, create_agent_role
 from kaudit.postgres._guard import denial_of
 from kaudit.postgres._proxy import DEFAULT_HOLD, WireProxy, upstream_of
@@ -55,35 +57,44 @@ class WireDoor:
     def open(self, faults: Sequence[FaultRule], seed: int, identity: Identity | None) -> str:
         """Create the role, start the proxy; the URL the agent's own code connects to.
 
+        However it fails or is interrupted once the role exists, what it made is undone
+        (the proxy stopped, the role dropped) before the failure goes on: a run that
+        never got its door leaves no login role or listener behind.
+
         Raises:
             SubstrateError: the role cannot be created or the proxy cannot listen.
         """
         role = create_agent_role(self.server, self.database, identity, self.schema, self.ownership)
         self._role = role
-        self._proxy = WireProxy(
-            upstream_of(conninfo_to_dict(self.server)),
-            database=self.database,
-            user=role.name,
-            faults=WireFaults(faults, seed),
-            denier=_denier(identity, role.name),
-            hold=self.hold,
-        )
         try:
+            self._proxy = WireProxy(
+                upstream_of(conninfo_to_dict(self.server)),
+                database=self.database,
+                user=role.name,
+                faults=WireFaults(faults, seed),
+                denier=_denier(identity, role.name),
+                hold=self.hold,
+            )
             port = self._proxy.start()
+            password = quote(role.password)
         except BaseException:
-            self._role = None
-            role.drop()
+            with contextlib.suppress(SubstrateError):  # the first failure is the one to report
+                self.close()
             raise
-        return f"postgresql://{role.name}:{quote(role.password)}@127.0.0.1:{port}/{self.database}"
+        return f"postgresql://{role.name}:{password}@127.0.0.1:{port}/{self.database}"
 
     def close(self) -> WireLog:
-        """Stop the proxy and drop the role (its sessions ended first); what was seen."""
-        log = self._proxy.stop() if self._proxy is not None else WireLog()
-        self._proxy = None
-        if self._role is not None:
-            role, self._role = self._role, None
-            role.drop()
-        return log
+        """Stop the proxy and drop the role (its sessions ended first); what was seen.
+
+        Safe to call again, and after an `open` that failed half-way.
+        """
+        proxy, self._proxy = self._proxy, None
+        try:
+            return proxy.stop() if proxy is not None else WireLog()
+        finally:
+            if self._role is not None:
+                role, self._role = self._role, None
+                role.drop()
 
 
 def _denier(identity: Identity | None, role: str) -> Denier:

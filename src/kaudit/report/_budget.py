@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kaudit._require import require_at_least, require_probability
 from kaudit.errors import KauditError
 from kaudit.ledger import Anchor, RunRecord, Snapshot, open_ledger
 from kaudit.ledger._verify import VerifyReport
@@ -131,12 +132,9 @@ def run_costs(records: Iterable[RunRecord]) -> list[RunCosts]:
 
 def budget(costs: RunCosts, p: float, detect: float, tasks: int, concurrency: int) -> Budget:
     """The cost of an audit of `tasks` tasks sized to see damage of probability `p`."""
-    if tasks < 1:
-        raise KauditError(f"--tasks must be >= 1, got {tasks}")
-    if concurrency < 1:
-        raise KauditError(f"--concurrency must be >= 1, got {concurrency}")
-    if not 0.0 < detect < 1.0:
-        raise KauditError(f"--detect must be in (0, 1), got {detect}")
+    require_at_least("tasks", tasks, 1)
+    require_at_least("concurrency", concurrency, 1)
+    require_probability("detect", detect)
     per_task = runs_to_detect(p, 1.0 - detect)
     return Budget(costs, p, detect, tasks, per_task, concurrency)
 
@@ -154,9 +152,8 @@ def budgets_from_records(
     """
     runs = list(records)
     if not runs:
-        raise KauditError("--from-ledger: the ledger has no runs to measure costs from")
-    if not 0.0 < p <= 1.0:
-        raise KauditError(f"--p must be in (0, 1], got {p}")
+        raise KauditError("the ledger of `from_ledger` has no runs to measure costs from")
+    require_probability("p", p, one=True)
     count = len({r.task for r in runs}) if tasks is None else tasks
     return [budget(costs, p, detect, count, concurrency) for costs in run_costs(runs)]
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
+from kaudit._require import require_at_least, require_probability
 from kaudit.ledger import RunRecord, cell_key
 from kaudit.ledger._summary import RunSummary
 from kaudit.ledger._tally import tallies_from_records
@@ -147,10 +148,8 @@ def economics(
     audit sizes use the cell's Clopper-Pearson (1 − alpha) lower bound of p.
     `tallies` is `tallies_from_records` of the same records, when the caller has it.
     """
-    if not 0.0 < detect < 1.0:
-        raise ValueError(f"detect must be in (0, 1), got {detect}")
-    if loading < 0:
-        raise ValueError(f"loading must be >= 0, got {loading}")
+    require_probability("detect", detect)
+    require_at_least("loading", loading, 0)
     kept = list(records)
     cells = tallies_from_records(kept) if tallies is None else tallies
     by_model: dict[str, list[RunRecord | RunSummary]] = {}

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from kaudit.errors import KauditError
+from kaudit.errors import InputError, KauditError
 from kaudit.grade._agreement import JudgeTable
 from kaudit.ledger import RunRecord
 from kaudit.ledger._summary import RunSummary, run_summary
@@ -255,8 +255,8 @@ def _gradient_order(models: Sequence[str], order: tuple[str, ...] | None) -> lis
         return list(models) if len(models) >= 2 else None
     unknown = [m for m in order if m not in models]
     if unknown or len(set(order)) != len(order) or len(order) < 2:
-        raise KauditError(
-            f"--model-order: needs >= 2 distinct models of the ledger; unknown {unknown}"
+        raise InputError(
+            "model_order", f"must name >= 2 distinct models of the ledger; unknown {unknown}"
         )
     return list(order)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from kaudit._require import require_probability
 from kaudit.errors import KauditError
 from kaudit.grade._agreement import judge_tables
 from kaudit.ledger import Anchor, Snapshot, open_ledger
@@ -52,8 +53,7 @@ def read_report(
     when it was opened. Raises `KauditError` for a missing file or a campaign the
     ledger does not hold.
     """
-    if not 0.0 < alpha < 1.0:
-        raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
+    require_probability("alpha", alpha)
     if isinstance(ledger, Snapshot):
         return _read(ledger, campaign, alpha, None)
     path = Path(ledger)

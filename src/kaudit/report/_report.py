@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from kaudit._atomic import write_atomic
-from kaudit.errors import KauditError
+from kaudit.errors import InputError, KauditError
 from kaudit.grade._agreement import JudgeTable
 from kaudit.ledger import Snapshot
 from kaudit.ledger._outputs import refuse_sqlite_output
@@ -227,7 +227,7 @@ class Report:
         try:
             write_atomic(target, page)
         except OSError as exc:
-            raise KauditError(f"--html {target}: cannot write: {exc.strerror}") from None
+            raise KauditError(f"{target}: cannot write the HTML report: {exc.strerror}") from None
         return target
 
     def _view(self, view: View | None) -> View:
@@ -310,7 +310,7 @@ class Report:
 def _missing(view: str) -> NoReturn:
     """Refuse a view the report does not hold, naming the call that builds one."""
     if view not in _BUILDERS:
-        raise KauditError(f"view must be one of {', '.join(_BUILDERS)}, got {view!r}")
+        raise InputError("view", f"must be one of {', '.join(_BUILDERS)}, got {view!r}")
     raise KauditError(f"this report has no {view} view: build it with {_BUILDERS[view]}")
 
 

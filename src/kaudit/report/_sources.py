@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
-from kaudit.errors import KauditError
+from kaudit.errors import InputError, KauditError
 from kaudit.grade._agreement import JudgeTable
 from kaudit.ledger import Anchor, Snapshot
 from kaudit.ledger._summary import RunSummary
@@ -39,7 +39,7 @@ def model_file(spec: str) -> tuple[str, Path]:
     """`MODEL=PATH` (one model's AgentRelBench verdicts file) as (model, path)."""
     model, sep, path = spec.partition("=")
     if not sep or not model or not path:
-        raise KauditError(f"--model-file must look like MODEL=PATH, got {spec!r}")
+        raise InputError("model_files", f"must look like MODEL=PATH, got {spec!r}")
     return model, Path(path)
 
 
@@ -132,7 +132,7 @@ def read_kaudit_sources(
     first record, so a copy or a link too) is refused.
     """
     if anchor is not None and len(paths) != 1:
-        raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
+        raise InputError("head", "anchors one ledger: give exactly one ledger with it")
     with contextlib.ExitStack() as stack:
         snapshots = [
             source
@@ -225,7 +225,7 @@ def load_cells(
     for model, path in parsed:
         cells += _read_agentrelbench(model, path)
     if not cells:
-        raise KauditError("no cells: give a LEDGER or --model-file MODEL=PATH")
+        raise KauditError("no cells: give `ledgers` or `model_files` (MODEL=PATH)")
     return merge_tallies(cells)
 
 
@@ -320,7 +320,7 @@ def ledger_judges(
     from kaudit.grade._agreement import judge_tables
 
     if anchor is not None and len(ledgers) != 1:
-        raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
+        raise InputError("head", "anchors one ledger: give exactly one ledger with it")
     found = LedgerJudges()
     with contextlib.ExitStack() as stack:
         for source in ledgers:

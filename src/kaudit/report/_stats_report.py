@@ -13,7 +13,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from kaudit.errors import KauditError
+from kaudit._require import require_probability
+from kaudit.errors import InputError
 from kaudit.ledger import Anchor, Snapshot
 from kaudit.ledger._reader_anchor import reader_anchor
 from kaudit.report._report import Report
@@ -67,19 +68,18 @@ def summarize_sources(
     `compat` follows kaudit's or AgentRelBench's conventions (AgentRelBench's for its
     files by default).
     """
-    if not 0.0 < alpha < 1.0:
-        raise KauditError(f"--alpha must be in (0, 1), got {alpha}")
+    require_probability("alpha", alpha)
     if not k or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in k):
-        raise KauditError(f"k must be whole numbers >= 1, got {list(k)}")
+        raise InputError("k", f"must be whole numbers >= 1, got {list(k)}")
     paths = [str(s.path if isinstance(s, Snapshot) else s) for s in ledgers]
     files = _model_file_specs(model_files)
-    chosen_fmt = _choice(LedgerFormat, fmt, "format")
+    chosen_fmt = _choice(LedgerFormat, fmt, "fmt")
     distinct_sources(paths)
     anchor = reader_anchor(head, pubkey, not verify)
     if anchor is not None and chosen_fmt != LedgerFormat.kaudit:
-        raise KauditError("--head anchors a kaudit ledger, not --format agentrelbench files")
+        raise InputError("head", "anchors a kaudit ledger, not files read with `fmt` agentrelbench")
     if anchor is not None and len(paths) != 1:
-        raise KauditError("--head anchors one ledger: give exactly one LEDGER with it")
+        raise InputError("head", "anchors one ledger: give exactly one ledger with it")
     with contextlib.ExitStack() as stack:
         # Each ledger opened once, verified once; every number below comes from that read.
         snapshots = (
@@ -162,4 +162,4 @@ def _choice(kind: type[E], value: E | str, what: str) -> E:
         return kind(value)
     except ValueError:
         names = ", ".join(member.value for member in kind)
-        raise KauditError(f"{what} must be one of {names}, got {value!r}") from None
+        raise InputError(what, f"must be one of {names}, got {value!r}") from None

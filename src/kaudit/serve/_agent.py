@@ -23,7 +23,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from kaudit.agents import Episode, Observation, Turn
-from kaudit.errors import KauditError
+from kaudit.errors import InputError
 from kaudit.serve._calls import ServedRun, ServedSession
 from kaudit.serve._command import (
     CommandRun,
@@ -133,8 +133,9 @@ class McpCommandAgent(ProgramAgent):
 def build_mcp_agent(argument: str, options: dict[str, Any]) -> McpCommandAgent:
     """Agent-registry builder for `mcp` and `mcp:NAME` (entry point `kaudit.agents`)."""
     if options.get("tools_command") or options.get("tools_tag"):
-        raise KauditError(
-            "--tools-command needs --agent command: the third-party server's tools replace "
-            "kaudit's own at KAUDIT_MCP_URL, which --agent mcp serves"
+        raise InputError(
+            "tools_command",
+            "needs `agents` of kind command: the third-party server's tools replace "
+            "kaudit's own at KAUDIT_MCP_URL, where an mcp agent finds them",
         )
     return build_program_agent(McpCommandAgent, argument, options)

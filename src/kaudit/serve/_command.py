@@ -26,8 +26,9 @@ import shutil
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+from kaudit._require import require_seconds
 from kaudit.agents import AgentDefaults, Episode, Observation, RunFacts, Turn, register_agent
-from kaudit.errors import AgentError, AgentStalledError, KauditError
+from kaudit.errors import AgentError, AgentStalledError, InputError
 from kaudit.serve._doors import (
     DOORS,
     Door,
@@ -42,7 +43,7 @@ from kaudit.serve._doors import (
 )
 from kaudit.serve._process import EXIT_GRACE_S, AgentProcess, Exit
 from kaudit.serve._reach import FileReach, ServerReach
-from kaudit.serve._timeouts import AGENT_TIMEOUT_S, checked_seconds
+from kaudit.serve._timeouts import AGENT_TIMEOUT_S
 from kaudit.serve._tooldoor import tool_doors
 
 
@@ -215,7 +216,7 @@ class ProgramAgent(AgentDefaults):
         doors: Sequence[DoorFactory] = (),
     ) -> None:
         self.command = command
-        self.timeout_s = checked_seconds(timeout_s, "--agent-timeout")
+        self.timeout_s = require_seconds("timeout_s", timeout_s)
         self.name = f"{self.kind}:{name or program_name(command, self.kind)}"
         self.doors = tuple(doors)
         """The doors this agent's configuration adds to every run (tools, model)."""
@@ -261,9 +262,11 @@ def program_name(command: str, kind: str) -> str:
     """The program a command line starts; refused when absent or not on PATH."""
     argv = shlex.split(command)
     if not argv:
-        raise KauditError(f"--agent {kind} needs --agent-command: the agent program to start")
+        raise InputError(
+            "agents", f"names {kind}, which needs `agent_command`: the agent program to start"
+        )
     if shutil.which(argv[0]) is None:
-        raise KauditError(f"--agent-command: program {argv[0]!r} not found")
+        raise InputError("agent_command", f"names a program not found: {argv[0]!r}")
     return os.path.basename(argv[0])
 
 

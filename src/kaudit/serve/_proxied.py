@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict
 
-from kaudit.errors import KauditError, SubstrateError
+from kaudit.errors import InputError, KauditError, SubstrateError
 from kaudit.serve._mcp import FINISH
 from kaudit.serve._upstream import ToolServer
 from kaudit.tools import TOOL_TAGS, Tool, ToolContext, ToolResult, ToolTag
@@ -83,16 +83,16 @@ class ProxiedTool(Tool):
 
 
 def parse_tool_tags(text: str | None) -> dict[str, ToolTag]:
-    """`NAME=TAG[,NAME=TAG...]` as a mapping; `KauditError` naming the bad item otherwise."""
+    """`NAME=TAG[,NAME=TAG...]` as a mapping; `InputError` naming the bad item otherwise."""
     tags: dict[str, ToolTag] = {}
     for item in (part.strip() for part in (text or "").split(",")):
         if not item:
             continue
         name, sep, tag = (side.strip() for side in item.partition("="))
         if not sep or not name:
-            raise KauditError(f"--tools-tag: {item!r} is not NAME=TAG")
+            raise InputError("tools_tag", f"has {item!r}, which is not NAME=TAG")
         if tag not in TOOL_TAGS:
-            raise KauditError(f"--tools-tag: tag of {name} must be one of {TOOL_TAGS}, not {tag!r}")
+            raise InputError("tools_tag", f"gives {name} the tag {tag!r}; use one of {TOOL_TAGS}")
         tags[name] = tag
     return tags
 
@@ -120,14 +120,14 @@ def proxied_tools(
     """
     names = [tool.name for tool in listing]
     if FINISH in names:
-        raise KauditError(f"--tools-command: the server offers a tool named {FINISH!r}, "
+        raise KauditError(f"the server of `tools_command` offers a tool named {FINISH!r}, "
                           "which kaudit keeps for the agent to end its run")  # fmt: skip
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
-        raise KauditError(f"--tools-command: the server lists {twice} more than once")
+        raise KauditError(f"the server of `tools_command` lists {twice} more than once")
     unknown = sorted(set(tags) - set(names))
     if unknown:
-        raise KauditError(f"--tools-tag: the server offers no tool {unknown}; it offers {names}")
+        raise InputError("tools_tag", f"names {unknown}, which the server lacks; it offers {names}")
     return {
         tool.name: ProxiedTool(
             name=tool.name,

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from mcp.server.lowlevel import Server
 
+from kaudit._require import require_seconds
 from kaudit.errors import LedgerError
 from kaudit.harness import CampaignPlan, RunConditions, RunResult
 from kaudit.harness._conditions import NO_CONDITIONS
@@ -24,7 +25,7 @@ from kaudit.serve._calls import Recorded, ServedRun, start_served_run
 from kaudit.serve._http import http_endpoint
 from kaudit.serve._mcp import mcp_server, task_instructions
 from kaudit.serve._stdio import serve_stdio
-from kaudit.serve._timeouts import IDLE_TIMEOUT_S, checked_seconds, end_when_idle
+from kaudit.serve._timeouts import IDLE_TIMEOUT_S, end_when_idle
 from kaudit.spec import Task
 from kaudit.substrate import Substrate
 from kaudit.suites import Suite
@@ -58,7 +59,7 @@ class ServeOptions:
     idle_timeout_s: float = IDLE_TIMEOUT_S
 
     def __post_init__(self) -> None:
-        checked_seconds(self.idle_timeout_s, "--idle-timeout")
+        require_seconds("idle_timeout_s", self.idle_timeout_s)
 
     def applied(self, substrate: Substrate) -> dict[str, Any]:
         """What the record keeps of how it was served (`extra["served"]`)."""

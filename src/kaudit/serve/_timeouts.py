@@ -1,33 +1,22 @@
 """Time budgets of external agents: nothing served waits forever for an agent.
 
 `kaudit run --agent mcp` gives each agent process a whole-run budget
-(`--agent-timeout`); `kaudit mcp serve` ends a run whose client has been silent for
-its idle budget (`--idle-timeout`). Either way the run ends `stalled`: the agent used
+(`agent_timeout`); `kaudit mcp serve` ends a run whose client has been silent for
+its idle budget (`idle_timeout`). Either way the run ends `stalled`: the agent used
 up its time without finishing, and the state it left is labeled as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 
-from kaudit.errors import KauditError
 from kaudit.serve._calls import ServedRun
 
 AGENT_TIMEOUT_S = 600.0
 """Default whole-run budget of an `--agent mcp` process."""
 IDLE_TIMEOUT_S = 600.0
 """Default silence after which `mcp serve` ends its run."""
-
-
-def checked_seconds(value: float, option: str) -> float:
-    """`value` if it is a finite number of seconds above 0, else a `KauditError` naming `option`."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise KauditError(f"{option}: seconds must be a number, not {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise KauditError(f"{option}: seconds must be a finite number above 0, not {value}")
-    return float(value)
 
 
 async def end_when_idle(served: ServedRun, idle_s: float) -> None:

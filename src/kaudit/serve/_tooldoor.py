@@ -31,7 +31,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from kaudit.errors import KauditError
+from kaudit.errors import InputError, KauditError
 from kaudit.faults import FaultLayer
 from kaudit.gateway import Layer, LimitsLayer, RecordingLayer, ToolGateway
 from kaudit.serve._doors import DoorEvidence, DoorFactory, HandedWorld
@@ -78,7 +78,7 @@ class ToolDoor:
             raise KauditError("a tool door serves one run: open a new one for the next")
         if world.identity is not None:
             raise KauditError(
-                "--tools-command with an identity: the tool server opens the world as its "
+                "`tools_command` cannot serve an identity: the tool server opens the world as its "
                 "owner (the file, or the run's database as kaudit's own user), where no "
                 "scope holds; audit it without an identity"
             )
@@ -193,7 +193,7 @@ def tool_doors(options: Mapping[str, Any]) -> tuple[DoorFactory, ...]:
     command, tags = options.get("tools_command"), options.get("tools_tag")
     if not command:
         if tags:
-            raise KauditError("--tools-tag needs --tools-command: the server whose tools it tags")
+            raise InputError("tools_tag", "needs `tools_command`: the server whose tools it tags")
         return ()
     return (ToolDoorConfig(checked_tools_command(str(command)), parse_tool_tags(tags)),)
 

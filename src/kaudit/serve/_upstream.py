@@ -30,7 +30,7 @@ import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from kaudit.errors import KauditError, SubstrateError
+from kaudit.errors import InputError, KauditError, SubstrateError
 from kaudit.tools import ToolResult
 
 START_TIMEOUT_S = 30.0
@@ -63,19 +63,19 @@ class WorldAddress:
 
 
 def checked_tools_command(command: str) -> str:
-    """`command` if its program exists, else a `KauditError` naming `--tools-command`."""
+    """`command` if its program exists, else an `InputError` naming `tools_command`."""
     argv = shlex.split(command)
     if not argv:
-        raise KauditError("--tools-command: give the MCP server's command line")
+        raise InputError("tools_command", "is empty: give the MCP server's command line")
     if shutil.which(argv[0]) is None:
-        raise KauditError(f"--tools-command: program {argv[0]!r} not found")
+        raise InputError("tools_command", f"names a program not found: {argv[0]!r}")
     return command
 
 
 def tools_argv(command: str, world: WorldAddress) -> list[str]:
     """`command` split like a shell line, `{db}` and `{url}` replaced by the world's address.
 
-    Raises `KauditError` naming `--tools-command` when it is empty, its program is not
+    Raises `KauditError` naming `tools_command` when it is empty, its program is not
     found, or it asks for an address this world does not have (`{db}` on PostgreSQL).
     """
     argv = shlex.split(checked_tools_command(command))
@@ -83,7 +83,7 @@ def tools_argv(command: str, world: WorldAddress) -> list[str]:
     for name, value in fields.items():
         if value is None and any(name in arg for arg in argv):
             raise KauditError(
-                f"--tools-command: {name} is not available for this run's world "
+                f"`tools_command` uses {name}, which is not available for this run's world "
                 f"(a SQLite world has {DB_FIELD} and {URL_FIELD}; PostgreSQL only {URL_FIELD})"
             )
     out = []
@@ -126,7 +126,7 @@ class ToolServer:
         except Exception as exc:
             stderr = self.close()
             raise SubstrateError(
-                f"--tools-command: the MCP server {shlex.join(self.argv)!r} did not start: "
+                f"the MCP server of `tools_command` {shlex.join(self.argv)!r} did not start: "
                 f"{_first_cause(exc)}; its stderr ends: {stderr or '(nothing)'}"
             ) from None
         return self.listing

@@ -13,7 +13,10 @@ commit's answer is held before the connection drops (seconds).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import contextlib
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from urllib.parse import unquote, urlsplit
 
 from kaudit.errors import SubstrateError
@@ -36,7 +39,13 @@ class PostgresWireDoor:
         if not database:
             raise SubstrateError(f"run {world.episode.run_id}: the handed URL names no database")
         door = WireDoor(world.database_url, database, hold=self.hold)
-        url = await asyncio.to_thread(door.open, world.faults, world.seed, world.identity)
+        opening = _in_thread(lambda: door.open(world.faults, world.seed, world.identity))
+        try:
+            url = await asyncio.wrap_future(opening)
+        except BaseException:  # cancelled: the open goes on in its thread
+            # What it makes is undone when it ends (an open that failed undid itself).
+            opening.add_done_callback(lambda done: _undo(done, door))
+            raise
         self._door = door
         return {"KAUDIT_DATABASE_URL": url}
 
@@ -54,6 +63,36 @@ class PostgresWireDoor:
             extra={"postgres_wire": {"connections": log.connections, "batches": log.batches}},
             reached=log.connections > 0,
         )
+
+
+def _in_thread(call: Callable[[], str]) -> Future[str]:
+    """`call()` on a thread of its own; its future, whose callbacks run when it ends.
+
+    Not the loop's executor: a future from there is cancelled with the task awaiting
+    it, and then says nothing of when, or whether, the call finished.
+    """
+    future: Future[str] = Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return  # cancelled before it began: nothing was made
+        try:
+            future.set_result(call())
+        except BaseException as exc:  # handed to the waiting task
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="kaudit-wire-door-open").start()
+    return future
+
+
+def _undo(done: Future[str], door: object) -> None:
+    """Close the door an abandoned open made (one that failed has undone itself)."""
+    from kaudit.postgres._wire_door import WireDoor
+
+    if done.cancelled() or done.exception() is not None or not isinstance(door, WireDoor):
+        return
+    with contextlib.suppress(SubstrateError):  # `substrate prune` drops a role left here
+        door.close()
 
 
 class PostgresWireDoors:

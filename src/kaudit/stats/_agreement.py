@@ -6,6 +6,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kaudit._require import require_at_least
+
 __all__ = ["Agreement", "agreement", "cohen_kappa"]
 
 
@@ -42,8 +44,8 @@ def cohen_kappa(both: int, grader_only: int, reference_only: int, neither: int) 
     graders gave every run the same single label, so agreement beyond chance is undefined).
     """
     cells = (both, grader_only, reference_only, neither)
-    if any(c < 0 for c in cells):
-        raise ValueError(f"counts must be >= 0, got {cells}")
+    for name, c in zip(("both", "grader_only", "reference_only", "neither"), cells, strict=True):
+        require_at_least(name, c, 0)
     total = sum(cells)
     if total == 0:
         return math.nan

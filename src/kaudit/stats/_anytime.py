@@ -18,6 +18,7 @@ import functools
 import math
 
 from kaudit._blas import special as _sp
+from kaudit._require import require_probability, require_tally
 
 __all__ = ["ANYTIME_UPPER_METHOD", "anytime_upper", "log_evidence_below", "shown_below"]
 
@@ -32,10 +33,8 @@ _EDGE = 1e-15
 
 
 def _check(x: int, n: int, alpha: float) -> None:
-    if n < 0 or not 0 <= x <= max(n, 0):
-        raise ValueError(f"need 0 <= x <= n, got x={x}, n={n}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    require_tally(x, n)
+    require_probability("alpha", alpha)
 
 
 def log_evidence_below(x: int, n: int, limit: float) -> float:

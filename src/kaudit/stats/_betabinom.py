@@ -29,6 +29,8 @@ import numpy as np
 import numpy.typing as npt
 
 from kaudit._blas import special as _sp
+from kaudit._require import require_probability
+from kaudit.errors import InputError
 
 __all__ = ["ANOVA_ESTIMATOR", "MOMENTS_ESTIMATOR", "MleFit", "MomentsFit", "anova_icc",
            "fit_mle", "fit_moments"]  # fmt: skip
@@ -118,9 +120,9 @@ def _arrays(x: Sequence[int], n: Sequence[int]) -> tuple[FloatArray, FloatArray]
     xa = np.asarray(x, dtype=np.float64)
     na = np.asarray(n, dtype=np.float64)
     if xa.shape != na.shape or xa.ndim != 1:
-        raise ValueError("x and n must be sequences of the same length")
+        raise InputError("x", "and `n` must be sequences of the same length")
     if np.any(na < 0) or np.any(xa < 0) or np.any(xa > na):
-        raise ValueError("need 0 <= x <= n in every cell")
+        raise InputError("x", "must be in [0, `n`] in every cell")
     keep = na > 0
     return xa[keep], na[keep]
 
@@ -288,8 +290,7 @@ def fit_mle(x: Sequence[int], n: Sequence[int], alpha: float = 0.05) -> MleFit:
     every run, or no cell with n >= 2. If every cell is all-or-nothing the supremum is
     at rho = 1 exactly, reported as 1.0.
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    require_probability("alpha", alpha)
     xa, na = _arrays(x, n)
     cells = int(xa.size)
     total, hits = float(na.sum()), float(xa.sum())

@@ -19,6 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from kaudit._blas import special as _sp
+from kaudit._require import require_at_least, require_probability
+from kaudit.errors import InputError
 
 __all__ = [
     "bootstrap_mean",
@@ -47,8 +49,8 @@ def resample_counts(
     ``generator="python"`` one ``random.Random(seed).choices`` call per resample, the
     draws AgentRelBench's cluster bootstrap makes, so both give the same resamples.
     """
-    if cells < 0 or resamples < 0:
-        raise ValueError(f"cells and resamples must be >= 0, got {cells}, {resamples}")
+    require_at_least("cells", cells, 0)
+    require_at_least("resamples", resamples, 0)
     if cells == 0:
         return np.zeros((resamples, 0), dtype=np.int64)
     drawn = _draw(cells, resamples, seed, generator)
@@ -84,7 +86,7 @@ def resample_crossed(
     when the models too stand for a population; it is conservative for fixed models.
     """
     if len(rows) != len(cols):
-        raise ValueError("rows and cols must label the same cells")
+        raise InputError("cols", "must label the same cells as `rows`")
     first = resample_clusters(rows, resamples, seed)
     second = resample_clusters(cols, resamples, seed + 1_000_003)
     return first * second
@@ -110,7 +112,7 @@ def bootstrap_ratio(
     num = np.asarray(numerator, dtype=np.float64)
     den = np.asarray(denominator, dtype=np.float64)
     if num.shape != den.shape or num.shape != (counts.shape[1],):
-        raise ValueError("numerator, denominator and counts disagree on the number of cells")
+        raise InputError("counts", "and `numerator`, `denominator` disagree on the number of cells")
     weights = counts.astype(np.float64)  # float matmul goes through BLAS
     top = weights @ num
     bottom = weights @ den
@@ -148,8 +150,7 @@ def percentile_interval(draws: npt.ArrayLike, alpha: float = 0.05) -> tuple[floa
     NaN draws (resamples where the statistic is undefined) are dropped; no defined draw
     gives ``(nan, nan)``.
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    require_probability("alpha", alpha)
     d = np.asarray(draws, dtype=np.float64)
     d = d[~np.isnan(d)]
     if d.size == 0:
@@ -169,8 +170,7 @@ def expanded_percentile_interval(
     ``Φ(−sqrt(m/(m−1))·t_{m−1, 1−alpha/2})`` instead corrects both. Undefined
     ``(nan, nan)`` with fewer than two clusters: resampling one unit has no spread.
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    require_probability("alpha", alpha)
     d = np.asarray(draws, dtype=np.float64)
     d = d[~np.isnan(d)]
     if clusters < 2 or d.size == 0:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from kaudit.errors import InputError
+
 from ._bootstrap import percentile_interval, resample_counts
 from ._tally import CellTally
 
@@ -76,7 +78,9 @@ def capability_gradient(
     present = {t.model for t in tallies}
     missing = [m for m in models if m not in present]
     if missing or len(set(models)) != len(models) or len(models) < 2:
-        raise ValueError(f"model order needs >= 2 distinct models with cells; missing {missing}")
+        raise InputError(
+            "model_order", f"must name >= 2 distinct models with cells; missing {missing}"
+        )
     tasks = sorted({t.task for t in tallies if t.model in models})
     row = {task: i for i, task in enumerate(tasks)}
     col = {model: j for j, model in enumerate(models)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from kaudit._blas import special as _sp
+from kaudit._require import require_probability, require_tally
 
 __all__ = [
     "clopper_pearson",
@@ -14,10 +15,8 @@ __all__ = [
 
 
 def _check(x: int, n: int, alpha: float) -> None:
-    if n < 0 or not 0 <= x <= max(n, 0):
-        raise ValueError(f"need 0 <= x <= n, got x={x}, n={n}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    require_tally(x, n)
+    require_probability("alpha", alpha)
 
 
 def clopper_pearson(x: int, n: int, alpha: float = 0.05) -> tuple[float, float]:

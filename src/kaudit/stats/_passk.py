@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from kaudit._require import require_at_least, require_tally
+
 __all__ = [
     "choose_ratio",
     "pass_at_k",
@@ -21,10 +23,8 @@ def choose_ratio(a: int, n: int, k: int) -> float:
     a given a of them. Computed as the product ``Π (a − i)/(n − i)`` for i < k, which stays
     accurate for large n. Undefined (NaN) when ``k > n``: n runs cannot supply k distinct ones.
     """
-    if k < 0:
-        raise ValueError(f"k must be >= 0, got {k}")
-    if not 0 <= a <= n:
-        raise ValueError(f"need 0 <= count <= n, got count={a}, n={n}")
+    require_at_least("k", k, 0)
+    require_tally(a, n, count_name="a")
     if k > n:
         return math.nan
     if k > a:
@@ -41,8 +41,7 @@ def safe_pow_k(n: int, x: int, k: int) -> float:
     ``C(n − x, k) / C(n, k)`` from x damage runs of n: the pass^k construction of
     Yao et al. (2024, tau-bench) applied to the absence of damage. NaN when ``k > n``.
     """
-    if not 0 <= x <= n:
-        raise ValueError(f"need 0 <= x <= n, got x={x}, n={n}")
+    require_tally(x, n)
     return choose_ratio(n - x, n, k)
 
 
@@ -60,8 +59,7 @@ def pass_at_k(n: int, s: int, k: int) -> float:
 
     ``1 − C(n − s, k) / C(n, k)`` (Chen et al. 2021, Codex/HumanEval). NaN when ``k > n``.
     """
-    if not 0 <= s <= n:
-        raise ValueError(f"need 0 <= s <= n, got s={s}, n={n}")
+    require_tally(s, n, count_name="s")
     return 1.0 - choose_ratio(n - s, n, k)
 
 

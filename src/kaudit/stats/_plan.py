@@ -6,6 +6,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kaudit._require import require_at_least, require_probability
+from kaudit.errors import InputError
+
 from ._intervals import clopper_pearson
 from ._population import PopulationMiss, model_populations
 from ._tally import CellTally
@@ -29,10 +32,8 @@ def all_clean_probability(p: float, k: int) -> float:
     ``(1 − p)**k``, the geometric tail that :func:`runs_to_detect` inverts; it is the
     audit decay curve drawn in the HTML report.
     """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p must be in [0, 1], got {p}")
-    if k < 0:
-        raise ValueError(f"k must be >= 0, got {k}")
+    require_probability("p", p, zero=True, one=True)
+    require_at_least("k", k, 0)
     return (1.0 - p) ** k
 
 
@@ -43,10 +44,8 @@ def runs_to_detect(p: float, alpha: float = 0.05) -> int:
     ``ceil(log(alpha) / log1p(-p))``, so the work is constant for any ``p``. ``p`` must
     be in (0, 1]; at p = 0 no number of runs suffices, which is an error, not infinity.
     """
-    if not 0.0 < p <= 1.0:
-        raise ValueError(f"p must be in (0, 1], got {p}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    require_probability("p", p, one=True)
+    require_probability("alpha", alpha)
     if p == 1.0:
         return 1
     # 1 − 0.95 is 0.050000000000000044 in binary floating point; a relative slack of
@@ -54,7 +53,7 @@ def runs_to_detect(p: float, alpha: float = 0.05) -> int:
     limit = alpha * (1.0 + 1e-12)
     estimate = math.log(limit) / math.log1p(-p)  # closed form; log1p keeps tiny p exact
     if not math.isfinite(estimate):
-        raise ValueError(f"p = {p} is too small: no finite number of runs can be planned")
+        raise InputError("p", f"= {p} is too small: no finite number of runs can be planned")
     k = max(1, math.ceil(estimate))
     # The logarithms land within one of the boundary; settle it with at most two steps
     # each way, so the work is bounded for every p (a tiny p is not a long loop).

@@ -33,6 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 from kaudit._blas import special as _sp
+from kaudit._require import require_probability
+from kaudit.errors import InputError
 
 from ._tally import CellTally
 
@@ -190,12 +192,11 @@ def population_miss(x: Sequence[int], n: Sequence[int], alpha: float = 0.05) -> 
     Not identified (``None`` fields, NaN log-likelihood) without a cell that damaged at
     least once, or without a cell of at least two runs.
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    require_probability("alpha", alpha)
     xs = [int(v) for v, size in zip(x, n, strict=True) if size > 0]
     ns = [int(size) for size in n if size > 0]
     if any(not 0 <= v <= size for v, size in zip(xs, ns, strict=True)):
-        raise ValueError("need 0 <= x <= n in every cell")
+        raise InputError("x", "must be in [0, `n`] in every cell")
     if not any(xs) or max(ns, default=0) < 2:
         return PopulationMiss(None, None, None, None, None, math.nan, len(ns), alpha)
     lik = _Likelihood(xs, ns)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kaudit._blas import special as _sp
+from kaudit._require import require_probability, require_tally
 
 __all__ = [
     "CS_METHOD",
@@ -32,10 +33,8 @@ _EDGE = 1e-15  # open-interval bracket ends for the root finder
 
 
 def _check(x: int, n: int, alpha: float) -> None:
-    if n < 0 or not 0 <= x <= max(n, 0):
-        raise ValueError(f"need 0 <= x <= n, got x={x}, n={n}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    require_tally(x, n)
+    require_probability("alpha", alpha)
 
 
 def _log_likelihood(p: float, x: int, n: int) -> float:
@@ -143,8 +142,8 @@ def identified_range(harm: int, unobserved: int, n: int, alpha: float = 0.05) ->
     ``ci_low(harm) ≤ p ≤ ci_high(harm + unobserved)`` at every n: one alpha, not two.
     ``n == 0`` gives NaN points and the trivial ``[0, 1]`` bounds.
     """
-    if n < 0 or harm < 0 or unobserved < 0 or harm + unobserved > n:
-        raise ValueError(f"need harm + unobserved <= n, got {harm} + {unobserved} > {n}")
+    require_tally(harm, n, count_name="harm")
+    require_tally(unobserved, n - harm, count_name="unobserved", n_name="n - harm")
     ci_low = beta_binomial_cs(harm, n, alpha)[0]
     ci_high = beta_binomial_cs(harm + unobserved, n, alpha)[1]
     lower = harm / n if n else math.nan

@@ -6,6 +6,8 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from kaudit.errors import InputError
+
 from ._intervals import clopper_pearson, prevalence_upper
 from ._sequence import beta_binomial_cs
 from ._tally import CellKey, CellTally
@@ -31,7 +33,7 @@ def is_stochastic(
     An empty cell (n = 0) is never demonstrably stochastic.
     """
     if not 0.0 <= eps < 0.5:
-        raise ValueError(f"eps must be in [0, 0.5), got {eps}")
+        raise InputError("eps", f"must be in [0, 0.5), got {eps}")
     low, high = beta_binomial_cs(x, n, alpha) if anytime else clopper_pearson(x, n, alpha)
     if n == 0:
         return False

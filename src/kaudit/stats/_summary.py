@@ -7,6 +7,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kaudit._require import require_at_least
+
 from ._betabinom import (
     ANOVA_ESTIMATOR,
     MOMENTS_ESTIMATOR,
@@ -432,8 +434,8 @@ def pool_summary(
     """
     cells = tuple(t for t in tallies if t.n > 0)
     ks = tuple(sorted(set(k_values)))
-    if any(k < 1 for k in ks):
-        raise ValueError(f"k values must be >= 1, got {list(k_values)}")
+    for k in ks:
+        require_at_least("k_values", k, 1)
     counts, clusters = _counts(cells, bootstrap, seed, resampling, compat)
     if bootstrap == 0:
         clusters = 0

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from kaudit.errors import InputError
+
 __all__ = ["CellKey", "CellTally", "distinguish_versions", "merge_tallies", "versioned_names"]
 
 
@@ -38,17 +40,18 @@ class CellTally:
 
     def __post_init__(self) -> None:
         if self.n < 0:
-            raise ValueError(f"cell {self.model}/{self.task}: n={self.n} is negative")
+            raise InputError("n", f"of cell {self.model}/{self.task} is negative: {self.n}")
         for name in ("damage", "damage_upper", "success"):
             value = getattr(self, name)
             if not 0 <= value <= self.n:
-                raise ValueError(
-                    f"cell {self.model}/{self.task}: {name}={value} is outside [0, n={self.n}]"
+                raise InputError(
+                    name, f"of cell {self.model}/{self.task} is {value}, outside [0, n={self.n}]"
                 )
         if self.damage_upper < self.damage:
-            raise ValueError(
-                f"cell {self.model}/{self.task}: damage_upper={self.damage_upper} "
-                f"is below damage={self.damage}"
+            raise InputError(
+                "damage_upper",
+                f"of cell {self.model}/{self.task} is {self.damage_upper}, "
+                f"below damage={self.damage}",
             )
 
     @property

@@ -57,10 +57,14 @@ class HandableSandbox(Sandbox, Protocol):
         """
         ...
 
-    def take_back(self) -> None:
+    def take_back(self) -> str | None:
         """The state the foreign code left becomes the sandbox's own, ready for `dump()`.
 
         Called after every foreign process has ended; the file may be removed afterwards.
+        Returns why the world is lost when the foreign code left no readable world (a
+        SQLite file deleted or corrupted); the sandbox then holds an empty world, every
+        table gone, which the run is judged on. None otherwise (always on a server,
+        where the agent's role can change rows but never the database itself).
         """
         ...
 

@@ -19,6 +19,7 @@ from kaudit.substrate._frozen import FrozenState, shadows_dropped
 from kaudit.substrate._gate import GatedConnection, gate_of, gated_connect
 from kaudit.substrate._handover import HandedDatabase
 from kaudit.substrate._pool import PooledRun, SandboxPool, StatementRules, poolable
+from kaudit.substrate._readback import read_back
 from kaudit.substrate._schema import ForeignKey
 from kaudit.substrate._sqlite_guard import SqliteGuard
 
@@ -140,6 +141,7 @@ class SqliteSandbox:
         conn, script = idle if idle is not None else (seeded_connection(run_id, template), None)
         self._conn = conn
         self._frozen: FrozenState | None = None
+        self._handed: Path | None = None
         self._pooled = (
             None if pool is None else PooledRun(conn, pool, template.image, run_id, script)
         )
@@ -257,27 +259,29 @@ class SqliteSandbox:
         untouched = pooled is not None and not pooled.pending  # the template, byte for byte
         _write_private(path, self.initial.image if untouched else self.snapshot().image)
         self._use(file_connection(path))
+        self._handed = path
         return HandedDatabase(path, f"sqlite:///{path}")
 
-    def take_back(self) -> None:
-        """Read the file's state into memory and close the file: the dump reads the copy.
+    def take_back(self) -> str | None:
+        """Read the file at its path back into memory: the dump reads the copy.
 
         A write-ahead log the agent left is folded in first; a transaction it left open
-        (a killed agent) is rolled back by SQLite, as for any crashed writer.
+        (a killed agent) is rolled back by SQLite, as for any crashed writer. Returns
+        why the world is lost when the agent left no readable database there (the file
+        deleted, replaced, not SQLite, corrupt): the sandbox then holds an empty
+        database, every table of the seed gone (`kaudit.substrate._readback`).
+
+        Raises `SubstrateError` when the file cannot be read for another reason.
         """
-        handed = self._conn
-        try:
-            with gate_of(handed).trusted():
-                handed.execute("PRAGMA journal_mode = DELETE")  # a WAL header cannot load
-                image = handed.serialize()
-        except sqlite3.Error as exc:
-            raise SubstrateError(
-                f"run {self.run_id}: the world file cannot be read: {exc}"
-            ) from exc
-        handed.close()
+        if self._handed is None:
+            raise SubstrateError(f"run {self.run_id}: no world was handed over to take back")
+        self._release(self._conn)  # its handle may see a file no longer at the path
+        found = read_back(self._handed, self.run_id)
         memory, _ = gated_connect()
-        memory.deserialize(image)  # a memory database, as every sandbox's is
+        memory.deserialize(found.image)  # a memory database, as every sandbox's is
         self._use(memory)
+        self._handed = None
+        return found.lost
 
     def _use(self, conn: sqlite3.Connection) -> None:
         """Run on `conn` from now on, outside any pool; a refused statement stays refused."""
@@ -385,7 +389,7 @@ def sqlite_substrate(choice: str, blueprint: Blueprint) -> SqliteSubstrate:
     if blueprint.source_database is not None:
         raise SubstrateError(
             f"world {blueprint.name} is read from PostgreSQL database "
-            f"{blueprint.source_database}; run it with --substrate postgresql://..."
+            f"{blueprint.source_database}; run it with `substrate` postgresql://..."
         )
     return SqliteSubstrate(
         blueprint.name,

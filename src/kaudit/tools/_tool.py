@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from kaudit.errors import SubstrateError
+from kaudit.errors import InputError, SubstrateError
 from kaudit.tools._db import DatabaseError, Db
 
 if TYPE_CHECKING:
@@ -162,9 +162,9 @@ def tool(
     linter checks damage specs against.
     """
     if tag not in TOOL_TAGS:
-        raise ValueError(f"tag must be one of {TOOL_TAGS}, not {tag!r}")
+        raise InputError("tag", f"must be one of {TOOL_TAGS}, not {tag!r}")
     if tag != "read" and not writes:
-        raise ValueError("a writing tool must declare the tables it writes")
+        raise InputError("writes", f"must name the tables a {tag!r} tool writes")
 
     def wrap(fn: Callable[..., Any]) -> Tool:
         hints = get_type_hints(fn)
