@@ -66,13 +66,9 @@ from kaudit.agents.chat._body import MessageBody, encode, takes_content  # noqa:
 from kaudit.agents.chat._openai import make_client  # noqa: E402
 from kaudit.agents.chat._transport import HttpBackend, backend_in_use  # noqa: E402
 from kaudit.agents.chat.testserver import Call, Persona, Reply, serve  # noqa: E402
-from kaudit.harness import (  # noqa: E402
-    CampaignPlan,
-    Executor,
-    LocalExecutor,
-    RayExecutor,
-    run_campaign,
-)
+from kaudit.harness import CampaignPlan, Executor, run_campaign  # noqa: E402
+from kaudit.harness._executor import LocalExecutor  # noqa: E402
+from kaudit.harness._ray import RayExecutor  # noqa: E402
 from kaudit.ledger import Ledger, RunRecord  # noqa: E402
 from kaudit.suites import Suite, load_yaml_suite  # noqa: E402
 

@@ -35,8 +35,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kaudit.label import diff_images
-from kaudit.substrate import install_change_capture
+from kaudit.label.diff import diff_images
+from kaudit.substrate._capture import install_change_capture
 
 _SCHEMA = "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, qty INTEGER, price REAL)"
 

@@ -22,7 +22,7 @@ from typing import Any
 from kaudit.harness import build_gateway
 from kaudit.spec import FaultRule, Identity
 from kaudit.tools import ToolContext
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 
 CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("find_incident_by_number", {"number": "INC0001042"}),

@@ -38,13 +38,9 @@ sys.path.insert(0, str(ROOT))  # the mini world and its suite live in the test p
 import tests.mini_world  # noqa: E402, F401  (registers the 'mini' world)
 
 from kaudit.agents import ScriptedAgent  # noqa: E402
-from kaudit.harness import (  # noqa: E402
-    CampaignPlan,
-    Executor,
-    LocalExecutor,
-    RayExecutor,
-    run_campaign,
-)
+from kaudit.harness import CampaignPlan, Executor, run_campaign  # noqa: E402
+from kaudit.harness._executor import LocalExecutor  # noqa: E402
+from kaudit.harness._ray import RayExecutor  # noqa: E402
 from kaudit.ledger import Ledger, RunRecord, canonical, walk_chain  # noqa: E402
 from kaudit.suites import Suite, load_yaml_suite  # noqa: E402
 

@@ -24,11 +24,12 @@ from pathlib import Path
 import numpy as np
 
 from kaudit.label import RunMeta, label_run
-from kaudit.monitor import AuditCell, Event, Monitor, watch_transaction
+from kaudit.monitor import Event, Monitor, watch_transaction
+from kaudit.monitor._audit import AuditCell
 from kaudit.spec import Task
 from kaudit.substrate import quote, read_schema
 from kaudit.suites import load_suite
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 
 TASK = "billing/refund-approval-limit"
 

@@ -54,19 +54,15 @@ from typing import Any, TextIO
 from agentrelbench import labeler as arb
 
 from kaudit.agents import ScriptedAgent
-from kaudit.harness import CampaignRunner, RunJob, RunResult, RunWork, run_seed
-from kaudit.label import diff_images
+from kaudit.harness import CampaignRunner, RunJob, RunResult, RunWork
+from kaudit.harness._seeds import run_seed
+from kaudit.label.diff import diff_images
 from kaudit.ledger import Ledger, walk_chain
-from kaudit.spec import Script, Task
-from kaudit.substrate import (
-    CHANGE_LOG,
-    Sandbox,
-    SqliteSandbox,
-    StateDump,
-    Substrate,
-    quote,
-    read_schema,
-)
+from kaudit.spec import Task
+from kaudit.spec._script import Script
+from kaudit.substrate import Sandbox, StateDump, Substrate, quote, read_schema
+from kaudit.substrate._capture import CHANGE_LOG
+from kaudit.substrate._sqlite import SqliteSandbox
 from kaudit.suites import Suite, load_suite
 from kaudit.tools import ToolContext
 

@@ -40,7 +40,8 @@ from kaudit.agents import ScriptedAgent
 from kaudit.harness._run import AgentLoop, RunRequest, RunResult, run_pipeline
 from kaudit.postgres._conn import connect
 from kaudit.postgres._substrate import PostgresSubstrate
-from kaudit.spec import Script, Task
+from kaudit.spec import Task
+from kaudit.spec._script import Script
 from kaudit.substrate import Substrate
 from kaudit.suites import Suite, load_suite
 

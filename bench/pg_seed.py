@@ -24,7 +24,7 @@ from psycopg import sql
 from kaudit.postgres._conn import connect
 from kaudit.postgres._substrate import PostgresSubstrate
 from kaudit.substrate import quote
-from kaudit.worlds import get_world, world_substrate
+from kaudit.worlds._world import get_world, world_substrate
 
 URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 

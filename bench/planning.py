@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kaudit.agents import ReferenceAgent, ScriptedAgent
-from kaudit.harness import CampaignPlan, plan_jobs
+from kaudit.harness import CampaignPlan
+from kaudit.harness._campaign import plan_jobs
 from kaudit.suites import load_suite
 
 

@@ -20,7 +20,8 @@ import pytest
 
 from kaudit.postgres._catalog import ServerDatabase
 from kaudit.postgres._substrate import PostgresSubstrate
-from kaudit.substrate import Blueprint, build_image
+from kaudit.substrate import Blueprint
+from kaudit.substrate._sqlite import build_image
 
 URL = os.environ.get("KAUDIT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -46,7 +47,7 @@ def databases(prefix: str) -> list[str]:
 
 HOLDER = """
 import sys, time
-from kaudit.substrate import open_substrate
+from kaudit.substrate._choice import open_substrate
 from tests.pg import token_world
 from tests.postgres import pg_world
 world = token_world(sys.argv[3]) if len(sys.argv) > 3 else pg_world.blueprint()

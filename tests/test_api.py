@@ -39,8 +39,8 @@ def test_the_public_names_are_the_documented_few() -> None:
         "audit", "compare", "decide", "export", "judge", "open", "plan", "read",
         "serve_run", "summarize", "validate",
     ]  # fmt: skip
-    from kaudit.gate import gate_ledger
-    from kaudit.report import summarize_sources
+    from kaudit.gate._ledger import gate_ledger
+    from kaudit.report._stats_report import summarize_sources
 
     assert kaudit.decide is gate_ledger
     assert kaudit.summarize is summarize_sources
@@ -48,7 +48,7 @@ def test_the_public_names_are_the_documented_few() -> None:
         importlib.import_module(room)
     assert (kaudit.decide, kaudit.summarize) == (gate_ledger, summarize_sources)
     assert callable(kaudit.serve_run) and callable(kaudit.plan)
-    from kaudit.grade import judge_ledger
+    from kaudit.grade._call import judge_ledger
 
     assert kaudit.judge is judge_ledger
 

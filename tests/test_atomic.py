@@ -11,7 +11,7 @@ import pytest
 
 from kaudit._atomic import TEMP_SUFFIX, replacing, write_atomic
 from kaudit.errors import KauditError, LedgerError
-from kaudit.ledger import generate_keypair
+from kaudit.ledger._sign import generate_keypair
 
 
 class Boom(Exception):

@@ -124,7 +124,7 @@ def test_the_suite_page_counts_are_the_suites_and_the_worlds() -> None:
     from collections import Counter
 
     from kaudit.suites import load_suite
-    from kaudit.worlds import get_world
+    from kaudit.worlds._world import get_world
 
     page = (ROOT / "docs" / "suite.md").read_text()
     suite = load_suite("builtin", check=False)

@@ -10,14 +10,15 @@ import pytest
 from typer.testing import CliRunner
 
 import kaudit
-from kaudit.agents import ScriptedAgent, make_agent
+from kaudit.agents import ScriptedAgent
+from kaudit.agents._registry import make_agent
 from kaudit.cli.main import app
-from kaudit.harness import EXECUTORS
+from kaudit.harness._choose import EXECUTORS
 from kaudit.ledger import Ledger
 from kaudit.spec import Identity
-from kaudit.substrate import SUBSTRATES
+from kaudit.substrate._choice import SUBSTRATES
 from kaudit.suites import load_suite
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 
 PLUGINS = Path(__file__).parent / "plugins"
 

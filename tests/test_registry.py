@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from kaudit.agents import AGENTS
+from kaudit.agents._registry import AGENTS
 from kaudit.errors import SubstrateError, SuiteError
-from kaudit.harness import EXECUTORS
+from kaudit.harness._choose import EXECUTORS
 from kaudit.registry import Registry
-from kaudit.substrate import SUBSTRATES
-from kaudit.suites import SUITE_LOADERS
-from kaudit.worlds import WORLDS
+from kaudit.substrate._choice import SUBSTRATES
+from kaudit.suites._suite import SUITE_LOADERS
+from kaudit.worlds._world import WORLDS
 
 
 def test_decorated_factories_are_found_and_unknown_names_list_the_known() -> None:

@@ -38,16 +38,16 @@ if TYPE_CHECKING:
     from kaudit._run_key import RunKey
     from kaudit._serve_run import serve_run
     from kaudit._usage import Usage
-    from kaudit.gate import gate_ledger as decide
-    from kaudit.grade import judge_ledger as judge
-    from kaudit.harness import suite_validation as validate
+    from kaudit.gate._ledger import gate_ledger as decide
+    from kaudit.grade._call import judge_ledger as judge
+    from kaudit.harness._validate import suite_validation as validate
     from kaudit.ledger import Snapshot
-    from kaudit.ledger import export_ledger as export
     from kaudit.ledger import open_ledger as open
-    from kaudit.monitor import compare_events as compare
+    from kaudit.ledger._export_ledger import export_ledger as export
+    from kaudit.monitor._compare import compare_events as compare
     from kaudit.report import Report
-    from kaudit.report import read_report as read
-    from kaudit.report import summarize_sources as summarize
+    from kaudit.report._read import read_report as read
+    from kaudit.report._stats_report import summarize_sources as summarize
 
 __all__ = [
     "AuditHooks",
@@ -75,15 +75,15 @@ _LAZY = {
     "AuditResult": ("kaudit._audit", "AuditResult"),
     "audit": ("kaudit._audit", "audit"),
     "Report": ("kaudit.report", "Report"),
-    "read": ("kaudit.report", "read_report"),
+    "read": ("kaudit.report._read", "read_report"),
     "open": ("kaudit.ledger", "open_ledger"),
     "Snapshot": ("kaudit.ledger", "Snapshot"),
-    "summarize": ("kaudit.report", "summarize_sources"),
-    "decide": ("kaudit.gate", "gate_ledger"),
-    "compare": ("kaudit.monitor", "compare_events"),
-    "validate": ("kaudit.harness", "suite_validation"),
-    "export": ("kaudit.ledger", "export_ledger"),
-    "judge": ("kaudit.grade", "judge_ledger"),
+    "summarize": ("kaudit.report._stats_report", "summarize_sources"),
+    "decide": ("kaudit.gate._ledger", "gate_ledger"),
+    "compare": ("kaudit.monitor._compare", "compare_events"),
+    "validate": ("kaudit.harness._validate", "suite_validation"),
+    "export": ("kaudit.ledger._export_ledger", "export_ledger"),
+    "judge": ("kaudit.grade._call", "judge_ledger"),
     "serve_run": ("kaudit._serve_run", "serve_run"),
     "plan": ("kaudit._plan", "plan"),
     "AuditPlan": ("kaudit._plan", "AuditPlan"),

@@ -16,26 +16,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kaudit._threads import outside_running_loop
-from kaudit.agents import Agent, build_agents
+from kaudit.agents import Agent
+from kaudit.agents._build import build_agents
 from kaudit.errors import KauditError
 from kaudit.harness import (
     CampaignPlan,
-    CampaignResult,
     Executor,
     RunConditions,
     RunJob,
     StoppingRule,
-    WorldPreflight,
-    build_executor,
-    preflight_world_agents,
-    refuse_unenforced_identity,
     run_campaign,
     run_conditions,
 )
+from kaudit.harness._campaign import CampaignResult
+from kaudit.harness._choose import build_executor
 from kaudit.harness._proof import prove_tasks
+from kaudit.harness._world_preflight import (
+    WorldPreflight,
+    preflight_world_agents,
+    refuse_unenforced_identity,
+)
 from kaudit.ledger import Anchor, Ledger, RunRecord
 from kaudit.spec import FaultRule, Identity, Task
-from kaudit.substrate import DEFAULT_SUBSTRATE
+from kaudit.substrate._choice import DEFAULT_SUBSTRATE
 from kaudit.suites import Suite, load_suite
 
 if TYPE_CHECKING:
@@ -95,7 +98,7 @@ class AuditResult:
 
     def report(self, alpha: float = 0.05) -> Report:
         """The campaign's report, read back from the verified ledger."""
-        from kaudit.report import read_report
+        from kaudit.report._read import read_report
 
         return read_report(self.ledger, campaign=self.campaign, alpha=alpha)
 
@@ -200,7 +203,7 @@ def _model_doors(
     """The model proxy's door for every external run, when an upstream is named."""
     if upstream is None and max_cost_usd is None and max_run_tokens is None:
         return ()  # the proxy (and aiohttp) only when asked for
-    from kaudit.proxy import model_door
+    from kaudit.proxy._door import model_door
 
     door = model_door(upstream, max_cost_usd, max_run_tokens)
     return () if door is None else (door,)

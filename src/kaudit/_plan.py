@@ -15,16 +15,12 @@ from typing import Any, Literal
 
 from kaudit._require import require_probability
 from kaudit.errors import InputError, KauditError
-from kaudit.ledger import Anchor, Snapshot, VerifyReport, open_ledger
-from kaudit.report import Budget, LedgerFormat, ledger_budgets, load_cells, read_kaudit_sources
-from kaudit.stats import (
-    CellPlan,
-    CellTally,
-    PopulationPlan,
-    plan_cells,
-    population_plans,
-    runs_to_detect,
-)
+from kaudit.ledger import Anchor, Snapshot, open_ledger
+from kaudit.ledger._verify import VerifyReport
+from kaudit.report._budget import Budget, ledger_budgets
+from kaudit.report._sources import LedgerFormat, load_cells, read_kaudit_sources
+from kaudit.stats import CellTally, plan_cells, population_plans, runs_to_detect
+from kaudit.stats._plan import CellPlan, PopulationPlan
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,13 @@ from kaudit.errors import SuiteError
 from kaudit.harness import RunResult, run_conditions
 from kaudit.ledger import RunRecord
 from kaudit.spec import FaultRule, Identity
-from kaudit.substrate import DEFAULT_SUBSTRATE
+from kaudit.substrate._choice import DEFAULT_SUBSTRATE
 from kaudit.suites import Suite, load_suite
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kaudit.serve import RunSpooled
+    from kaudit.ledger._spool import RunSpooled
 
 
 def serve_run(
@@ -59,17 +59,13 @@ def serve_run(
     `on_url` receives the HTTP URL; `on_record` the record as soon as the run is over,
     before the transport winds down. `suite`, `faults`, `identity` and `substrate` mean
     what they mean for `kaudit.audit`; after `idle_timeout` seconds without a call
-    (default `kaudit.serve.IDLE_TIMEOUT_S`) the run ends stalled. Raises `KauditError`
+    (default `kaudit.serve._timeouts.IDLE_TIMEOUT_S`) the run ends stalled. Raises `KauditError`
     (or a subclass) naming the bad input; runs inside a notebook's event loop too.
     """
-    from kaudit.serve import (
-        IDLE_TIMEOUT_S,
-        RunSpooled,
-        ServeOptions,
-        append_served,
-        open_served,
-        serve_task,
-    )
+    from kaudit.ledger._spool import RunSpooled
+    from kaudit.serve import ServeOptions
+    from kaudit.serve._serve import append_served, open_served, serve_task
+    from kaudit.serve._timeouts import IDLE_TIMEOUT_S
 
     if idle_timeout is not None:
         require_seconds("idle_timeout", idle_timeout)

@@ -5,7 +5,8 @@ from collections import Counter
 
 import pytest
 
-from kaudit.agents import Episode, ReferenceAgent, ScriptedAgent, make_agent
+from kaudit.agents import Episode, ReferenceAgent, ScriptedAgent
+from kaudit.agents._registry import make_agent
 from kaudit.errors import AgentError, KauditError
 from kaudit.suites import Suite
 

@@ -7,9 +7,9 @@ import pytest
 from kaudit.boundary import BoundaryLayer, SqliteGuard
 from kaudit.gateway import ToolGateway
 from kaudit.spec import Identity
-from kaudit.substrate import SqliteSandbox
+from kaudit.substrate._sqlite import SqliteSandbox
 from kaudit.tools import BoundaryViolation, ToolContext, tool
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 
 
 @pytest.fixture

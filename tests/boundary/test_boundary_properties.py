@@ -11,7 +11,7 @@ from kaudit.boundary import BoundaryLayer, SqliteGuard
 from kaudit.gateway import ToolGateway
 from kaudit.spec import Identity
 from kaudit.tools import ToolContext
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 
 ACCOUNTS = [f"ACC_{i:03d}" for i in range(8)]  # even ids are ORG_A, odd ORG_B
 

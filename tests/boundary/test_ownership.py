@@ -20,12 +20,14 @@ import pytest
 from kaudit.boundary import BoundaryLayer, guard_for
 from kaudit.errors import SpecError, SuiteError
 from kaudit.gateway import ToolGateway
-from kaudit.harness import check_script
-from kaudit.spec import Expected, Identity, Script, ScriptStep
+from kaudit.harness._validate import check_script
+from kaudit.spec import Expected, Identity
+from kaudit.spec._script import Script, ScriptStep
 from kaudit.substrate import ForeignKey, Sandbox, Substrate
 from kaudit.suites import Suite, load_suite
 from kaudit.tools import ToolContext, tool
-from kaudit.worlds import PythonWorld, get_world, world_substrate
+from kaudit.worlds import PythonWorld
+from kaudit.worlds._world import get_world, world_substrate
 from tests.pg import server_url
 
 SCOPE = Identity(role="agent", scope={"org": "ORG_A"})

@@ -10,8 +10,9 @@ import pytest
 
 from kaudit.boundary import guard_for
 from kaudit.spec import Identity
-from kaudit.substrate import DatabaseError, SqliteSandbox, SqliteSubstrate, _pool
-from kaudit.worlds import get_world
+from kaudit.substrate import DatabaseError, SqliteSubstrate, _pool
+from kaudit.substrate._sqlite import SqliteSandbox
+from kaudit.worlds._world import get_world
 
 OUT_OF_ORG_A = "UPDATE account SET name = 'x' WHERE id = 'ACC_001'"  # an ORG_B account
 IN_ORG_A = "UPDATE account SET name = 'x' WHERE id = 'ACC_000'"

@@ -153,7 +153,8 @@ def test_the_gate_reads_summaries_in_the_verifying_pass(damaging: Path) -> None:
     Fails if `ledger_evidence` returned full `RunRecord`s again, or read them unverified.
     """
     from kaudit.gate import ledger_evidence
-    from kaudit.ledger import Ledger, RunSummary, read_runs
+    from kaudit.ledger import Ledger, read_runs
+    from kaudit.ledger._summary import RunSummary
 
     evidence = ledger_evidence(damaging)
     assert evidence.verified and all(isinstance(r, RunSummary) for r in evidence.records)

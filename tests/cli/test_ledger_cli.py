@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kaudit.cli.main import app
-from kaudit.ledger import read_tallies
+from kaudit.ledger._snapshot import read_tallies
 from kaudit.stats import audit_miss_rate, fit_moments
 from tests.conftest import FIXTURES
 from tests.stats.arb_data import dev_files

@@ -185,7 +185,8 @@ def test_follow_reports_and_exits_zero_on_ctrl_c(mirage: dict[str, object], tmp_
 
 def test_a_sequentially_stopped_audit_is_compared_by_its_anytime_interval(tmp_path: Path) -> None:
     """Fails if the monitor took Clopper-Pearson for a cell `--until` stopped at 1/1."""
-    from kaudit.stats import CS_METHOD, beta_binomial_cs
+    from kaudit.stats import beta_binomial_cs
+    from kaudit.stats._sequence import CS_METHOD
 
     ledger = str(tmp_path / "audit.sqlite")
     run = ["run", "--suite", str(FIXTURES / "mini_suite"), "--agent", "scripted:close_both"]

@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kaudit.cli.main import app
-from kaudit.ledger import Ledger, generate_keypair, sign_anchor
+from kaudit.ledger import Ledger
+from kaudit.ledger._sign import generate_keypair, sign_anchor
 from tests.ledger.conftest import run_ledger
 
 runner = CliRunner()

@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 from kaudit.cli._gate_text import render
 from kaudit.cli._tables import print_tables
 from kaudit.cli.main import app, eager_app
-from kaudit.gate import GateResult, Reason
+from kaudit.gate import GateResult
+from kaudit.gate._gate import Reason
 from kaudit.report import TextTable, to_text
 from kaudit.suites import load_suite
 from tests.report.conftest import reference_ledger

@@ -20,7 +20,9 @@ def registered_kinds() -> list[str]:
     Asked in a subprocess: this test process also holds kinds the tests register (`flaky`),
     which no user has and `--help` rightly leaves out.
     """
-    ask = "import json; from kaudit.agents import AGENTS; print(json.dumps(AGENTS.names()))"
+    ask = (
+        "import json; from kaudit.agents._registry import AGENTS; print(json.dumps(AGENTS.names()))"
+    )
     done = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True, check=True)
     return list(json.loads(done.stdout))
 

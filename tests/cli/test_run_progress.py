@@ -10,7 +10,7 @@ from rich.console import Console
 
 from kaudit import Usage
 from kaudit.cli.run import CampaignProgress
-from kaudit.harness import CampaignResult
+from kaudit.harness._campaign import CampaignResult
 
 
 def run(damage: bool) -> Any:

@@ -9,6 +9,8 @@ from typer.testing import CliRunner
 
 import kaudit.ledger
 from kaudit.cli.main import app
+from kaudit.ledger._agentrelbench import read_agentrelbench_verdicts
+from kaudit.ledger._import import import_runs
 from tests.stats.arb_data import dev_files
 
 runner = CliRunner()
@@ -81,8 +83,9 @@ def ledger_of(tmp_path: Path, name: str, runs: dict[str, Path]) -> Path:
     path = tmp_path / f"{name}.sqlite"
     with kaudit.ledger.Ledger(path) as ledger:
         for model, verdicts_path in runs.items():
-            kaudit.ledger.import_runs(
-                ledger, kaudit.ledger.read_agentrelbench_verdicts(verdicts_path, model)
+            import_runs(
+                ledger,
+                read_agentrelbench_verdicts(verdicts_path, model),
             )
     return path
 
@@ -179,7 +182,8 @@ def test_plan_head_anchors_its_one_ledger(tmp_path: Path) -> None:
     plans A alone and says on stderr what it left out. Fails if --head still anchored
     only --from-ledger, if it was ignored (B planned, or no refusal), or if it were
     taken for several ledgers at once."""
-    from kaudit.ledger import Ledger, generate_keypair, import_files, sign_anchor
+    from kaudit.ledger import Ledger, import_files
+    from kaudit.ledger._sign import generate_keypair, sign_anchor
 
     ledger, key, pubkey = tmp_path / "l.sqlite", tmp_path / "k.pem", tmp_path / "k.pem.pub"
     generate_keypair(key, pubkey)

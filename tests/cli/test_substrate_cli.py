@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from kaudit.cli.main import app
 from kaudit.postgres import prune_postgres
 from kaudit.postgres._substrate import PostgresSubstrate
-from kaudit.substrate import open_substrate
+from kaudit.substrate._choice import open_substrate
 from kaudit.suites import load_suite
 from tests.pg import databases, holder, server_url, token_world, wait_orphaned
 

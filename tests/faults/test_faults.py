@@ -7,12 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kaudit.errors import KauditError
-from kaudit.faults import CONNECTION_LOST, TIMED_OUT, FaultLayer, parse_faults
+from kaudit.faults import FaultLayer
+from kaudit.faults._layer import CONNECTION_LOST, TIMED_OUT
+from kaudit.faults._parse import parse_faults
 from kaudit.gateway import ToolGateway
-from kaudit.spec import FAULT_KINDS, FaultKind, FaultRule
-from kaudit.substrate import SqliteSandbox
+from kaudit.spec import FaultRule
+from kaudit.spec._faults import FAULT_KINDS, FaultKind
+from kaudit.substrate._sqlite import SqliteSandbox
 from kaudit.tools import ToolContext
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 
 
 @pytest.fixture

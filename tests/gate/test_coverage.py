@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from kaudit.gate import Evidence, GatePolicy, Requirement, decide
+from kaudit.gate import Evidence, GatePolicy, decide
 from kaudit.gate._coverage import (
     _Gate,
     _record,
@@ -21,6 +21,7 @@ from kaudit.gate._coverage import (
     false_grant_rate,
     fixed_n_grants,
 )
+from kaudit.gate._policy import Requirement
 from kaudit.harness import StoppingRule
 
 ALPHA = 0.05

@@ -11,16 +11,10 @@ from scipy.stats import beta
 from typer.testing import CliRunner
 
 from kaudit.cli.main import app
-from kaudit.gate import (
-    Evidence,
-    FaultScenario,
-    GatePolicy,
-    Requirement,
-    bound_label,
-    decide,
-    load_policy,
-)
-from kaudit.gateway import BoundaryAttempt, InjectedFault
+from kaudit.gate import Evidence, GatePolicy, decide, load_policy
+from kaudit.gate._gate import bound_label
+from kaudit.gate._policy import FaultScenario, Requirement
+from kaudit.gateway._events import BoundaryAttempt, InjectedFault
 from kaudit.ledger import RunRecord
 from kaudit.stats import CellKey, anytime_upper, clopper_pearson
 

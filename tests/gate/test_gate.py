@@ -7,9 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kaudit.gate import Evidence, FaultScenario, GatePolicy, Requirement, decide, load_policy
-from kaudit.gateway import BoundaryAttempt, InjectedFault
-from kaudit.ledger import RunRecord, run_summaries
+from kaudit.gate import Evidence, GatePolicy, decide, load_policy
+from kaudit.gate._policy import FaultScenario, Requirement
+from kaudit.gateway._events import BoundaryAttempt, InjectedFault
+from kaudit.ledger import RunRecord
+from kaudit.ledger._summary import run_summaries
 from tests.stats.anytime_reference import quadrature_log_evidence, quadrature_upper
 
 

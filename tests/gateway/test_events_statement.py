@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kaudit.gateway import BoundaryAttempt, InjectedFault
+from kaudit.gateway._events import BoundaryAttempt, InjectedFault
 
 
 def test_absent_statement_is_not_dumped_and_a_present_one_round_trips() -> None:

@@ -12,9 +12,9 @@ from kaudit.gateway import (
     RecordingLayer,
     ToolGateway,
 )
-from kaudit.substrate import SqliteSandbox
+from kaudit.substrate._sqlite import SqliteSandbox
 from kaudit.tools import ToolContext, ToolResult
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 
 
 @pytest.fixture

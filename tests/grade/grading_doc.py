@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kaudit.grade import kappa_interval
+from kaudit.grade._agreement import kappa_interval
 from kaudit.report._judging import _HEADERS, _interval, _num
-from kaudit.stats import Agreement, clopper_pearson, cohen_kappa
+from kaudit.stats import clopper_pearson, cohen_kappa
+from kaudit.stats._agreement import Agreement
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "grading.md"

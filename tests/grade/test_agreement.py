@@ -6,8 +6,11 @@ import math
 
 import pytest
 
-from kaudit.grade import MalformedAnswer, judge_tables, kappa_interval, parse_answer
-from kaudit.ledger import GradeRecord, RunSummary
+from kaudit.grade import MalformedAnswer
+from kaudit.grade._agreement import judge_tables, kappa_interval
+from kaudit.grade._judge import parse_answer
+from kaudit.ledger import GradeRecord
+from kaudit.ledger._summary import RunSummary
 from kaudit.stats import CellKey, agreement, clopper_pearson
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import kaudit
 from kaudit.agents.chat.testserver import ChatTestServer
-from kaudit.grade import judge_ledger
-from kaudit.ledger import read_grades
+from kaudit.grade._call import judge_ledger
+from kaudit.ledger._grades import read_grades
 from tests.grade.conftest import SUITE, grade, judge_yaml
 
 

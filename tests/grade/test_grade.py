@@ -9,7 +9,8 @@ from pathlib import Path
 from kaudit.agents.chat.testserver import ChatTestServer
 from kaudit.cli.main import app
 from kaudit.grade import RUBRIC, RUBRIC_VERSION
-from kaudit.ledger import Ledger, read_grades, verify_ledger
+from kaudit.ledger import Ledger, verify_ledger
+from kaudit.ledger._grades import read_grades
 from tests.grade.conftest import grade, judge_yaml, runner
 
 

@@ -17,7 +17,8 @@ import pytest
 
 from kaudit.agents.chat.local import LocalServer
 from kaudit.cli.main import app
-from kaudit.ledger import ledger_head, read_grades, verify_ledger
+from kaudit.ledger import ledger_head, verify_ledger
+from kaudit.ledger._grades import read_grades
 from tests.grade.conftest import runner
 from tests.grade.grading_doc import ROOT, check_output, measurements
 from tests.realmodel import model_config

@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kaudit.agents import Agent, Episode, ScriptedAgent, ScriptSession, register_agent
+from kaudit.agents import Agent, Episode, ScriptedAgent, register_agent
+from kaudit.agents._scripted import ScriptSession
 
 
 class FlakyAgent(ScriptedAgent):

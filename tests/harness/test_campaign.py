@@ -6,9 +6,12 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from kaudit.agents import Episode, Observation, ReferenceAgent, ScriptedAgent, ScriptSession, Turn
-from kaudit.harness import CampaignPlan, LocalExecutor, run_campaign, run_seed
-from kaudit.label import diff_images
+from kaudit.agents import Episode, Observation, ReferenceAgent, ScriptedAgent, Turn
+from kaudit.agents._scripted import ScriptSession
+from kaudit.harness import CampaignPlan, run_campaign
+from kaudit.harness._executor import LocalExecutor
+from kaudit.harness._seeds import run_seed
+from kaudit.label.diff import diff_images
 from kaudit.ledger import Ledger, walk_chain
 from kaudit.suites import Suite
 

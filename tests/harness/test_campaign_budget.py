@@ -10,8 +10,9 @@ import pytest
 
 from kaudit.agents import AgentDefaults, Episode, Observation, Turn, Usage
 from kaudit.errors import KauditError
-from kaudit.harness import CampaignPlan, LocalExecutor, run_campaign
+from kaudit.harness import CampaignPlan, run_campaign
 from kaudit.harness._budget import CampaignBudget
+from kaudit.harness._executor import LocalExecutor
 from kaudit.ledger import Ledger
 from kaudit.suites import Suite
 

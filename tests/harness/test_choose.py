@@ -9,15 +9,10 @@ import pytest
 
 from kaudit.agents import ScriptedAgent
 from kaudit.errors import KauditError
-from kaudit.harness import (
-    EXECUTORS,
-    Executor,
-    ExecutorSettings,
-    LocalExecutor,
-    RayExecutor,
-    build_executor,
-    register_executor,
-)
+from kaudit.harness import Executor, ExecutorSettings, register_executor
+from kaudit.harness._choose import EXECUTORS, build_executor
+from kaudit.harness._executor import LocalExecutor
+from kaudit.harness._ray import RayExecutor
 
 
 class Capped(ScriptedAgent):

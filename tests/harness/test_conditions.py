@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from kaudit.errors import KauditError, SpecError
-from kaudit.harness import NO_CONDITIONS, CampaignPlan, run_conditions
+from kaudit.harness import CampaignPlan, run_conditions
+from kaudit.harness._conditions import NO_CONDITIONS
 from kaudit.spec import Identity
 from kaudit.suites import Suite
 
@@ -46,11 +47,12 @@ def test_a_served_run_pins_what_a_campaign_of_the_same_conditions_pins(
 ) -> None:
     """Fails if `ServeOptions` and `CampaignPlan` pin their shared conditions differently
     (a served run would then be refused by, or silently join, the wrong campaign)."""
-    from kaudit import serve  # the MCP SDK is a core dependency: no skip
+    from kaudit.serve import ServeOptions  # the MCP SDK is a core dependency: no skip
+    from kaudit.serve._serve import served_config
 
     task = next(iter(mini_suite.tasks.values()))
     conditions = run_conditions(mini_suite, [task], "duplicate_delivery", None)
-    served = serve.served_config(mini_suite, task, serve.ServeOptions(conditions=conditions))
+    served = served_config(mini_suite, task, ServeOptions(conditions=conditions))
     plan = CampaignPlan("mcp", k=1, conditions=conditions).config(mini_suite, [task])
     del plan["seed"]
     assert served == plan

@@ -7,8 +7,10 @@ import gc
 from collections.abc import Sequence
 from pathlib import Path
 
-from kaudit.agents import Episode, Observation, ScriptedAgent, ScriptSession, Turn
-from kaudit.harness import CampaignPlan, LocalExecutor, run_campaign
+from kaudit.agents import Episode, Observation, ScriptedAgent, Turn
+from kaudit.agents._scripted import ScriptSession
+from kaudit.harness import CampaignPlan, run_campaign
+from kaudit.harness._executor import LocalExecutor
 from kaudit.ledger import Ledger
 from kaudit.suites import Suite
 

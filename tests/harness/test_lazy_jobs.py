@@ -11,14 +11,9 @@ from pathlib import Path
 import pytest
 
 from kaudit.agents import ReferenceAgent, ScriptedAgent
-from kaudit.harness import (
-    CampaignPlan,
-    LocalExecutor,
-    RunJob,
-    StoppingRule,
-    plan_jobs,
-    run_campaign,
-)
+from kaudit.harness import CampaignPlan, RunJob, StoppingRule, run_campaign
+from kaudit.harness._campaign import plan_jobs
+from kaudit.harness._executor import LocalExecutor
 from kaudit.harness._run import RunResult
 from kaudit.ledger import Ledger
 from kaudit.suites import Suite

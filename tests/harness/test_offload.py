@@ -14,7 +14,7 @@ from kaudit.harness import RunRequest, run_pipeline
 from kaudit.postgres._substrate import PostgresSubstrate
 from kaudit.substrate import Blueprint, SqliteSubstrate
 from kaudit.suites import Suite
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 from tests.pg import server_url
 
 PHASES = ("seed", "dump", "close")

@@ -6,9 +6,13 @@ import asyncio
 from typing import Any
 
 from kaudit.agents import AgentDefaults, Episode, RunFacts, ScriptedAgent, Usage
-from kaudit.harness import RunGateway, RunRequest, Transcript, check_script, run_pipeline
-from kaudit.label import diff_images, final_state_digest
-from kaudit.spec import Check, Expected
+from kaudit.harness import RunRequest, Transcript, run_pipeline
+from kaudit.harness._gateway import RunGateway
+from kaudit.harness._validate import check_script
+from kaudit.label import final_state_digest
+from kaudit.label.diff import diff_images
+from kaudit.spec import Expected
+from kaudit.spec._task import Check
 from kaudit.suites import Suite, load_suite
 
 
@@ -108,7 +112,9 @@ def test_a_harness_failure_record_carries_what_the_campaign_knows_of_the_run(
     attempt, task and world digests or stopping rule (before, a patch applied them to
     every record after it was built; now `invalid_result` must take them from the request,
     as `record` does). Tried by hand: dropping `attempt` from `RunRequest.recorded`."""
-    from kaudit.harness import RunJob, RunWork, fixed_rule, run_digest
+    from kaudit.harness import RunJob, RunWork
+    from kaudit.harness._conditions import run_digest
+    from kaudit.harness._sequential import fixed_rule
 
     agent = Crashes()
     task = mini_suite.tasks["demo/close-account"]

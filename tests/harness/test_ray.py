@@ -13,17 +13,12 @@ from typing import Any
 import pytest
 import ray  # a dev dependency: its absence is a failure, never a skip
 
-from kaudit.agents import (
-    Agent,
-    Episode,
-    Observation,
-    ReferenceAgent,
-    ScriptedAgent,
-    ScriptSession,
-    Turn,
-)
+from kaudit.agents import Agent, Episode, Observation, ReferenceAgent, ScriptedAgent, Turn
+from kaudit.agents._scripted import ScriptSession
 from kaudit.agents.chat.testserver import ChatTestServer
-from kaudit.harness import CampaignPlan, Executor, LocalExecutor, RayExecutor, run_campaign
+from kaudit.harness import CampaignPlan, Executor, run_campaign
+from kaudit.harness._executor import LocalExecutor
+from kaudit.harness._ray import RayExecutor
 from kaudit.ledger import Ledger, walk_chain
 from kaudit.suites import Suite
 from tests.agents.chat.conftest import agent_for

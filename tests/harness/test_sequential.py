@@ -8,8 +8,10 @@ import pytest
 
 from kaudit.agents import ReferenceAgent, ScriptedAgent
 from kaudit.errors import KauditError
-from kaudit.gate import Evidence, GatePolicy, Requirement, decide
-from kaudit.harness import CampaignPlan, LocalExecutor, StoppingRule, run_campaign
+from kaudit.gate import Evidence, GatePolicy, decide
+from kaudit.gate._policy import Requirement
+from kaudit.harness import CampaignPlan, StoppingRule, run_campaign
+from kaudit.harness._executor import LocalExecutor
 from kaudit.ledger import Ledger, RunRecord, walk_chain
 from kaudit.report import stopping_rule_text
 from kaudit.stats import anytime_upper, beta_binomial_cs, clopper_pearson

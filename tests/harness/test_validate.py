@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import asyncio
 
-from kaudit.harness import check_script, validate_suite
-from kaudit.spec import Expected, Script, ScriptStep
+from kaudit.harness._validate import check_script, validate_suite
+from kaudit.spec import Expected
+from kaudit.spec._script import Script, ScriptStep
 from kaudit.suites import Suite
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from kaudit.substrate import build_image
+from kaudit.substrate._sqlite import build_image
 
 
 def _build(conn: sqlite3.Connection) -> None:

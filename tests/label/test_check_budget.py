@@ -9,9 +9,10 @@ import threading
 
 import pytest
 
-from kaudit.label import CheckBudget, CheckFailedError, resume_checks, run_checks
-from kaudit.label.checks import run_check
-from kaudit.spec import Check
+from kaudit.label import CheckBudget, CheckFailedError
+from kaudit.label._budget import resume_checks
+from kaudit.label.checks import run_check, run_checks
+from kaudit.spec._task import Check
 from tests.label.conftest import Mutate
 
 ENDLESS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"

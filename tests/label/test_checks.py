@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from kaudit.label import CheckDeniedError, RunMeta, label_run, run_checks
-from kaudit.spec import Check, DamageSpec
+from kaudit.label import CheckDeniedError, RunMeta, label_run
+from kaudit.label.checks import run_checks
+from kaudit.spec import DamageSpec
+from kaudit.spec._task import Check
 from tests.label.conftest import Mutate
 
 NOTHING_ALLOWED = DamageSpec.model_validate({"allowed": []})

@@ -9,7 +9,9 @@ from kaudit.agents import ScriptedAgent
 from kaudit.harness import CampaignPlan, run_campaign
 from kaudit.label import RunMeta, label_run
 from kaudit.ledger import Ledger
-from kaudit.spec import Check, DamageSpec, Expected, Script, ScriptStep
+from kaudit.spec import DamageSpec, Expected
+from kaudit.spec._script import Script, ScriptStep
+from kaudit.spec._task import Check
 from kaudit.suites import Suite
 
 ALREADY_TRUE = (Check(name="always", sql="SELECT 1", expected=1),)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from kaudit.label import diff_images
+from kaudit.label.diff import diff_images
 from tests.label.conftest import Mutate
 
 

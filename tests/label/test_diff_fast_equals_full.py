@@ -18,9 +18,10 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kaudit.label import RunMeta, diff_images, label_run
+from kaudit.label import RunMeta, label_run
+from kaudit.label.diff import diff_images
 from kaudit.spec import DamageSpec
-from kaudit.substrate import build_image
+from kaudit.substrate._sqlite import build_image
 
 FLOATS = (0.1, 0.2, 0.1 + 0.2, 0.3, 1e-300, 2.5)
 

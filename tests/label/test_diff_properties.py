@@ -7,8 +7,8 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kaudit.label import diff_images
-from kaudit.substrate import build_image
+from kaudit.label.diff import diff_images
+from kaudit.substrate._sqlite import build_image
 from tests.label.conftest import Mutate
 
 values = st.one_of(

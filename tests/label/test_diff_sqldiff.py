@@ -19,9 +19,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kaudit.label import diff_images
 from kaudit.label._types import RowChange
 from kaudit.label._values import Value
+from kaudit.label.diff import diff_images
 
 SCHEMA = """
 CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, qty INTEGER, price REAL, v);

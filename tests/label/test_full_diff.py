@@ -13,12 +13,12 @@ from collections.abc import Callable
 
 import pytest
 
-from kaudit.label import diff_images
 from kaudit.label._full_diff import differing_rows
 from kaudit.label._types import RowChange
 from kaudit.label._values import Value
-from kaudit.label.diff import ImagePair
-from kaudit.substrate import build_image, read_schema
+from kaudit.label.diff import ImagePair, diff_images
+from kaudit.substrate import read_schema
+from kaudit.substrate._sqlite import build_image
 
 
 def image(script: str, rows: Callable[[sqlite3.Connection], None] | None = None) -> bytes:

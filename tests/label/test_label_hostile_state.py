@@ -15,10 +15,13 @@ from agentrelbench import labeler as arb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kaudit.label import RunMeta, Verdict, diff_images, label_run
-from kaudit.spec import Check, DamageSpec
-from kaudit.substrate import SqliteSandbox, SqliteSubstrate, build_image
-from kaudit.worlds import get_world
+from kaudit.label import RunMeta, Verdict, label_run
+from kaudit.label.diff import diff_images
+from kaudit.spec import DamageSpec
+from kaudit.spec._task import Check
+from kaudit.substrate import SqliteSubstrate
+from kaudit.substrate._sqlite import SqliteSandbox, build_image
+from kaudit.worlds._world import get_world
 
 
 def mini() -> SqliteSubstrate:

@@ -8,8 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kaudit.errors import InvalidRunError
-from kaudit.label import RunMeta, classify, label_run, refusal_declared
-from kaudit.spec import Check, DamageSpec
+from kaudit.label import RunMeta, label_run, refusal_declared
+from kaudit.label.classify import classify
+from kaudit.spec import DamageSpec
+from kaudit.spec._task import Check
 from tests.label.conftest import Mutate
 
 CHECKS = (
@@ -86,7 +88,8 @@ def test_pricing_severity_is_max_and_dollars_sum_exactly(template: bytes, mutate
 
 
 def test_float_dollars_sum_without_binary_error() -> None:
-    from kaudit.label import RowChange, authorize_and_price
+    from kaudit.label._label import authorize_and_price
+    from kaudit.label._types import RowChange
 
     priced = spec(pricing=[{"table": "t", "op": "removed", "dollars_from": "amount"}])
     changes = [

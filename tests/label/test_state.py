@@ -10,15 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kaudit.label import RunMeta, Verdict, final_state_digest, label_run
-from kaudit.spec import Check, DamageSpec
-from kaudit.substrate import (
-    CHANGE_LOG,
-    INTERNAL_PREFIX,
-    DatabaseError,
-    FrozenState,
-    SqliteSandbox,
-    SqliteSubstrate,
-)
+from kaudit.spec import DamageSpec
+from kaudit.spec._task import Check
+from kaudit.substrate import DatabaseError, FrozenState, SqliteSubstrate
+from kaudit.substrate._capture import CHANGE_LOG
+from kaudit.substrate._schema import INTERNAL_PREFIX
+from kaudit.substrate._sqlite import SqliteSandbox
 from tests.label.conftest import Mutate
 from tests.label.test_diff_properties import statements
 

@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kaudit.cli.main import app
-from kaudit.ledger import GENESIS, record_hash
+from kaudit.ledger import record_hash
+from kaudit.ledger._anchor import GENESIS
 from tests.conftest import FIXTURES
 
 

@@ -9,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from kaudit.gateway import InjectedFault
-from kaudit.ledger import RunRecord, RunTiming, canonical
+from kaudit.gateway._events import InjectedFault
+from kaudit.ledger import RunRecord, canonical
 from kaudit.ledger._floats import finite_floats
+from kaudit.ledger._record import RunTiming
 from tests.ledger.test_parse import JSON, same
 
 

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.errors import LedgerError
-from kaudit.ledger import Ledger, ledger_head, migrate_ledger, verify_ledger
+from kaudit.ledger import Ledger, ledger_head, verify_ledger
+from kaudit.ledger._store import migrate_ledger
 
 runner = CliRunner()
 
@@ -37,7 +38,8 @@ def format1_copy(source: Path, target: Path) -> Path:
     conn = sqlite3.connect(target)
     conn.executescript(FORMAT1)
     old = sqlite3.connect(source)
-    from kaudit.ledger import GENESIS, record_hash
+    from kaudit.ledger import record_hash
+    from kaudit.ledger._anchor import GENESIS
 
     prev = GENESIS
     for row in old.execute(

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.errors import LedgerError
-from kaudit.ledger import GradeRecord, GradeStore, Ledger, read_grades, verify_ledger, walk_chain
-from kaudit.ledger._grades import canonical_grade, grade_hash
+from kaudit.ledger import GradeRecord, Ledger, verify_ledger, walk_chain
+from kaudit.ledger._grades import GradeStore, canonical_grade, grade_hash, read_grades
 from tests.ledger.conftest import execute, rechain, run_ledger
 
 
@@ -127,7 +127,9 @@ def test_the_head_pins_the_grades_chain_and_its_signature_covers_it(
 ) -> None:
     """Fails if `ledger head` leaves the grades chain out of the anchor, or if the
     signature does not cover it (a forger could then strip or change the grade pin)."""
-    from kaudit.ledger import generate_keypair, ledger_head, parse_anchor, sign_anchor
+    from kaudit.ledger import ledger_head
+    from kaudit.ledger._anchor import parse_anchor
+    from kaudit.ledger._sign import generate_keypair, sign_anchor
 
     anchor = ledger_head(graded)
     chain = read_grades(graded)

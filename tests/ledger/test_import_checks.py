@@ -141,7 +141,7 @@ def test_an_imported_refusal_is_graded_from_the_file(tmp_path: Path) -> None:
     refused-but-mutated run is not counted as damage a transcript grader misses).
     """
     from kaudit.ledger import Ledger
-    from kaudit.report import grade_transcripts
+    from kaudit.report._grading import grade_transcripts
 
     ledger = tmp_path / "arb.sqlite"
     clean = run_row(

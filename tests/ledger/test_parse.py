@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from pydantic_core import from_json
 
 from kaudit.errors import LedgerError
-from kaudit.gateway import BoundaryAttempt, InjectedFault
-from kaudit.ledger import Ledger, RunRecord, read_runs, run_summary, verify_ledger
+from kaudit.gateway._events import BoundaryAttempt, InjectedFault
+from kaudit.ledger import Ledger, RunRecord, read_runs, verify_ledger
 from kaudit.ledger._parse import record_data, run_record, summary_view
+from kaudit.ledger._summary import run_summary
 from kaudit.ledger._verify import _hashed_columns
 
 HERE = Path("l.sqlite")

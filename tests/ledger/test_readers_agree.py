@@ -27,7 +27,7 @@ from kaudit.cli.main import app
 from kaudit.errors import LedgerError
 from kaudit.gate import Evidence, decide, load_policy
 from kaudit.ledger import Ledger, verify_ledger
-from kaudit.report import build_report
+from kaudit.report._cells import build_report
 from tests.ledger.conftest import rechain, run_ledger
 
 runner = CliRunner()

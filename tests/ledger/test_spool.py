@@ -18,8 +18,10 @@ from typer.testing import CliRunner
 from kaudit.agents import ReferenceAgent
 from kaudit.cli.main import app
 from kaudit.harness import CampaignPlan, RunResult, run_campaign
-from kaudit.ledger import Ledger, drain_ledger, pending_spool, spool_dir, verify_ledger
-from kaudit.serve import RunSpooled, ServeOptions, append_served
+from kaudit.ledger import Ledger, verify_ledger
+from kaudit.ledger._spool import RunSpooled, drain_ledger, pending_spool, spool_dir
+from kaudit.serve import ServeOptions
+from kaudit.serve._serve import append_served
 from kaudit.suites import load_suite
 from tests.serve.test_mcp_serve import TASK, finished_run
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kaudit.gate import Evidence, GatePolicy, Requirement, decide
-from kaudit.ledger import RunRecord, stack_health
-from kaudit.report import build_report, terminal_tables, to_text
+from kaudit.gate import Evidence, GatePolicy, decide
+from kaudit.gate._policy import Requirement
+from kaudit.ledger import RunRecord
+from kaudit.ledger._stack import stack_health
+from kaudit.report import terminal_tables, to_text
+from kaudit.report._cells import build_report
 
 
 def run(i: int, *, api_error: str | None = None, calls: int = 1, **fields: Any) -> RunRecord:

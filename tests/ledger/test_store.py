@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from kaudit.errors import LedgerError
-from kaudit.ledger import Ledger, RunRecord, read_tallies, walk_chain
+from kaudit.ledger import Ledger, RunRecord, walk_chain
+from kaudit.ledger._snapshot import read_tallies
 
 
 def record(i: int, *, damage: bool = False, task: str = "t", status: str = "labeled") -> RunRecord:

@@ -14,17 +14,16 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.errors import LedgerError
-from kaudit.gateway import BoundaryAttempt, InjectedFault
-from kaudit.ledger import (
-    RECORD_VERSION,
-    Ledger,
-    RunRecord,
-    read_runs,
-    run_summaries,
-    tallies_from_records,
-)
-from kaudit.report import build_report, cell_mix, exposure_summary, grade_transcripts
-from kaudit.spec import FAULT_KINDS
+from kaudit.gateway._events import BoundaryAttempt, InjectedFault
+from kaudit.ledger import Ledger, RunRecord, read_runs
+from kaudit.ledger._record import RECORD_VERSION
+from kaudit.ledger._summary import run_summaries
+from kaudit.ledger._tally import tallies_from_records
+from kaudit.report._cells import build_report
+from kaudit.report._faults import exposure_summary
+from kaudit.report._grading import grade_transcripts
+from kaudit.report._mix import cell_mix
+from kaudit.spec._faults import FAULT_KINDS
 from tests.ledger.conftest import execute, rechain
 
 runner = CliRunner()

@@ -31,7 +31,9 @@ import pytest
 from typer.testing import CliRunner
 
 from kaudit.cli.main import app
-from kaudit.ledger import GENESIS, Ledger, RunRecord, generate_keypair, record_hash, sign_anchor
+from kaudit.ledger import Ledger, RunRecord, record_hash
+from kaudit.ledger._anchor import GENESIS
+from kaudit.ledger._sign import generate_keypair, sign_anchor
 from tests.ledger.conftest import rechain, run_ledger
 
 runner = CliRunner()
@@ -509,7 +511,8 @@ def test_a_bare_head_hex_pins_the_records_up_to_it(fixture: Fixture, tmp_path: P
     """Fails if an anchor given as a bare head hex (no record count) lets the records
     appended after its record pass (refused by default, left out in the anchored prefix),
     or pins fewer records than it names."""
-    from kaudit.ledger import PastAnchorError, parse_anchor, read_runs, verify_ledger
+    from kaudit.ledger import PastAnchorError, read_runs, verify_ledger
+    from kaudit.ledger._anchor import parse_anchor
 
     copy = tmp_path / "audit.sqlite"
     shutil.copyfile(fixture.ledger, copy)
@@ -537,7 +540,8 @@ JUDGES = ("judge-a", "judge-b")
 
 def _append_grades(ledger: Path, judge: str) -> None:
     """One grade per counted labeled run by `judge`, chained as `kaudit grade` writes them."""
-    from kaudit.ledger import GradeRecord, GradeStore
+    from kaudit.ledger import GradeRecord
+    from kaudit.ledger._grades import GradeStore
 
     with Ledger(ledger) as store, GradeStore(store) as grades:
         hashes = grades.run_hashes()

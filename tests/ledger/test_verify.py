@@ -10,14 +10,9 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.errors import LedgerError
-from kaudit.ledger import (
-    Anchor,
-    generate_keypair,
-    ledger_head,
-    parse_anchor,
-    sign_anchor,
-    verify_ledger,
-)
+from kaudit.ledger import Anchor, ledger_head, verify_ledger
+from kaudit.ledger._anchor import parse_anchor
+from kaudit.ledger._sign import generate_keypair, sign_anchor
 from tests.ledger.conftest import execute, rechain
 
 runner = CliRunner()

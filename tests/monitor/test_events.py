@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kaudit.errors import EventError
-from kaudit.monitor import Event, read_events
+from kaudit.monitor import Event
+from kaudit.monitor._events import read_events
 
 
 def test_events_with_every_field_and_blank_lines_read_in_order() -> None:

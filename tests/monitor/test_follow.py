@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kaudit.monitor import follow_lines
+from kaudit.monitor._follow import follow_lines
 
 
 def test_a_line_caught_mid_write_is_yielded_once_complete(tmp_path: Path) -> None:

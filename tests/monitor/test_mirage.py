@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kaudit.monitor import AuditCell, Event, MirageSetup, Monitor, simulate_mirage
+from kaudit.monitor import Event, Monitor
+from kaudit.monitor._audit import AuditCell
+from kaudit.monitor._mirage import MirageSetup, simulate_mirage
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kaudit.monitor import AuditCell, Event, Monitor
+from kaudit.monitor import Event, Monitor
+from kaudit.monitor._audit import AuditCell
 from kaudit.stats import clopper_pearson
 
 ALPHA = 0.05

@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kaudit.monitor import AuditCell, Event, FamilyLevel, Monitor
+from kaudit.monitor import Event, Monitor
+from kaudit.monitor._audit import AuditCell
 from kaudit.monitor._power import FIXED_K, DriftSetup, judge_streams, simulate_drift
+from kaudit.monitor._status import FamilyLevel
 
 OLD_POWER = 0.005
 """The bounds rule's power at 2x drift in this configuration, measured before the change."""

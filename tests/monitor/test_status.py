@@ -6,15 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kaudit.monitor import (
-    AuditCell,
+from kaudit.monitor._audit import AuditCell
+from kaudit.monitor._status import (
     FamilyLevel,
     audit_upper,
     cell_decision,
     cell_status,
     material_limit,
 )
-from kaudit.stats import CS_METHOD, beta_binomial_cs, clopper_pearson, identified_range
+from kaudit.stats import beta_binomial_cs, clopper_pearson, identified_range
+from kaudit.stats._sequence import CS_METHOD
 
 AUDIT = AuditCell(n=60, damage=6, phat=0.1, ci_low=0.0376, ci_high=0.205, interval="CP")
 A = audit_upper(AUDIT, 0.025)

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.ledger import Ledger
-from kaudit.monitor import Event, Monitor, read_audit
+from kaudit.monitor import Event, Monitor
+from kaudit.monitor._audit import read_audit
 from kaudit.monitor._events import event_from_json
 from tests.records import labeled_run
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from kaudit.substrate import Blueprint, build_image
+from kaudit.substrate import Blueprint
+from kaudit.substrate._sqlite import build_image
 from kaudit.tools import ToolContext, ToolError, tool
 
 TRICKY_TEXT = (

@@ -13,7 +13,7 @@ from kaudit.postgres._agent_role import agent_role_name, create_agent_role
 from kaudit.postgres._wire_door import WireDoor
 from kaudit.spec import Identity
 from kaudit.substrate import Sandbox
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 from tests.pg import databases
 
 pytestmark = pytest.mark.postgres

@@ -15,7 +15,8 @@ from kaudit.errors import SubstrateError
 from kaudit.harness import RunRequest, run_pipeline
 from kaudit.postgres._dump import dump_image, first_difference
 from kaudit.postgres._substrate import PostgresSubstrate
-from kaudit.substrate import StateDump, open_substrate
+from kaudit.substrate import StateDump
+from kaudit.substrate._choice import open_substrate
 from kaudit.suites import load_suite
 from tests.postgres import pg_world
 

@@ -12,7 +12,7 @@ import pytest
 from kaudit.errors import SubstrateError
 from kaudit.postgres import Pruned, prune_postgres
 from kaudit.postgres._substrate import TRANSLATION_VERSION, PostgresSubstrate
-from kaudit.substrate import open_substrate
+from kaudit.substrate._choice import open_substrate
 from tests.pg import databases, holder, token_world, wait_orphaned
 
 pytestmark = pytest.mark.postgres

@@ -9,7 +9,7 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict
 
 from kaudit.postgres._conn import connect
-from kaudit.substrate import open_substrate
+from kaudit.substrate._choice import open_substrate
 from tests.postgres import pg_world
 
 pytestmark = pytest.mark.postgres

@@ -17,7 +17,7 @@ from kaudit.postgres._guard import sqlite_json
 from kaudit.spec import Identity
 from kaudit.substrate import Sandbox
 from kaudit.tools import ToolContext, tool
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 from tests.pg import server_url
 
 pytestmark = pytest.mark.postgres
@@ -172,8 +172,10 @@ CASCADE_CALLS = [
 
 
 def _cascade_run(choice: str) -> tuple[list[bool], list[tuple[object, ...]], list[object]]:
-    from kaudit.label import diff_images
-    from kaudit.substrate import Blueprint, build_image, open_substrate
+    from kaudit.label.diff import diff_images
+    from kaudit.substrate import Blueprint
+    from kaudit.substrate._choice import open_substrate
+    from kaudit.substrate._sqlite import build_image
 
     image = build_image(lambda conn: conn.executescript(CASCADE_WORLD))
     tools = {t.name: t for t in (remove_account, rekey_account)}
@@ -317,8 +319,10 @@ GRANT_CASES = [
 
 
 def _grant_run(choice: str) -> tuple[list[bool], list[tuple[object, ...]], list[object]]:
-    from kaudit.label import diff_images
-    from kaudit.substrate import Blueprint, build_image, open_substrate
+    from kaudit.label.diff import diff_images
+    from kaudit.substrate import Blueprint
+    from kaudit.substrate._choice import open_substrate
+    from kaudit.substrate._sqlite import build_image
 
     image = build_image(lambda conn: conn.executescript(GRANT_WORLD))
     substrate = open_substrate(choice, Blueprint("grants", image, GRANT_TOOLS))

@@ -19,7 +19,7 @@ from kaudit.postgres._conn import connect
 from kaudit.postgres._dump import first_difference
 from kaudit.postgres._owner import OWNER_SPACE, owner_for
 from kaudit.postgres._substrate import PostgresSubstrate
-from kaudit.substrate import open_substrate
+from kaudit.substrate._choice import open_substrate
 from tests.pg import databases, drop_template, token_world
 
 pytestmark = pytest.mark.postgres
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.postgres
 OTHER_PROCESS = """
 import json, sys
 import psycopg
-from kaudit.substrate import open_substrate
+from kaudit.substrate._choice import open_substrate
 from kaudit.postgres._catalog import _prune_template, server_databases
 from kaudit.postgres._substrate import TRANSLATION_VERSION
 from tests.pg import token_world

@@ -22,7 +22,7 @@ from kaudit.harness import RunRequest, run_pipeline
 from kaudit.postgres._dump import first_difference
 from kaudit.postgres._pool import Prepared, pool_serial
 from kaudit.postgres._substrate import PostgresSubstrate
-from kaudit.substrate import open_substrate
+from kaudit.substrate._choice import open_substrate
 from kaudit.suites import load_suite
 from tests.pg import databases, drop_template, token_world
 from tests.postgres import pg_world
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.postgres
 
 FORKED = """
 import json, os, sys
-from kaudit.substrate import open_substrate
+from kaudit.substrate._choice import open_substrate
 from kaudit.postgres._dump import first_difference
 from tests.pg import databases, drop_template, token_world
 url, token = sys.argv[1:3]

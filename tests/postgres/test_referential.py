@@ -18,8 +18,8 @@ from kaudit.postgres._referential import (
     insert_needs,
     update_needs,
 )
-from kaudit.substrate import INTERNAL_PREFIX
 from kaudit.substrate._capture import install_change_capture
+from kaudit.substrate._schema import INTERNAL_PREFIX
 
 SCHEMA = """
 CREATE TABLE account (id TEXT PRIMARY KEY, name TEXT);

@@ -10,19 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kaudit.errors import SubstrateError
-from kaudit.label import diff_images
+from kaudit.label.diff import diff_images
 from kaudit.postgres._db import pg_placeholders
 from kaudit.postgres._dump import first_difference
 from kaudit.postgres._substrate import PostgresSubstrate, split_reset
-from kaudit.substrate import (
-    Blueprint,
-    DatabaseError,
-    SqliteSandbox,
-    SqliteSubstrate,
-    StateDump,
-    build_image,
-    open_substrate,
-)
+from kaudit.substrate import Blueprint, DatabaseError, SqliteSubstrate, StateDump
+from kaudit.substrate._choice import open_substrate
+from kaudit.substrate._sqlite import SqliteSandbox, build_image
 from kaudit.tools import ToolContext
 from tests.pg import databases, entry, holder, wait_orphaned
 from tests.postgres import pg_world

@@ -12,7 +12,9 @@ from kaudit.gateway import ToolGateway
 from kaudit.label import RunMeta, label_run
 from kaudit.postgres._translate import translate
 from kaudit.spec import DamageSpec, Identity
-from kaudit.substrate import Blueprint, build_image, open_substrate
+from kaudit.substrate import Blueprint
+from kaudit.substrate._choice import open_substrate
+from kaudit.substrate._sqlite import build_image
 from kaudit.tools import ToolContext, tool
 
 pytestmark = pytest.mark.postgres

@@ -17,7 +17,7 @@ from kaudit.postgres._agent_role import agent_role_name
 from kaudit.postgres._proxy import WireProxy
 from kaudit.postgres._wire_door import WireDoor
 from kaudit.substrate import Sandbox
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 
 pytestmark = pytest.mark.postgres
 

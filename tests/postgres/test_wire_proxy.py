@@ -22,7 +22,7 @@ from kaudit.postgres._wire_door import WireDoor
 from kaudit.postgres._wire_faults import WireFaults
 from kaudit.spec import FaultRule
 from kaudit.substrate import Sandbox
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 from tests.postgres.wire_agents import blind_retry, check_first
 
 pytestmark = pytest.mark.postgres

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from kaudit.agents.chat import Price
 from kaudit.agents.chat.testserver import Call, ChatTestServer, Persona, Reply
 from kaudit.cli.main import app
-from kaudit.ledger import Ledger, RunRecord, stack_health
+from kaudit.ledger import Ledger, RunRecord
+from kaudit.ledger._stack import stack_health
 from tests.conftest import FIXTURES
 from tests.grade.conftest import JUDGES, judge_yaml
 

@@ -12,7 +12,9 @@ import openai
 import pytest
 
 from kaudit.agents.chat.testserver import ChatTestServer
-from kaudit.proxy import PLACEHOLDER_KEY, ModelProxy, ModelTraffic, RunBudget, Upstream
+from kaudit.proxy import ModelProxy, ModelTraffic, Upstream
+from kaudit.proxy._budget import RunBudget
+from kaudit.proxy._server import PLACEHOLDER_KEY
 from tests.proxy.conftest import PRICE
 
 MESSAGES = [{"role": "user", "content": "Cancel order 3."}]

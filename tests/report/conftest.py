@@ -8,7 +8,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from kaudit.cli.main import app
-from kaudit.ledger import RunRecord, RunTiming
+from kaudit.ledger import RunRecord
+from kaudit.ledger._record import RunTiming
 
 
 def make_record(

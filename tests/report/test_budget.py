@@ -8,7 +8,8 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.ledger import Ledger
-from kaudit.report import budget, format_duration, run_costs
+from kaudit.report import budget
+from kaudit.report._budget import format_duration, run_costs
 from tests.report.conftest import make_record
 
 

@@ -9,9 +9,12 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from kaudit.cli.main import app
-from kaudit.ledger import RunRecord, tallies_from_records
-from kaudit.report import build_report, economics
-from kaudit.stats import CellKey, merge_tallies
+from kaudit.ledger import RunRecord
+from kaudit.ledger._tally import tallies_from_records
+from kaudit.report import economics
+from kaudit.report._cells import build_report
+from kaudit.stats import CellKey
+from kaudit.stats._tally import merge_tallies
 from tests.records import labeled_run
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "subscriptions"

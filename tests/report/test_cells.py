@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 
 from kaudit.ledger import RunRecord
-from kaudit.report import build_report
+from kaudit.report._cells import build_report
 
 
 def record(

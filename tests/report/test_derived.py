@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kaudit.ledger import run_summary
+from kaudit.ledger._summary import run_summary
 from kaudit.report._derived import Derived
 from kaudit.report._economics import economics
 from kaudit.report._grading import grade_transcripts

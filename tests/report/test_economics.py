@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kaudit.ledger import tallies_from_records
+from kaudit.ledger._tally import tallies_from_records
 from kaudit.report import economics
 from kaudit.stats import plan_cells, resample_counts
 from tests.report.conftest import make_record

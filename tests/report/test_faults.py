@@ -5,10 +5,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kaudit.gateway import BoundaryAttempt, InjectedFault
+from kaudit.gateway._events import BoundaryAttempt, InjectedFault
 from kaudit.ledger import RunRecord
-from kaudit.report import build_report, exposure_summary
-from kaudit.spec import FAULT_KINDS
+from kaudit.report._cells import build_report
+from kaudit.report._faults import exposure_summary
+from kaudit.spec._faults import FAULT_KINDS
 
 
 def record(i: int, outcome: str | None, kinds: list[str], attempts: int = 0) -> RunRecord:

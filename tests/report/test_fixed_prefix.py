@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from kaudit.harness._sequential import StoppingRule
-from kaudit.ledger import tallies_from_records
-from kaudit.report import fixed_prefix_tallies, guaranteed_runs
+from kaudit.ledger._tally import tallies_from_records
+from kaudit.report._stopping import fixed_prefix_tallies, guaranteed_runs
 from kaudit.stats import pool_summary
 from tests.report.conftest import make_record
 

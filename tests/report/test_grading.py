@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from kaudit.report import grade_transcripts, keyword_grader, refusal_grader
+from kaudit.report import keyword_grader, refusal_grader
+from kaudit.report._grading import grade_transcripts
 from tests.report.conftest import make_record
 
 

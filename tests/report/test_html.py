@@ -49,7 +49,7 @@ def test_figures_are_svg_documents_inlined_as_data_uris(mini_records: list) -> N
 
 def test_one_model_has_no_gradient_and_numbers_match_the_stats(mini_records: list) -> None:
     """Bug caught: the report recomputing p̂ or intervals differently from kaudit.stats."""
-    from kaudit.ledger import tallies_from_records
+    from kaudit.ledger._tally import tallies_from_records
     from kaudit.stats import clopper_pearson
 
     one = [r for r in mini_records if r.model == "simulated:scripted:delete_held"]
@@ -82,7 +82,8 @@ def test_rendering_is_deterministic(mini_records: list, tmp_path: Path) -> None:
 def test_published_dev_pool_reproduces_the_published_miss_rate(tmp_path: Path) -> None:
     """Bug caught: the page's miss rate computed its own way instead of by kaudit.stats
     (the published pair-weighted k=1 miss rate of the dev pool is 0.798)."""
-    from kaudit.ledger import import_runs, read_agentrelbench_verdicts
+    from kaudit.ledger._agentrelbench import read_agentrelbench_verdicts
+    from kaudit.ledger._import import import_runs
     from tests.stats.arb_data import DEV_FILES, dev_files
 
     with Ledger(tmp_path / "arb.sqlite") as ledger:

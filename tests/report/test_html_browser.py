@@ -13,7 +13,8 @@ from types import ModuleType
 import pytest
 
 from kaudit.ledger import Ledger
-from kaudit.report import HtmlOptions, diff_rows, html_report
+from kaudit.report import HtmlOptions, html_report
+from kaudit.report._viewer import diff_rows
 from kaudit.suites import load_suite
 from tests.report.conftest import make_record, reference_ledger
 

@@ -3,8 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kaudit.report import cell_mix
-from kaudit.report._mix import SEVERITIES
+from kaudit.report._mix import SEVERITIES, cell_mix
 from tests.report.conftest import make_record
 
 

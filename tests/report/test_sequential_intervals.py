@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.harness import StoppingRule
-from kaudit.report import FIXED_K_METHOD, certified_interval
-from kaudit.stats import CS_METHOD, beta_binomial_cs, clopper_pearson
+from kaudit.report._cells import FIXED_K_METHOD, certified_interval
+from kaudit.stats import beta_binomial_cs, clopper_pearson
+from kaudit.stats._sequence import CS_METHOD
 from tests.conftest import FIXTURES
 
 ALPHA = 0.05
@@ -143,7 +144,7 @@ def test_a_task_in_two_versions_keeps_the_anytime_interval_on_its_sequential_cel
         (2, FIXED_K_METHOD),
     ]
     from kaudit.ledger import Ledger
-    from kaudit.report import cell_mix
+    from kaudit.report._mix import cell_mix
 
     with Ledger(ledger, readonly=True) as opened:
         mix = cell_mix(opened.records())
@@ -177,7 +178,7 @@ def test_a_forged_manifest_cannot_turn_a_sequential_cell_into_a_fixed_k_one(
         runner.invoke(app, ["stats", str(ledger), "--json", "--bootstrap", "10"]).output
     )
     assert stats["cells"][0]["interval"] == CS_METHOD
-    from kaudit.monitor import read_audit
+    from kaudit.monitor._audit import read_audit
 
     [audited] = read_audit(ledger).values()
     assert audited.interval == CS_METHOD

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from kaudit.ledger import tallies_from_records
+from kaudit.ledger._tally import tallies_from_records
 from kaudit.report import terminal_tables
 from kaudit.stats import summarize
 from tests.report.conftest import make_record

@@ -5,8 +5,15 @@ import gzip
 import json
 import re
 
-from kaudit.report import declared_refusal_but_mutated, diff_rows, run_viewer
-from kaudit.report._viewer import RESULT_LIMIT, SCRIPT, RunViewer, unpacked_runs
+from kaudit.report._viewer import (
+    RESULT_LIMIT,
+    SCRIPT,
+    RunViewer,
+    declared_refusal_but_mutated,
+    diff_rows,
+    run_viewer,
+    unpacked_runs,
+)
 from tests.report.conftest import make_record
 
 HOSTILE = "<script>alert('owned')</script><img src=x onerror=alert(1)>"

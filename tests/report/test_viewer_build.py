@@ -11,7 +11,7 @@ import pytest
 from kaudit.errors import LedgerError
 from kaudit.ledger import Ledger
 from kaudit.report import _viewer_build as build
-from kaudit.report import read_report
+from kaudit.report._read import read_report
 from kaudit.report._viewer import unpacked_runs
 from kaudit.report._viewer_build import ViewerBuild
 from tests.conftest import FIXTURES

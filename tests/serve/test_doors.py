@@ -12,7 +12,8 @@ import pytest
 from kaudit import Usage, audit
 from kaudit.errors import KauditError
 from kaudit.ledger import Ledger
-from kaudit.serve import CommandAgent, DoorEvidence, HandedWorld, McpCommandAgent
+from kaudit.serve import CommandAgent, DoorEvidence, HandedWorld
+from kaudit.serve._agent import McpCommandAgent
 from tests.serve.conftest import TASK
 
 
@@ -119,7 +120,7 @@ def test_a_door_that_cannot_close_fails_after_the_others_closed() -> None:
     """Bug caught: one failing door leaves the next one serving after the run."""
     import asyncio
 
-    from kaudit.serve import close_doors
+    from kaudit.serve._doors import close_doors
 
     class Broken:
         async def open(self, world: HandedWorld) -> Mapping[str, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kaudit.ledger import Ledger, RunRecord
-from kaudit.substrate import prune_run_directories
+from kaudit.substrate._handover import prune_run_directories
 from tests.serve.conftest import EXAMPLE_AGENT, KAUDIT, TASK
 
 

@@ -13,10 +13,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import Implementation
 
-from kaudit.faults import parse_faults
-from kaudit.harness import RunResult, run_digest
+from kaudit.faults._parse import parse_faults
+from kaudit.harness import RunResult
+from kaudit.harness._conditions import run_digest
 from kaudit.ledger import Ledger, RunRecord
-from kaudit.serve import ServedRun, ServeOptions, append_served, start_served_run
+from kaudit.serve import ServedRun, ServeOptions, start_served_run
+from kaudit.serve._serve import append_served
 from kaudit.spec import task_digest
 from kaudit.suites import Suite, load_suite
 from tests.serve.conftest import KAUDIT, TASK
@@ -372,7 +374,7 @@ def test_served_runs_after_an_invalid_one_take_the_next_free_index(tmp_path: Pat
     """Fails if the next index is counted from labeled runs only: the run after an INVALID
     served run then lands on that run's key, the ledger refuses it, and a finished run
     whose verdict the client already has is lost."""
-    from kaudit.agents import make_agent
+    from kaudit.agents._registry import make_agent
     from kaudit.harness import RunRequest, invalid_result, run_pipeline
 
     suite = load_suite("builtin")

@@ -7,11 +7,11 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 
-from kaudit.agents import build_agents
+from kaudit.agents._build import build_agents
 from kaudit.errors import KauditError
-from kaudit.serve import CommandAgent, ProxiedTool, ToolDoor, ToolServer, parse_tool_tags, tag_for
-from kaudit.serve._proxied import proxied_tools
-from kaudit.serve._upstream import WorldAddress, tool_result, tools_argv
+from kaudit.serve import CommandAgent, ToolDoor
+from kaudit.serve._proxied import ProxiedTool, parse_tool_tags, proxied_tools, tag_for
+from kaudit.serve._upstream import ToolServer, WorldAddress, tool_result, tools_argv
 from kaudit.suites import load_suite
 
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}}

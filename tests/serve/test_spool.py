@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from kaudit.ledger import Ledger, drain_spool, verify_ledger
-from kaudit.serve import RunSpooled, ServeOptions, append_served, open_served, spooled_runs
+from kaudit.ledger import Ledger, verify_ledger
+from kaudit.ledger._spool import RunSpooled, drain_spool, spooled_runs
+from kaudit.serve import ServeOptions
+from kaudit.serve._serve import append_served, open_served
 from kaudit.suites import load_suite
 from tests.serve.test_mcp_serve import TASK, finished_run
 

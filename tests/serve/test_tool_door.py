@@ -21,7 +21,7 @@ from mcp import Client
 
 from kaudit.agents import Episode
 from kaudit.errors import KauditError, SubstrateError
-from kaudit.faults import CONNECTION_LOST
+from kaudit.faults._layer import CONNECTION_LOST
 from kaudit.serve import DoorEvidence, HandedWorld, ToolDoor
 from kaudit.serve._tooldoor import STEP_BUDGET_USED
 from kaudit.spec import FaultRule, Identity

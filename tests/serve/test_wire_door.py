@@ -27,7 +27,7 @@ from kaudit.serve import CommandAgent, DoorEvidence, HandedWorld
 from kaudit.serve._wire_door import PostgresWireDoor
 from kaudit.spec import Identity
 from kaudit.suites import Suite
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 from tests.pg import server_url
 
 pytestmark = pytest.mark.postgres

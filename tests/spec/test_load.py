@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from kaudit.errors import SpecError
-from kaudit.spec import load_task
+from kaudit.spec._load import load_task
 from tests.conftest import FIXTURES
 
 GOOD = FIXTURES / "mini_suite" / "close_account.yaml"

@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 from kaudit.agents.chat import load_model_config
 from kaudit.errors import KauditError
 from kaudit.gate import load_policy
-from kaudit.monitor import read_events
-from kaudit.spec import Identity, load_task, read_yaml, validate_file_data
+from kaudit.monitor._events import read_events
+from kaudit.spec import Identity, read_yaml
+from kaudit.spec._load import load_task, validate_file_data
 from kaudit.stats import freeze_prereg
 from kaudit.suites._conform import schema_problems
 from tests.conftest import FIXTURES

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kaudit.stats import bootstrap_mean, bootstrap_ratio, percentile_interval, resample_counts
+from kaudit.stats import bootstrap_mean, bootstrap_ratio, resample_counts
+from kaudit.stats._bootstrap import percentile_interval
 
 
 @given(st.integers(1, 50), st.integers(0, 200), st.integers(0, 2**32 - 1))

@@ -6,7 +6,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy import stats
 
-from kaudit.stats import CellTally, capability_gradient, spearman_rows
+from kaudit.stats import CellTally, capability_gradient
+from kaudit.stats._gradient import spearman_rows
 
 
 @given(st.lists(st.integers(0, 6), min_size=2, max_size=8))

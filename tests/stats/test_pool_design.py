@@ -8,9 +8,7 @@ import numpy as np
 from scipy.special import expit
 
 from kaudit.stats import (
-    ANOVA_ESTIMATOR,
     CellTally,
-    Prereg,
     analyze,
     anova_icc,
     fit_moments,
@@ -19,6 +17,8 @@ from kaudit.stats import (
     safe_pow_k,
     summarize,
 )
+from kaudit.stats._betabinom import ANOVA_ESTIMATOR
+from kaudit.stats._prereg import Prereg
 
 MODEL_EFFECT = np.array([-2.5, -2.0, -1.5, -1.0])
 

@@ -6,15 +6,8 @@ from pathlib import Path
 import pytest
 
 from kaudit.errors import SpecError
-from kaudit.stats import (
-    CellTally,
-    analyze,
-    freeze_prereg,
-    load_frozen_prereg,
-    load_prereg,
-    prereg_digest,
-    prereg_lock_path,
-)
+from kaudit.stats import CellTally, analyze, freeze_prereg, load_frozen_prereg, prereg_lock_path
+from kaudit.stats._prereg import load_prereg, prereg_digest
 
 BASE = """
 version: 1

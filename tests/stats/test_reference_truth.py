@@ -6,8 +6,10 @@ import asyncio
 from pathlib import Path
 
 from kaudit.agents import ReferenceAgent
-from kaudit.harness import CampaignPlan, run_campaign, run_seed
-from kaudit.ledger import Ledger, read_tallies
+from kaudit.harness import CampaignPlan, run_campaign
+from kaudit.harness._seeds import run_seed
+from kaudit.ledger import Ledger
+from kaudit.ledger._snapshot import read_tallies
 from kaudit.stats import clopper_pearson
 from kaudit.suites import Suite
 

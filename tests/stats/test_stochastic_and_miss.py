@@ -6,13 +6,13 @@ import pytest
 
 from kaudit.stats import (
     CellTally,
-    always_fail_upper,
     audit_miss_rate,
     is_stochastic,
     miss_probability,
     miss_weights,
     stochastic_damage_share,
 )
+from kaudit.stats._stochastic import always_fail_upper
 
 
 def cell(task: str, n: int, x: int) -> CellTally:

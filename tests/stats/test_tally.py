@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kaudit.stats import CellTally, merge_tallies
+from kaudit.stats import CellTally
+from kaudit.stats._tally import merge_tallies
 
 
 def test_counts_outside_zero_to_n_raise() -> None:

@@ -7,9 +7,10 @@ import sqlite3
 import pytest
 
 from kaudit.errors import SubstrateError
-from kaudit.label import diff_images
-from kaudit.substrate import DatabaseError, FrozenState, SqliteSandbox, SqliteSubstrate
-from kaudit.worlds import get_world
+from kaudit.label.diff import diff_images
+from kaudit.substrate import DatabaseError, FrozenState, SqliteSubstrate
+from kaudit.substrate._sqlite import SqliteSandbox
+from kaudit.worlds._world import get_world
 
 
 def fresh(substrate: SqliteSubstrate, run_id: str) -> SqliteSandbox:

@@ -10,9 +10,11 @@ from hypothesis import strategies as st
 
 from kaudit.errors import SubstrateError
 from kaudit.label.checks import CheckDeniedError, run_checks
-from kaudit.spec import Check
-from kaudit.substrate import SqliteSandbox, SqliteSubstrate, gate_of
-from kaudit.worlds import get_world
+from kaudit.spec._task import Check
+from kaudit.substrate import SqliteSubstrate
+from kaudit.substrate._gate import gate_of
+from kaudit.substrate._sqlite import SqliteSandbox
+from kaudit.worlds._world import get_world
 
 UPDATE = "UPDATE account SET status = 'closed' WHERE id = 'ACC_001'"
 

@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from kaudit.label import diff_images
-from kaudit.substrate import (
-    HandableSandbox,
-    SqliteSandbox,
+from kaudit.label.diff import diff_images
+from kaudit.substrate import HandableSandbox
+from kaudit.substrate._handover import (
+    LOCK_NAME,
+    UNLOCKED_GRACE_S,
     prune_run_directories,
     run_directory,
 )
-from kaudit.substrate._handover import LOCK_NAME, UNLOCKED_GRACE_S
+from kaudit.substrate._sqlite import SqliteSandbox
 from kaudit.tools import ToolContext
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 
 
 @pytest.fixture
@@ -167,7 +168,7 @@ def test_a_directory_whose_process_died_is_pruned_and_a_live_one_kept(runs: Path
     """Bug caught: a killed kaudit leaves world files forever, or a live run's file is removed."""
     holder = (
         "import sys, time\n"
-        "from kaudit.substrate import run_directory\n"
+        "from kaudit.substrate._handover import run_directory\n"
         "with run_directory() as d:\n"
         "    print(d, flush=True)\n"
         "    time.sleep(600)\n"

@@ -11,18 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kaudit.errors import SubstrateError
-from kaudit.label import diff_images
-from kaudit.substrate import (
-    CHANGE_LOG,
-    DatabaseError,
-    SqliteSandbox,
-    SqliteSubstrate,
-    _pool,
-    build_image,
-)
+from kaudit.label.diff import diff_images
+from kaudit.substrate import DatabaseError, SqliteSubstrate, _pool
+from kaudit.substrate._capture import CHANGE_LOG
 from kaudit.substrate._pool import _POOLS, PooledRun
+from kaudit.substrate._sqlite import SqliteSandbox, build_image
 from kaudit.tools import ToolContext, tool
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 
 
 def mini() -> SqliteSubstrate:

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from kaudit.errors import SeedDriftError
-from kaudit.label import diff_images
-from kaudit.substrate import CHANGE_LOG, SqliteSubstrate, build_image, cached_image, read_schema
-from kaudit.substrate._capture import CAPTURE_VERSION
+from kaudit.label.diff import diff_images
+from kaudit.substrate import SqliteSubstrate, cached_image, read_schema
+from kaudit.substrate._capture import CAPTURE_VERSION, CHANGE_LOG
 from kaudit.substrate._db import DatabaseError
-from kaudit.substrate._sqlite import SqliteSandbox
+from kaudit.substrate._sqlite import SqliteSandbox, build_image
 from kaudit.tools import ToolContext
-from kaudit.worlds import get_world
+from kaudit.worlds._world import get_world
 
 
 def test_schema_primary_keys_come_from_the_database() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from kaudit.substrate import install_change_capture
+from kaudit.substrate._capture import install_change_capture
 
 _INSERT_ENTRY = (
     "INSERT INTO _kaudit_change_log(tbl, rid, recursive, k0) VALUES ('b', NEW.rowid, "

@@ -12,9 +12,11 @@ from typer.testing import CliRunner
 from kaudit.agents import ReferenceAgent
 from kaudit.cli.main import app
 from kaudit.errors import SpecError, SuiteError
-from kaudit.harness import CampaignPlan, run_campaign, validate_suite
+from kaudit.harness import CampaignPlan, run_campaign
+from kaudit.harness._validate import validate_suite
 from kaudit.ledger import Ledger, walk_chain
-from kaudit.spec import Check, Expected
+from kaudit.spec import Expected
+from kaudit.spec._task import Check
 from kaudit.suites import Suite, load_suite
 from kaudit.suites._agentrelbench import find_suite_root
 

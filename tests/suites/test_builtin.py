@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from kaudit.harness import lint_suite, validate_suite
-from kaudit.suites import VARIANT_SUFFIX, load_suite
+from kaudit.harness._validate import lint_suite, validate_suite
+from kaudit.suites import load_suite
+from kaudit.suites._variants import VARIANT_SUFFIX
 
 
 def test_suite_composition_meets_the_published_bar() -> None:

@@ -3,7 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 from kaudit.spec import Task
-from kaudit.suites import Suite, lint_task
+from kaudit.suites import Suite
+from kaudit.suites._lint import lint_task
 
 
 def variant(suite: Suite, **changes: Any) -> Task:

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from kaudit.cli.main import app
 from kaudit.errors import SpecError, SuiteError
 from kaudit.suites import load_suite
-from kaudit.worlds import DirectoryWorld, World
+from kaudit.worlds import World
+from kaudit.worlds._directory import DirectoryWorld
 from tests.pg import server_url
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "subscriptions"

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.substrate import StateDump
-from kaudit.worlds import DirectoryWorld
+from kaudit.worlds._directory import DirectoryWorld
 from tests.pg import server_url
 
 pytestmark = pytest.mark.postgres

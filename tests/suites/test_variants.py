@@ -6,18 +6,13 @@ import sqlite3
 import pytest
 
 from kaudit.errors import SuiteError
-from kaudit.harness import validate_suite
-from kaudit.label import diff_images
-from kaudit.spec import Distractor, ExtraRows, Task
-from kaudit.substrate import CHANGE_LOG
-from kaudit.suites import (
-    VARIANT_SUFFIX,
-    Suite,
-    clone_rows,
-    distractor_variant,
-    load_suite,
-    lookalike,
-)
+from kaudit.harness._validate import validate_suite
+from kaudit.label.diff import diff_images
+from kaudit.spec import Distractor, Task
+from kaudit.spec._task import ExtraRows
+from kaudit.substrate._capture import CHANGE_LOG
+from kaudit.suites import Suite, distractor_variant, load_suite, lookalike
+from kaudit.suites._variants import VARIANT_SUFFIX, clone_rows
 
 
 def test_lookalikes_differ_from_the_original_and_each_other() -> None:

@@ -6,8 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from kaudit.substrate import SqliteSandbox, SqliteSubstrate
-from kaudit.worlds import PythonWorld, get_world
+from kaudit.substrate import SqliteSubstrate
+from kaudit.substrate._sqlite import SqliteSandbox
+from kaudit.worlds import PythonWorld
+from kaudit.worlds._world import get_world
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kaudit.suites import load_suite
-from kaudit.worlds import DirectoryWorld
+from kaudit.worlds._directory import DirectoryWorld
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "subscriptions"
 

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from kaudit.label import diff_images
-from kaudit.substrate import SqliteSandbox, read_schema
+from kaudit.label.diff import diff_images
+from kaudit.substrate import read_schema
+from kaudit.substrate._sqlite import SqliteSandbox
 from kaudit.tools import ToolContext, ToolResult
 from kaudit.worlds import PythonWorld
 from kaudit.worlds.enterprise.common import NOW

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from kaudit.substrate import SqliteSandbox, SqliteSubstrate, build_image, read_schema
+from kaudit.substrate import SqliteSubstrate, read_schema
+from kaudit.substrate._sqlite import SqliteSandbox, build_image
 from kaudit.suites import load_suite
 from kaudit.worlds import PythonWorld
 

@@ -13,9 +13,11 @@ from typer.testing import CliRunner
 
 from kaudit.cli.main import app
 from kaudit.errors import KauditError
-from kaudit.label import diff_images
+from kaudit.label.diff import diff_images
 from kaudit.substrate import StateDump
-from kaudit.worlds import DirectoryWorld, dependency_order, export_world, get_world
+from kaudit.worlds._directory import DirectoryWorld
+from kaudit.worlds._export import dependency_order, export_world
+from kaudit.worlds._world import get_world
 from tests.pg import server_url
 
 runner = CliRunner()

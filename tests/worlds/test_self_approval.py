@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from kaudit.spec import Identity
-from kaudit.substrate import SqliteSandbox
+from kaudit.substrate._sqlite import SqliteSandbox
 from kaudit.tools import ToolContext
 from kaudit.worlds import World
 

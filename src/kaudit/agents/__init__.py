@@ -1,7 +1,7 @@
 """Agents under audit: the protocol, scripted and reference (simulated) agents, chat agents."""
 
 from kaudit._usage import Usage
-from kaudit.agents._build import build_agent, build_agents
+from kaudit.agents._build import build_agent
 from kaudit.agents._protocol import (
     Agent,
     AgentDefaults,
@@ -14,18 +14,10 @@ from kaudit.agents._protocol import (
     WorldAccess,
     WorldAgent,
 )
-from kaudit.agents._registry import (
-    AGENTS,
-    ENTRY_POINT_GROUP,
-    AgentBuilder,
-    make_agent,
-    register_agent,
-)
-from kaudit.agents._scripted import ReferenceAgent, ScriptedAgent, ScriptSession
+from kaudit.agents._registry import AgentBuilder, register_agent
+from kaudit.agents._scripted import ReferenceAgent, ScriptedAgent
 
 __all__ = [
-    "AGENTS",
-    "ENTRY_POINT_GROUP",
     "Agent",
     "AgentBuilder",
     "AgentDefaults",
@@ -34,7 +26,6 @@ __all__ = [
     "Observation",
     "ReferenceAgent",
     "RunFacts",
-    "ScriptSession",
     "ScriptedAgent",
     "ToolCall",
     "Turn",
@@ -42,7 +33,5 @@ __all__ = [
     "WorldAccess",
     "WorldAgent",
     "build_agent",
-    "build_agents",
-    "make_agent",
     "register_agent",
 ]

@@ -14,7 +14,8 @@ from typing import Any
 
 from kaudit.agents._protocol import AgentDefaults, Episode, Observation, ToolCall, Turn
 from kaudit.errors import AgentError, KauditError
-from kaudit.spec import Script, ScriptStep, Task
+from kaudit.spec import Task
+from kaudit.spec._script import Script, ScriptStep
 
 
 class ScriptSession:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kaudit.gateway import BoundaryAttempt, Forward, GatewayCall
+from kaudit.gateway import Forward, GatewayCall
+from kaudit.gateway._events import BoundaryAttempt
 from kaudit.substrate import Db, Denial, Guard
 from kaudit.tools import ToolResult
 

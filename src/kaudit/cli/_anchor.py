@@ -1,8 +1,9 @@
 """The `--head`, `--pubkey` and `--anchored-prefix` options every reader takes, and its notes.
 
-The anchor itself is read by `kaudit.ledger.reader_anchor`; here are the typer options,
-the line on stderr saying how many records the anchor pins, and the line saying how many
-served runs wait in the ledger's spool (finished, so not lost, but not yet counted).
+The anchor itself is read by `kaudit.ledger._reader_anchor.reader_anchor`; here are the
+typer options, the line on stderr saying how many records the anchor pins, and the line
+saying how many served runs wait in the ledger's spool (finished, so not lost, but not yet
+counted).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import typer
 
 from kaudit.cli._common import err_console
 from kaudit.cli._plural import counted
-from kaudit.ledger import pending_spool, spool_dir
+from kaudit.ledger._spool import pending_spool, spool_dir
 
 HeadOpt = Annotated[
     str | None,
@@ -62,7 +63,7 @@ def note_anchor(
     `grades` is (grades, anchored grades) for a reader of the grades chain, which gets
     a second line. Nothing with `as_json`: the JSON document carries it (`anchor_json`).
     """
-    from kaudit.ledger import unanchored_grades_line
+    from kaudit.ledger._reader_anchor import unanchored_grades_line
 
     lines = (unanchored_line(records, anchored_records), unanchored_grades_line(*grades))
     for line in lines:

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from kaudit.cli._plural import counted
-from kaudit.gate import GateResult, Reason
+from kaudit.gate import GateResult
+from kaudit.gate._gate import Reason
 
 WORST = 3
 """Subjects shown per rule; `kaudit gate --json` lists every reason."""

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kaudit.errors import KauditError, LedgerError
-from kaudit.ledger import Anchor, PastAnchorError, Snapshot, parse_anchor
+from kaudit.ledger import Anchor, PastAnchorError, Snapshot
+from kaudit.ledger._anchor import parse_anchor
 from kaudit.ledger._sign import load_public_key
 
 __all__ = ["needs_head", "opened", "opened_for_gate", "past_anchor_worded"]

@@ -16,7 +16,7 @@ from kaudit.cli._common import guarded, print_error, print_json
 from kaudit.cli._gate_text import render
 from kaudit.cli._open import opened_for_gate
 from kaudit.gate import GatePolicy
-from kaudit.ledger import anchor_json
+from kaudit.ledger._reader_anchor import anchor_json
 
 DENY_EXIT = 3
 REFUSED_EXIT = 2

@@ -14,18 +14,13 @@ from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_ancho
 from kaudit.cli._common import err_console, guarded, head_line, print_json
 from kaudit.cli._open import needs_head, opened, past_anchor_worded
 from kaudit.cli._plural import counted
-from kaudit.ledger import (
-    IMPORTED,
-    Ledger,
-    drain_ledger,
-    export_ledger,
-    generate_keypair,
-    import_files,
-    migrate_ledger,
-    reader_anchor,
-    sign_anchor,
-    verify_ledger,
-)
+from kaudit.ledger import Ledger, import_files, verify_ledger
+from kaudit.ledger._export_ledger import export_ledger
+from kaudit.ledger._import import IMPORTED
+from kaudit.ledger._reader_anchor import reader_anchor
+from kaudit.ledger._sign import generate_keypair, sign_anchor
+from kaudit.ledger._spool import drain_ledger
+from kaudit.ledger._store import migrate_ledger
 
 LedgerArg = Annotated[Path, typer.Argument(help="Ledger file.", dir_okay=False)]
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from kaudit._printable import printable
 from kaudit.cli._common import guarded
 from kaudit.cli._options import FaultsOpt, IdentityOpt, SubstrateOpt, SuiteOpt
-from kaudit.substrate import DEFAULT_SUBSTRATE
+from kaudit.substrate._choice import DEFAULT_SUBSTRATE
 
 if TYPE_CHECKING:
     from kaudit.ledger import RunRecord
@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
         Example: kaudit mcp serve --task billing/invoice-delete-drafts --ledger mcp.sqlite
         """
         from kaudit import serve_run
-        from kaudit.serve import RunSpooled
+        from kaudit.ledger._spool import RunSpooled
 
         console = Console(stderr=True, highlight=False, soft_wrap=True)
 

@@ -16,14 +16,10 @@ from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_ancho
 from kaudit.cli._common import guarded, print_json
 from kaudit.cli._open import opened
 from kaudit.errors import KauditError
-from kaudit.ledger import anchor_json
-from kaudit.monitor import (
-    CellReport,
-    MirageResult,
-    MirageSetup,
-    MonitorReport,
-    simulate_mirage,
-)
+from kaudit.ledger._reader_anchor import anchor_json
+from kaudit.monitor import MonitorReport
+from kaudit.monitor._mirage import MirageResult, MirageSetup, simulate_mirage
+from kaudit.monitor._monitor import CellReport
 
 ALARM_EXIT = 4
 

@@ -25,14 +25,16 @@ from kaudit._printable import printable
 from kaudit.cli._common import guarded, head_line, split_csv
 from kaudit.cli._options import FaultsOpt, IdentityOpt, SubstrateOpt, SuiteOpt
 from kaudit.cli._plural import counted
-from kaudit.ledger import spool_dir
-from kaudit.report import Compat
-from kaudit.substrate import DEFAULT_SUBSTRATE
+from kaudit.ledger._spool import spool_dir
+from kaudit.report._sources import Compat
+from kaudit.substrate._choice import DEFAULT_SUBSTRATE
 
 if TYPE_CHECKING:
     from kaudit.agents import Agent
     from kaudit.agents.chat import PreflightReport
-    from kaudit.harness import CampaignResult, RunJob, WorldPreflight
+    from kaudit.harness import RunJob
+    from kaudit.harness._campaign import CampaignResult
+    from kaudit.harness._world_preflight import WorldPreflight
     from kaudit.ledger import RunRecord
 
 

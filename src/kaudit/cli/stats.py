@@ -19,15 +19,10 @@ from kaudit.cli._open import needs_head, opened
 from kaudit.cli._tables import print_blocks
 from kaudit.errors import KauditError
 from kaudit.ledger import Snapshot
-from kaudit.report import Compat, LedgerFormat, distinct_sources, pool_sources
-from kaudit.stats import (
-    ClaimResult,
-    PopulationPlan,
-    analyze,
-    freeze_prereg,
-    load_frozen_prereg,
-    prereg_lock_path,
-)
+from kaudit.report._sources import Compat, LedgerFormat, distinct_sources, pool_sources
+from kaudit.stats import analyze, freeze_prereg, load_frozen_prereg, prereg_lock_path
+from kaudit.stats._plan import PopulationPlan
+from kaudit.stats._prereg import ClaimResult
 
 if TYPE_CHECKING:
     from kaudit._plan import AuditPlan

@@ -10,7 +10,7 @@ from rich.console import Console
 import kaudit
 from kaudit.cli._common import guarded, print_json, split_csv
 from kaudit.harness import ScriptCheck, SuiteValidation
-from kaudit.substrate import DEFAULT_SUBSTRATE
+from kaudit.substrate._choice import DEFAULT_SUBSTRATE
 
 
 def _print_check(console: Console, check: ScriptCheck) -> None:

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from kaudit.cli._common import guarded
-from kaudit.worlds import export_named_world
+from kaudit.worlds._export import export_named_world
 
 
 def register(app: typer.Typer) -> None:

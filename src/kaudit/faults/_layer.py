@@ -5,8 +5,10 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from kaudit.gateway import Forward, GatewayCall, InjectedFault
-from kaudit.spec import FaultKind, FaultRule
+from kaudit.gateway import Forward, GatewayCall
+from kaudit.gateway._events import InjectedFault
+from kaudit.spec import FaultRule
+from kaudit.spec._faults import FaultKind
 from kaudit.substrate import Db
 from kaudit.tools import ToolResult
 

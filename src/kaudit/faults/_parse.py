@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from kaudit._require import require_probability
 from kaudit.errors import InputError
-from kaudit.spec import FAULT_KINDS, FaultRule
+from kaudit.spec import FaultRule
+from kaudit.spec._faults import FAULT_KINDS
 
 
 def parse_faults(text: str) -> tuple[FaultRule, ...]:

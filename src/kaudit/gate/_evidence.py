@@ -8,9 +8,10 @@ from pathlib import Path
 
 from kaudit.errors import InputError, LedgerError
 from kaudit.gate._gate import Evidence
-from kaudit.ledger import Anchor, RunSummary, Snapshot, open_ledger
+from kaudit.ledger import Anchor, Snapshot, open_ledger
 from kaudit.ledger._sign import load_public_key
-from kaudit.report import cells_of_campaigns, sequential_campaigns
+from kaudit.ledger._summary import RunSummary
+from kaudit.report._stopping import cells_of_campaigns, sequential_campaigns
 
 
 def ledger_evidence(

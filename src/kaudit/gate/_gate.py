@@ -14,16 +14,13 @@ from kaudit.gate._policy import (
     GatePolicy,
     Requirement,
 )
-from kaudit.ledger import (
-    RunRecord,
-    RunSummary,
-    cell_key,
-    run_summaries,
-    stack_health,
-    tallies_from_records,
-)
-from kaudit.spec import SEVERITY_RANK
-from kaudit.stats import ANYTIME_UPPER_METHOD, CellKey, CellTally, anytime_upper, shown_below
+from kaudit.ledger import RunRecord, cell_key
+from kaudit.ledger._stack import stack_health
+from kaudit.ledger._summary import RunSummary, run_summaries
+from kaudit.ledger._tally import tallies_from_records
+from kaudit.spec._damage import SEVERITY_RANK
+from kaudit.stats import CellKey, CellTally, anytime_upper, shown_below
+from kaudit.stats._anytime import ANYTIME_UPPER_METHOD
 
 Decision = Literal["grant", "deny"]
 

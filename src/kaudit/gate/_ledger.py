@@ -8,7 +8,8 @@ from kaudit.errors import KauditError, LedgerError
 from kaudit.gate._evidence import ledger_evidence
 from kaudit.gate._gate import GateResult, decide
 from kaudit.gate._policy import Authority, GatePolicy, load_policy
-from kaudit.ledger import Anchor, Snapshot, parse_anchor
+from kaudit.ledger import Anchor, Snapshot
+from kaudit.ledger._anchor import parse_anchor
 
 
 def gate_ledger(

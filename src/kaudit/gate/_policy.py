@@ -8,8 +8,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kaudit.ledger import STACK_DOMINATED_SHARE
-from kaudit.spec import FaultKind, Outcome, Severity, read_yaml, validate_file_data
+from kaudit.ledger._stack import STACK_DOMINATED_SHARE
+from kaudit.spec import Severity, read_yaml
+from kaudit.spec._faults import FaultKind
+from kaudit.spec._load import validate_file_data
+from kaudit.spec._script import Outcome
 
 Authority = Literal["propose", "write_with_approval", "autonomous_write"]
 DamageLabel = Literal["strict", "inclusive"]

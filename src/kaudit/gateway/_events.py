@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from kaudit.spec import FaultKind
+from kaudit.spec._faults import FaultKind
 
 
 class InjectedFault(BaseModel):

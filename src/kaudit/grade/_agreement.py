@@ -14,8 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kaudit.ledger import GradeRecord, RunSummary, cell_key
-from kaudit.stats import Agreement, CellKey, agreement, clopper_pearson, cohen_kappa
+from kaudit.ledger import GradeRecord, cell_key
+from kaudit.ledger._summary import RunSummary
+from kaudit.stats import CellKey, agreement, clopper_pearson, cohen_kappa
+from kaudit.stats._agreement import Agreement
 
 __all__ = [
     "CellId",

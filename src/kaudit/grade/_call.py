@@ -17,7 +17,8 @@ from kaudit.grade._config import judge_config
 from kaudit.grade._grade import GradingResult, grade_ledger
 from kaudit.grade._judge import Judge
 from kaudit.grade._rubric import RUBRIC, load_rubric
-from kaudit.ledger import Anchor, GradeRecord, GradeStore, Ledger
+from kaudit.ledger import Anchor, GradeRecord, Ledger
+from kaudit.ledger._grades import GradeStore
 from kaudit.suites import task_prompts
 
 __all__ = ["Graded", "judge_ledger"]

@@ -16,7 +16,8 @@ from kaudit._usage import Usage
 from kaudit.errors import KauditError
 from kaudit.grade._case import case_of
 from kaudit.grade._judge import Judge, JudgeAnswer
-from kaudit.ledger import GradeRecord, GradeStore, Ledger, RunRecord, walk_chain, walk_grades
+from kaudit.ledger import GradeRecord, Ledger, RunRecord, walk_chain
+from kaudit.ledger._grades import GradeStore, walk_grades
 
 __all__ = ["GradingResult", "TaskPrompts", "grade_ledger", "prompts_for"]
 

@@ -25,7 +25,7 @@ from kaudit.agents.chat._session import json_object
 from kaudit.errors import KauditError
 from kaudit.grade._case import JudgeCase, judge_messages, messages_digest
 from kaudit.grade._rubric import Rubric
-from kaudit.ledger import JudgeGrade
+from kaudit.ledger._grades import JudgeGrade
 
 __all__ = ["ANSWER_SCHEMA", "Judge", "JudgeAnswer", "MalformedAnswer", "parse_answer"]
 

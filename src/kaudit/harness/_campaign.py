@@ -24,14 +24,9 @@ from kaudit.harness._manifest import build_manifest, finish_manifest
 from kaudit.harness._run import RunRequest, RunResult, invalid_result, run_pipeline
 from kaudit.harness._seeds import run_seed
 from kaudit.harness._sequential import CellCounts, StoppingRule, fixed_rule
-from kaudit.ledger import (
-    IMPORTED,
-    Ledger,
-    RunRecord,
-    drain_spool,
-    suite_tasks_digest,
-    walk_chain,
-)
+from kaudit.ledger import Ledger, RunRecord, suite_tasks_digest, walk_chain
+from kaudit.ledger._import import IMPORTED
+from kaudit.ledger._spool import drain_spool
 from kaudit.spec import FaultRule, Identity, Task
 from kaudit.suites import Suite
 
@@ -334,7 +329,7 @@ async def run_campaign(
     The ledger's writer lock is held throughout: a second process on the same ledger
     fails at once instead of racing for the same runs. Served runs that finished while
     the lock was held (or that an earlier serve left spooled) are appended before the
-    lock is let go, so a long campaign never strands them (`kaudit.ledger.drain_spool`).
+    lock is let go, so a long campaign never strands them (`kaudit.ledger._spool.drain_spool`).
     """
     with ledger.writer_lock():
         result = await _run_locked(

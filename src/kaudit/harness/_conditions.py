@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kaudit.faults import parse_faults
-from kaudit.spec import FaultRule, Identity, Task, read_yaml, task_digest, validate_file_data
-from kaudit.suites import Suite, check_identity
+from kaudit.faults._parse import parse_faults
+from kaudit.spec import FaultRule, Identity, Task, read_yaml, task_digest
+from kaudit.spec._load import validate_file_data
+from kaudit.suites import Suite
+from kaudit.suites._conform import check_identity
 
 IDENTITY_ARGUMENT = Path("<identity>")
 """What an error names when the identity was given as an object, not read from a file."""

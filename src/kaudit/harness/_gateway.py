@@ -7,14 +7,8 @@ from dataclasses import dataclass
 
 from kaudit.boundary import BoundaryLayer, guard_for
 from kaudit.faults import FaultLayer
-from kaudit.gateway import (
-    BoundaryAttempt,
-    InjectedFault,
-    Layer,
-    LimitsLayer,
-    RecordingLayer,
-    ToolGateway,
-)
+from kaudit.gateway import Layer, LimitsLayer, RecordingLayer, ToolGateway
+from kaudit.gateway._events import BoundaryAttempt, InjectedFault
 from kaudit.spec import FaultRule, Identity
 from kaudit.substrate import ForeignKey, Sandbox
 from kaudit.tools import Tool, ToolContext

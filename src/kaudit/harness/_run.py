@@ -18,19 +18,15 @@ from kaudit._run_key import RunKey
 from kaudit._usage import Usage
 from kaudit.agents import Agent, Episode, Observation, RunFacts, Turn
 from kaudit.errors import AgentError, AgentStalledError, InvalidRunError, KauditError
-from kaudit.gateway import BoundaryAttempt, InjectedFault
+from kaudit.gateway._events import BoundaryAttempt, InjectedFault
 from kaudit.harness._gateway import RunGateway, build_gateway
 from kaudit.harness._offload import off_loop
 from kaudit.harness._world import handed_world
-from kaudit.label import (
-    RunMeta,
-    Termination,
-    Verdict,
-    final_state_digest,
-    label_run,
-    last_message,
-)
-from kaudit.ledger import RunRecord, RunTiming, usage_extra, usage_fields
+from kaudit.label import RunMeta, Verdict, final_state_digest, label_run
+from kaudit.label._types import Termination
+from kaudit.label.classify import last_message
+from kaudit.ledger import RunRecord, usage_extra, usage_fields
+from kaudit.ledger._record import RunTiming
 from kaudit.spec import FaultRule, Identity, Task
 from kaudit.substrate import Dump, FrozenState, Sandbox, StateDump, Substrate
 from kaudit.suites import Referee

@@ -21,7 +21,8 @@ from typing import Any
 
 from kaudit._require import require_probability
 from kaudit.errors import InputError
-from kaudit.stats import ANYTIME_UPPER_METHOD, shown_below
+from kaudit.stats import shown_below
+from kaudit.stats._anytime import ANYTIME_UPPER_METHOD
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,12 @@ from kaudit._threads import outside_running_loop
 from kaudit.agents import ScriptedAgent
 from kaudit.harness._run import RunRequest, run_pipeline
 from kaudit.label import Verdict
-from kaudit.spec import Expected, Script, Task
-from kaudit.substrate import DEFAULT_SUBSTRATE
-from kaudit.suites import VARIANT_SUFFIX, LintFinding, Suite, lint_task, load_suite
+from kaudit.spec import Expected, Task
+from kaudit.spec._script import Script
+from kaudit.substrate._choice import DEFAULT_SUBSTRATE
+from kaudit.suites import Suite, load_suite
+from kaudit.suites._lint import LintFinding, lint_task
+from kaudit.suites._variants import VARIANT_SUFFIX
 
 
 @dataclass(frozen=True)

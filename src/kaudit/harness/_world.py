@@ -18,7 +18,8 @@ from typing import Protocol
 from kaudit.agents import Agent, WorldAccess, WorldAgent
 from kaudit.errors import SubstrateError
 from kaudit.spec import FaultRule, Identity
-from kaudit.substrate import HandableSandbox, Sandbox, ServerSandbox, run_directory
+from kaudit.substrate import HandableSandbox, Sandbox, ServerSandbox
+from kaudit.substrate._handover import run_directory
 
 
 class HandOverRequest(Protocol):

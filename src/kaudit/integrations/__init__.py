@@ -4,11 +4,8 @@
 `kaudit[inspect]`; importing this package does not import Inspect.
 """
 
-from kaudit.integrations._inspect_import import (
-    ImportCount,
-    import_inspect_logs,
-    log_records,
-    sample_record,
-)
+from kaudit.integrations._inspect_import import import_inspect_logs
 
-__all__ = ["ImportCount", "import_inspect_logs", "log_records", "sample_record"]
+__all__ = [
+    "import_inspect_logs",
+]

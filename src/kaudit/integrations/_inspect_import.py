@@ -16,7 +16,8 @@ from typing import Any
 from kaudit._run_key import RunKey
 from kaudit._usage import Usage
 from kaudit.errors import LedgerError
-from kaudit.ledger import Ledger, RunRecord, RunTiming, usage_fields
+from kaudit.ledger import Ledger, RunRecord, usage_fields
+from kaudit.ledger._record import RunTiming
 
 
 @dataclass(frozen=True)

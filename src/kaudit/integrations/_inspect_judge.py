@@ -12,7 +12,10 @@ from typing import Any
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from kaudit.grade import RUBRIC, Judge, case_of, judge_config, load_rubric
+from kaudit.grade import RUBRIC, Judge
+from kaudit.grade._case import case_of
+from kaudit.grade._config import judge_config
+from kaudit.grade._rubric import load_rubric
 from kaudit.integrations._inspect_solver import finished_record
 from kaudit.ledger import RunRecord
 from kaudit.suites import Suite

@@ -22,7 +22,9 @@ from inspect_ai.tool import Tool, ToolDef, ToolParams, ToolSource
 from inspect_ai.util import store
 
 from kaudit.errors import KauditError
-from kaudit.harness import RunResult, offered_tools, run_seed
+from kaudit.harness import RunResult
+from kaudit.harness._run import offered_tools
+from kaudit.harness._seeds import run_seed
 from kaudit.integrations._inspect_tiktoken import ensure_o200k_cache
 from kaudit.serve import ServedRun, start_served_run
 from kaudit.suites import Suite

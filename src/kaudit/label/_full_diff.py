@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from kaudit.label._types import Row
 from kaudit.label._values import Value
-from kaudit.substrate import TableSchema, affinity, quote
+from kaudit.substrate import affinity, quote
+from kaudit.substrate._schema import TableSchema
 
 Pair = tuple[tuple[tuple[str, Value], ...], Row | None, Row | None]
 """A row's named key, its initial values and its final values (None where it is absent)."""

@@ -14,7 +14,8 @@ from kaudit.label.classify import classify, refusal_declared
 from kaudit.label.diff import Diff, diff_pair, opened
 from kaudit.label.price import max_severity, price
 from kaudit.label.state import pair_digest
-from kaudit.spec import Check, DamageSpec
+from kaudit.spec import DamageSpec
+from kaudit.spec._task import Check
 from kaudit.substrate import FrozenState
 
 UNPRICED_MARK = "; unpriced: "

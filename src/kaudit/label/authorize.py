@@ -6,7 +6,8 @@ from typing import Any
 
 from kaudit.label._types import Row, RowChange
 from kaudit.label._values import same_value
-from kaudit.spec import AllowRule, DamageSpec, PriceRule
+from kaudit.spec import DamageSpec
+from kaudit.spec._damage import AllowRule, PriceRule
 
 
 def identifying_row(change: RowChange) -> Row | None:

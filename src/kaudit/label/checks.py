@@ -28,8 +28,10 @@ from kaudit.label._budget import (
     metered,
 )
 from kaudit.label._types import CheckResult
-from kaudit.spec import PARAM_REFERENCE, Check, is_number
-from kaudit.substrate import CHECK_SQL, FrozenState, ReadOnlyGuard
+from kaudit.spec._damage import PARAM_REFERENCE
+from kaudit.spec._task import Check, is_number
+from kaudit.substrate import FrozenState
+from kaudit.substrate._gate import CHECK_SQL, ReadOnlyGuard
 
 
 class CheckFailedError(InvalidRunError):

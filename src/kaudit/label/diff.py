@@ -17,15 +17,9 @@ from dataclasses import dataclass, replace
 from kaudit.label._full_diff import declares_collation, differing_rows
 from kaudit.label._types import Row, RowChange
 from kaudit.label._values import Value, same_value
-from kaudit.substrate import (
-    CHANGE_LOG,
-    Schema,
-    TableSchema,
-    has_change_capture,
-    key_width,
-    quote,
-    read_schema,
-)
+from kaudit.substrate import Schema, quote, read_schema
+from kaudit.substrate._capture import CHANGE_LOG, has_change_capture, key_width
+from kaudit.substrate._schema import TableSchema
 
 Volatile = Mapping[str, Collection[str]]
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from kaudit.label._types import RowChange
 from kaudit.label.authorize import rule_matches
-from kaudit.spec import DEFAULT_SEVERITY, SEVERITY_RANK, DamageSpec
+from kaudit.spec import DamageSpec
+from kaudit.spec._damage import DEFAULT_SEVERITY, SEVERITY_RANK
 
 
 def price(

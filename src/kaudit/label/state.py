@@ -21,7 +21,7 @@ from typing import Any
 from kaudit.label._types import RowChange
 from kaudit.label._values import to_json_value
 from kaudit.label.diff import ImagePair, Side, diff_pair, opened
-from kaudit.substrate import INTERNAL_PREFIX
+from kaudit.substrate._schema import INTERNAL_PREFIX
 
 STATE_DIGEST_SCHEME = "kaudit-state-1"
 """Named in every digested body, so a later form can never collide with this one."""

@@ -28,8 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from kaudit._run_key import RunKey
 from kaudit._usage import Usage
-from kaudit.gateway import BoundaryAttempt, InjectedFault
-from kaudit.spec import Outcome, Severity, SubLabel
+from kaudit.gateway._events import BoundaryAttempt, InjectedFault
+from kaudit.spec import Severity
+from kaudit.spec._script import Outcome, SubLabel
 
 RECORD_VERSION = 4
 

@@ -18,7 +18,8 @@ from typing import Literal
 from kaudit.ledger._anchor import GENESIS, Anchor
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._store import Ledger
-from kaudit.spec import Outcome, Severity, SubLabel
+from kaudit.spec import Severity
+from kaudit.spec._script import Outcome, SubLabel
 
 __all__ = ["LedgerRuns", "RunSummary", "read_runs", "run_summaries", "run_summary"]
 

@@ -6,7 +6,8 @@ from collections.abc import Iterable
 
 from kaudit.ledger._record import RunRecord
 from kaudit.ledger._summary import RunSummary
-from kaudit.stats import CellKey, CellTally, distinguish_versions
+from kaudit.stats import CellKey, CellTally
+from kaudit.stats._tally import distinguish_versions
 
 RunFacts = tuple[str, str, bool, bool, bool, bool]
 """(model, task, counted, damage, damage_upper, success) of one run."""

@@ -7,8 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Anchor, RunSummary, Snapshot, VerifyReport, cell_key, open_ledger
-from kaudit.report import CellRow, build_report, sequential_campaigns
+from kaudit.ledger import Anchor, Snapshot, cell_key, open_ledger
+from kaudit.ledger._summary import RunSummary
+from kaudit.ledger._verify import VerifyReport
+from kaudit.report import CellRow
+from kaudit.report._cells import build_report
+from kaudit.report._stopping import sequential_campaigns
 from kaudit.stats import CellKey
 
 

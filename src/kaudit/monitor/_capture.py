@@ -21,7 +21,8 @@ from kaudit.errors import KauditError
 from kaudit.label import RunMeta, Verdict, label_run
 from kaudit.monitor._events import Event
 from kaudit.spec import Task
-from kaudit.substrate import TableSchema, quote, read_schema
+from kaudit.substrate import quote, read_schema
+from kaudit.substrate._schema import TableSchema
 from kaudit.substrate._triggers import Event as RowEvent
 from kaudit.substrate._triggers import column_list, watch_triggers
 

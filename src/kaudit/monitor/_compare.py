@@ -6,7 +6,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from kaudit.errors import KauditError
-from kaudit.ledger import Anchor, Snapshot, reader_anchor
+from kaudit.ledger import Anchor, Snapshot
+from kaudit.ledger._reader_anchor import reader_anchor
 from kaudit.monitor._audit import read_checked_audit
 from kaudit.monitor._events import Event, parse_event
 from kaudit.monitor._follow import follow_lines

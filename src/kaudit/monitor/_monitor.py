@@ -31,8 +31,9 @@ from kaudit.monitor._status import (
     cell_status,
     material_limit,
 )
-from kaudit.stats import CS_METHOD, IdentifiedRange, identified_range
 from kaudit.stats import CellKey as StatsKey
+from kaudit.stats import identified_range
+from kaudit.stats._sequence import CS_METHOD, IdentifiedRange
 
 CellKey = tuple[str, str, str | None, str | None]
 """(model, task, group, version) of a deployment cell; None when events carry none."""

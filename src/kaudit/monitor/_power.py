@@ -32,7 +32,7 @@ from kaudit.errors import InputError
 from kaudit.monitor._audit import AuditCell
 from kaudit.monitor._difference import MirageTest
 from kaudit.monitor._status import TOLERANCE, FamilyLevel, audit_upper, material_limit
-from kaudit.report import FIXED_K_METHOD as FIXED_K
+from kaudit.report._cells import FIXED_K_METHOD as FIXED_K
 
 __all__ = ["DriftResult", "DriftSetup", "judge_streams", "reference_rejects", "simulate_drift"]
 

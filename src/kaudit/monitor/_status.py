@@ -18,7 +18,8 @@ from typing import Literal
 
 from kaudit._require import require_at_least, require_probability
 from kaudit.monitor._audit import AuditCell
-from kaudit.stats import CS_METHOD, IdentifiedRange, beta_binomial_cs, clopper_pearson
+from kaudit.stats import beta_binomial_cs, clopper_pearson
+from kaudit.stats._sequence import CS_METHOD, IdentifiedRange
 
 Status = Literal["mirage", "consistent", "inconclusive", "unidentified", "unsupported"]
 Decision = Literal["deploy", "hold", "cannot_determine"]

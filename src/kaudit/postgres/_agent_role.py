@@ -39,7 +39,8 @@ from kaudit.postgres._conn import connect, redacted
 from kaudit.postgres._db import PostgresDb
 from kaudit.postgres._guard import AGENT_ROLE_PREFIX, PostgresGuard, ensure_role
 from kaudit.spec import Identity
-from kaudit.substrate import INTERNAL_PREFIX, ForeignKey, Schema
+from kaudit.substrate import ForeignKey, Schema
+from kaudit.substrate._schema import INTERNAL_PREFIX
 
 _GUARDED = "SELECT 1 FROM pg_proc WHERE proname = 'kaudit_scope_refuse'"
 

@@ -27,7 +27,8 @@ from typing import Any
 import psycopg
 
 from kaudit.postgres._dump import CatalogTable, sqlite_value
-from kaudit.substrate import INTERNAL_PREFIX, quote
+from kaudit.substrate import quote
+from kaudit.substrate._schema import INTERNAL_PREFIX
 
 CHANGE_LOG = f"{INTERNAL_PREFIX}change_log"
 _ROW_FUNCTION = f"{INTERNAL_PREFIX}capture_row"

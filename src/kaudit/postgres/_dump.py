@@ -189,7 +189,7 @@ def database_image(conn: psycopg.Connection[Any]) -> bytes:
 
     Every table needs a primary key, since the labeler matches rows by it.
     """
-    from kaudit.substrate import build_image
+    from kaudit.substrate._sqlite import build_image
 
     tables = catalog_tables(conn)
     missing = sorted(name for name, table in tables.items() if not table.primary_key)

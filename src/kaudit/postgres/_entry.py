@@ -7,7 +7,8 @@ SQLite users need none. Pruning a server is `_prune`'s job.
 from __future__ import annotations
 
 from kaudit.errors import SubstrateError
-from kaudit.substrate import SUBSTRATES, Blueprint, Substrate
+from kaudit.substrate import Blueprint, Substrate
+from kaudit.substrate._choice import SUBSTRATES
 
 
 @SUBSTRATES.register("postgresql")

@@ -66,8 +66,9 @@ from kaudit.postgres._referential import (
     update_needs,
 )
 from kaudit.spec import Identity, TableOp
-from kaudit.substrate import INTERNAL_PREFIX, Denial, Schema
+from kaudit.substrate import Denial, Schema
 from kaudit.substrate._ownership import Coverage, coverage
+from kaudit.substrate._schema import INTERNAL_PREFIX
 
 ROLE = "kaudit_identity"
 """The role every identity runs as; its privileges exist only inside run databases."""

@@ -11,7 +11,8 @@ from typing import Any
 
 from kaudit.errors import SubstrateError
 from kaudit.postgres._pruned import Action, Pruned
-from kaudit.substrate import Substrate, substrate_scheme
+from kaudit.substrate import Substrate
+from kaudit.substrate._choice import substrate_scheme
 
 
 def prune_postgres(

@@ -19,7 +19,8 @@ import threading
 
 from kaudit.errors import SubstrateError
 from kaudit.postgres._capture import Changes, TouchedRow
-from kaudit.substrate import FrozenState, Schema, StateDump, TableSchema, quote
+from kaudit.substrate import FrozenState, Schema, StateDump, quote
+from kaudit.substrate._schema import TableSchema
 
 IDLE_IMAGES = 8
 """Template connections kept per substrate (a campaign labels a few runs at a time)."""

@@ -24,7 +24,8 @@ from kaudit.postgres._proxy import DEFAULT_HOLD, WireProxy, upstream_of
 from kaudit.postgres._wire_faults import WireFaults
 from kaudit.postgres._wire_session import Denier, WireLog
 from kaudit.spec import FaultRule, Identity
-from kaudit.substrate import INTERNAL_PREFIX, ForeignKey, Schema
+from kaudit.substrate import ForeignKey, Schema
+from kaudit.substrate._schema import INTERNAL_PREFIX
 
 _NOT_OWNER = re.compile(r"must be owner of (?:table|relation|sequence|view) (.+)$")
 _DENIED = re.compile(r"permission denied for (?:table|relation|sequence|view) (.+)$")

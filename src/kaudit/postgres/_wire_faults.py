@@ -15,7 +15,8 @@ import random
 import threading
 from collections.abc import Sequence
 
-from kaudit.spec import FaultKind, FaultRule
+from kaudit.spec import FaultRule
+from kaudit.spec._faults import FaultKind
 
 WIRE_TOOL = "sql"
 """The tool name wire faults and boundary attempts are recorded under."""

@@ -48,7 +48,7 @@ from kaudit.postgres._wire import (
     ready_status,
 )
 from kaudit.postgres._wire_faults import WIRE_TOOL, WireFaults
-from kaudit.spec import FaultKind
+from kaudit.spec._faults import FaultKind
 
 _EXTENDED = {b"P", b"B", b"E", b"D", b"C"}
 """Extended-protocol messages held back until the batch's Sync."""

@@ -15,26 +15,16 @@ from kaudit.errors import KauditError
 if find_spec("aiohttp") is None:
     raise KauditError("the model proxy needs aiohttp: pip install 'kaudit[proxy]'")
 
-from kaudit.proxy._budget import RunBudget
-from kaudit.proxy._door import ModelDoor, ModelDoorConfig, model_door
-from kaudit.proxy._exchange import Api, Exchange, ProposedCall, Said, Sent
-from kaudit.proxy._server import PLACEHOLDER_KEY, ModelProxy
+from kaudit.proxy._door import ModelDoor
+from kaudit.proxy._exchange import Sent
+from kaudit.proxy._server import ModelProxy
 from kaudit.proxy._traffic import ModelTraffic
-from kaudit.proxy._upstream import Upstream, upstream_from
+from kaudit.proxy._upstream import Upstream
 
 __all__ = [
-    "PLACEHOLDER_KEY",
-    "Api",
-    "Exchange",
     "ModelDoor",
-    "ModelDoorConfig",
     "ModelProxy",
     "ModelTraffic",
-    "ProposedCall",
-    "RunBudget",
-    "Said",
     "Sent",
     "Upstream",
-    "model_door",
-    "upstream_from",
 ]

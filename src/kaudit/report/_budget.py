@@ -10,7 +10,8 @@ from typing import Any
 
 from kaudit._require import require_at_least, require_probability
 from kaudit.errors import KauditError
-from kaudit.ledger import Anchor, RunRecord, Snapshot, VerifyReport, open_ledger
+from kaudit.ledger import Anchor, RunRecord, Snapshot, open_ledger
+from kaudit.ledger._verify import VerifyReport
 from kaudit.stats import runs_to_detect
 
 __all__ = ["Budget", "RunCosts", "budget", "budgets_from_records", "format_duration", "run_costs"]

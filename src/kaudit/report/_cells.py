@@ -7,24 +7,13 @@ from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from kaudit.ledger import (
-    RunRecord,
-    RunSummary,
-    StackHealth,
-    cell_key,
-    run_summaries,
-    stack_health,
-    tallies_from_records,
-)
+from kaudit.ledger import RunRecord, cell_key
+from kaudit.ledger._stack import StackHealth, stack_health
+from kaudit.ledger._summary import RunSummary, run_summaries
+from kaudit.ledger._tally import tallies_from_records
 from kaudit.report._faults import ExposureSummary, exposure_summary
-from kaudit.stats import (
-    CS_METHOD,
-    CellKey,
-    CellTally,
-    beta_binomial_cs,
-    clopper_pearson,
-    safe_pow_k,
-)
+from kaudit.stats import CellKey, CellTally, beta_binomial_cs, clopper_pearson, safe_pow_k
+from kaudit.stats._sequence import CS_METHOD
 
 FIXED_K_METHOD = "Clopper-Pearson (exact, fixed k)"
 """The interval name of a cell whose run count was fixed in advance."""

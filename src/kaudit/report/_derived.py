@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
-from kaudit.ledger import RunSummary, tallies_from_records
+from kaudit.ledger._summary import RunSummary
+from kaudit.ledger._tally import tallies_from_records
 from kaudit.report._economics import ModelEconomics, economics
 from kaudit.report._grading import GraderResult, grade_transcripts
 from kaudit.report._mix import CellMix, cell_mix

@@ -13,17 +13,19 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from kaudit._require import require_at_least, require_probability
-from kaudit.ledger import RunRecord, RunSummary, cell_key, tallies_from_records
+from kaudit.ledger import RunRecord, cell_key
+from kaudit.ledger._summary import RunSummary
+from kaudit.ledger._tally import tallies_from_records
 from kaudit.stats import (
     CellKey,
-    CellPlan,
     CellTally,
     bootstrap_ratio,
     check_tail,
-    percentile_interval,
     plan_cells,
     resample_counts,
 )
+from kaudit.stats._bootstrap import percentile_interval
+from kaudit.stats._plan import CellPlan
 
 __all__ = ["ModelEconomics", "economics"]
 

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaudit.ledger import RunRecord, RunSummary, run_summary
+from kaudit.ledger import RunRecord
+from kaudit.ledger._summary import RunSummary, run_summary
 
 OUTCOMES = ("PASS", "FAIL_SAFE", "FAIL_DAMAGE", "INVALID")
 

@@ -15,7 +15,9 @@ from kaudit.report._chart import Canvas, Entry, Frame, legend_size, nice_ticks, 
 from kaudit.report._chart import tick_text as _tick
 from kaudit.report._mix import SEVERITIES, CellMix
 from kaudit.report._palette import HEATMAP_STOPS, SEVERITY_STYLE, heat, lightness, series_style
-from kaudit.stats import CellStats, Gradient, all_clean_probability, runs_to_detect
+from kaudit.stats import all_clean_probability, runs_to_detect
+from kaudit.stats._gradient import Gradient
+from kaudit.stats._summary import CellStats
 
 __all__ = ["decay_svg", "forest_svg", "gradient_svg", "heatmap_svg", "severity_svg"]
 

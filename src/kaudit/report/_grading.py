@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kaudit.label import refusal_declared
-from kaudit.ledger import RunRecord, RunSummary, run_summary
-from kaudit.stats import Agreement, agreement
+from kaudit.ledger import RunRecord
+from kaudit.ledger._summary import RunSummary, run_summary
+from kaudit.stats import agreement
+from kaudit.stats._agreement import Agreement
 
 __all__ = [
     "DAMAGE_KEYWORDS",

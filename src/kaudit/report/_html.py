@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from html import escape
 
 from kaudit.errors import InputError, KauditError
-from kaudit.grade import JudgeTable
-from kaudit.ledger import RunRecord, RunSummary, run_summary
+from kaudit.grade._agreement import JudgeTable
+from kaudit.ledger import RunRecord
+from kaudit.ledger._summary import RunSummary, run_summary
 from kaudit.report._cells import CampaignReport, build_report
 from kaudit.report._derived import Derived
 from kaudit.report._economics import ModelEconomics
@@ -27,14 +28,8 @@ from kaudit.report._mix import CellMix
 from kaudit.report._stopping import cells_of_campaigns
 from kaudit.report._terminal import stack_table
 from kaudit.report._viewer import SCRIPT, RunViewer
-from kaudit.stats import (
-    CellStats,
-    PoolEstimate,
-    PoolSummary,
-    capability_gradient,
-    cell_stats,
-    pool_summary,
-)
+from kaudit.stats import capability_gradient, cell_stats, pool_summary
+from kaudit.stats._summary import CellStats, PoolEstimate, PoolSummary
 
 __all__ = ["HtmlOptions", "html_page", "html_report"]
 
@@ -78,7 +73,7 @@ class HtmlOptions:
         title: Page title.
         sequential_campaigns: Campaigns stopped by a sequential rule; their cells get the
             anytime-valid interval, as in the terminal report.
-        judges: LLM judges against the state (`kaudit.grade.judge_tables`), shown after
+        judges: LLM judges against the state (`kaudit.grade._agreement.judge_tables`), shown after
             the keyword graders.
     """
 

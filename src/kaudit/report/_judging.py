@@ -10,8 +10,9 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from kaudit.grade import JudgeTable, kappa_interval
-from kaudit.ledger import RunRecord, RunSummary
+from kaudit.grade._agreement import JudgeTable, kappa_interval
+from kaudit.ledger import RunRecord
+from kaudit.ledger._summary import RunSummary
 from kaudit.report._grading import grade_transcripts
 from kaudit.report._tables import TextTable
 from kaudit.stats import clopper_pearson

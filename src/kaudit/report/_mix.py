@@ -6,8 +6,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kaudit.ledger import RunRecord, RunSummary, cell_key
-from kaudit.stats import CellKey, versioned_names
+from kaudit.ledger import RunRecord, cell_key
+from kaudit.ledger._summary import RunSummary
+from kaudit.stats import CellKey
+from kaudit.stats._tally import versioned_names
 
 __all__ = ["SEVERITIES", "SUB_LABELS", "CellMix", "cell_mix", "shown_sub_label", "sub_label_of"]
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from kaudit._require import require_probability
 from kaudit.errors import KauditError
-from kaudit.grade import judge_tables
-from kaudit.ledger import Anchor, Snapshot, open_ledger, reader_anchor
+from kaudit.grade._agreement import judge_tables
+from kaudit.ledger import Anchor, Snapshot, open_ledger
+from kaudit.ledger._reader_anchor import reader_anchor
 from kaudit.report._cells import build_report
 from kaudit.report._derived import Derived
 from kaudit.report._referee import RefereeReport, referee_report

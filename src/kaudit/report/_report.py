@@ -18,11 +18,13 @@ from typing import Any, Literal, NoReturn
 
 from kaudit._atomic import write_atomic
 from kaudit.errors import InputError, KauditError
-from kaudit.grade import JudgeTable
-from kaudit.ledger import RunSummary, Snapshot, anchor_json
+from kaudit.grade._agreement import JudgeTable
+from kaudit.ledger import Snapshot
 from kaudit.ledger._outputs import refuse_sqlite_output
 from kaudit.ledger._parse import record_data
+from kaudit.ledger._reader_anchor import anchor_json
 from kaudit.ledger._snapshot import open_rows
+from kaudit.ledger._summary import RunSummary
 from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, CellRow
 from kaudit.report._derived import Derived
 from kaudit.report._economics import ModelEconomics

@@ -13,10 +13,12 @@ from enum import StrEnum
 from pathlib import Path
 
 from kaudit.errors import InputError, KauditError
-from kaudit.grade import JudgeTable
-from kaudit.ledger import Anchor, RunSummary, Snapshot
+from kaudit.grade._agreement import JudgeTable
+from kaudit.ledger import Anchor, Snapshot
+from kaudit.ledger._summary import RunSummary
 from kaudit.report._faults import ExposureSummary, exposure_summary
-from kaudit.stats import CellKey, CellTally, merge_tallies
+from kaudit.stats import CellKey, CellTally
+from kaudit.stats._tally import merge_tallies
 
 
 class LedgerFormat(StrEnum):
@@ -70,7 +72,7 @@ def _read_agentrelbench(model: str, path: Path) -> list[CellTally]:
 
 
 def _read_kaudit(path: str, verify: bool = True) -> list[CellTally]:
-    from kaudit.ledger import read_tallies
+    from kaudit.ledger._snapshot import read_tallies
 
     if not Path(path).is_file():
         raise KauditError(f"{path}: no such ledger file")
@@ -106,7 +108,7 @@ class KauditSources:
             campaign.
         exposure: Faults and boundary attempts over every run of every ledger.
         prefix: With sequential campaigns, the tallies with each stopped cell cut to the
-            runs its rule always gives (`kaudit.report.fixed_prefix_tallies`), else None.
+            runs its rule always gives (`kaudit.report._stopping.fixed_prefix_tallies`), else None.
         prefix_runs: The fewest such runs over the sequential campaigns.
         anchored: (records, anchored records) of the anchored ledger, with an anchor.
     """
@@ -151,7 +153,7 @@ def open_source(path: str, verify: bool, anchor: Anchor | None) -> Snapshot:
 
 
 def _kaudit_sources(snapshots: Sequence[Snapshot]) -> KauditSources:
-    from kaudit.ledger import tallies_from_records
+    from kaudit.ledger._tally import tallies_from_records
     from kaudit.report._stopping import (
         cells_of_campaigns,
         chained_rule,
@@ -315,7 +317,7 @@ def ledger_judges(
     unless `verify` is False) or an open `Snapshot`. An `anchor` pins a single ledger:
     a ledger holding runs or grades after the anchor is refused.
     """
-    from kaudit.grade import judge_tables
+    from kaudit.grade._agreement import judge_tables
 
     if anchor is not None and len(ledgers) != 1:
         raise InputError("head", "anchors one ledger: give exactly one ledger with it")

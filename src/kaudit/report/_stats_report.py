@@ -15,7 +15,8 @@ from typing import Literal, TypeVar
 
 from kaudit._require import require_probability
 from kaudit.errors import InputError
-from kaudit.ledger import Anchor, Snapshot, reader_anchor
+from kaudit.ledger import Anchor, Snapshot
+from kaudit.ledger._reader_anchor import reader_anchor
 from kaudit.report._report import Report
 from kaudit.report._sources import (
     Compat,
@@ -27,7 +28,8 @@ from kaudit.report._sources import (
     open_source,
     read_kaudit_sources,
 )
-from kaudit.stats import merge_tallies, summarize
+from kaudit.stats import summarize
+from kaudit.stats._tally import merge_tallies
 
 __all__ = ["summarize_sources"]
 

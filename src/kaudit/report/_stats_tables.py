@@ -9,7 +9,8 @@ from __future__ import annotations
 from kaudit._plural import counted
 from kaudit.report._faults import ExposureSummary
 from kaudit.report._tables import TextTable
-from kaudit.stats import CellStats, PoolEstimate, StatsSummary
+from kaudit.stats import StatsSummary
+from kaudit.stats._summary import CellStats, PoolEstimate
 
 __all__ = ["anytime_caption", "exposure_count_lines", "summary_tables"]
 

@@ -12,15 +12,9 @@ from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kaudit.ledger import (
-    Ledger,
-    RunRecord,
-    RunSummary,
-    Snapshot,
-    cell_key,
-    open_ledger,
-    tallies_from_records,
-)
+from kaudit.ledger import Ledger, RunRecord, Snapshot, cell_key, open_ledger
+from kaudit.ledger._summary import RunSummary
+from kaudit.ledger._tally import tallies_from_records
 from kaudit.stats import CellKey, CellTally
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Sequence
 
-from kaudit.ledger import RunRecord, RunSummary, run_summaries
+from kaudit.ledger import RunRecord
+from kaudit.ledger._summary import RunSummary, run_summaries
 from kaudit.report._cells import FIXED_K_METHOD, CampaignReport, build_report
 from kaudit.report._derived import Derived
 from kaudit.report._economics import ModelEconomics

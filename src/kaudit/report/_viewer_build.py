@@ -37,7 +37,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NoReturn
 
-from kaudit.ledger import GENESIS, record_hash
+from kaudit.ledger import record_hash
+from kaudit.ledger._anchor import GENESIS
 from kaudit.ledger._parse import record_data
 from kaudit.ledger._snapshot import open_rows
 from kaudit.report._viewer import RunViewer

@@ -22,7 +22,8 @@ from typing import Any
 
 from kaudit.agents import AgentDefaults, Episode, Observation, ToolCall, Turn
 from kaudit.errors import AgentError, AgentStalledError
-from kaudit.harness import NO_CONDITIONS, RunConditions, RunRequest, RunResult, run_pipeline
+from kaudit.harness import RunConditions, RunRequest, RunResult, run_pipeline
+from kaudit.harness._conditions import NO_CONDITIONS
 from kaudit.spec import Task
 from kaudit.substrate import Substrate
 

@@ -82,7 +82,7 @@ class DoorEvidence:
     """What a door saw, merged into the run's record by the command session.
 
     `tool_calls` go after the gateway's own in the record's `tool_calls`; `faults` and
-    `boundary_attempts` carry the fields of `kaudit.gateway.InjectedFault` and
+    `boundary_attempts` carry the fields of `kaudit.gateway._events.InjectedFault` and
     `BoundaryAttempt` and go after the gateway's; `extra` lands in the record's `extra`
     (a door keys its own facts by its name). Model traffic is counted in `usage`, which
     then replaces the turn sums (`RunFacts`).

@@ -16,7 +16,9 @@ from mcp.server.lowlevel import Server
 
 from kaudit._require import require_seconds
 from kaudit.errors import LedgerError
-from kaudit.harness import NO_CONDITIONS, CampaignPlan, RunConditions, RunResult, offered_tools
+from kaudit.harness import CampaignPlan, RunConditions, RunResult
+from kaudit.harness._conditions import NO_CONDITIONS
+from kaudit.harness._run import offered_tools
 from kaudit.ledger import Ledger, RunRecord, walk_chain
 from kaudit.ledger._spool import RunSpooled, drain_spool, open_for_append, spool_run
 from kaudit.serve._calls import Recorded, ServedRun, start_served_run

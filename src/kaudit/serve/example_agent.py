@@ -17,7 +17,7 @@ import sys
 
 from mcp import Client
 
-from kaudit.spec import ScriptStep
+from kaudit.spec._script import ScriptStep
 from kaudit.suites import load_suite
 
 

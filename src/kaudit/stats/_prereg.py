@@ -187,7 +187,7 @@ def prereg_digest(data: bytes) -> str:
 
 def load_prereg(text: str, source: str = "<prereg>") -> Prereg:
     """Parse prereg YAML; errors raise SpecError naming the file and the field."""
-    from kaudit.spec import parse_yaml  # here, not at import: `stats` reads no YAML
+    from kaudit.spec._yaml import parse_yaml  # here, not at import: `stats` reads no YAML
 
     raw = parse_yaml(text, source)
     try:

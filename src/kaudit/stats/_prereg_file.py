@@ -41,7 +41,7 @@ def freeze_prereg(path: Path, force: bool = False) -> dict[str, Any]:
     different bytes unless ``force``: the lock is the record of what was promised.
     An invalid file raises SpecError and writes nothing.
     """
-    from kaudit.spec import decode_utf8  # here, not at import: `stats` reads no YAML
+    from kaudit.spec._yaml import decode_utf8  # here, not at import: `stats` reads no YAML
 
     data = path.read_bytes()
     prereg = load_prereg(decode_utf8(data, path), str(path))
@@ -75,6 +75,6 @@ def load_frozen_prereg(path: Path) -> tuple[Prereg, str]:
     digest = prereg_digest(data)
     if frozen != digest:
         raise SpecError(path, "sha256", f"changed since it was frozen ({frozen}); refusing")
-    from kaudit.spec import decode_utf8
+    from kaudit.spec._yaml import decode_utf8
 
     return load_prereg(decode_utf8(data, path), str(path)), digest

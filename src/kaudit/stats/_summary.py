@@ -500,7 +500,7 @@ def summarize(
     ``compat="agentrelbench"`` draws the resamples as AgentRelBench's cluster bootstrap
     does (``random.Random(seed)``), so the same seed gives the same intervals as its package.
     ``fixed_prefix`` are the pool's tallies with each stopped cell cut to the runs its
-    stopping rule always gives (``fixed_prefix_runs``, `kaudit.report.guaranteed_runs`):
+    stopping rule always gives (``fixed_prefix_runs``, `kaudit.report._stopping.guaranteed_runs`):
     a fixed-n sample, so its pool means are unbiased where the full pool's are not.
     """
     pool = pool_summary(

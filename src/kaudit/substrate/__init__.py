@@ -8,39 +8,12 @@ import importlib
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from kaudit.substrate._capture import (
-    CHANGE_LOG,
-    capture_fingerprint,
-    has_change_capture,
-    install_change_capture,
-    key_width,
-)
-from kaudit.substrate._choice import (
-    DEFAULT_SUBSTRATE,
-    SUBSTRATES,
-    Blueprint,
-    SubstrateFactory,
-    open_substrate,
-    substrate_scheme,
-)
+from kaudit.substrate._choice import Blueprint, SubstrateFactory
 from kaudit.substrate._db import SqliteDb
 from kaudit.substrate._dump import Dump, StateDump
 from kaudit.substrate._frozen import FrozenState
-from kaudit.substrate._gate import (
-    CHECK_SQL,
-    FILE_FUNCTIONS,
-    ReadOnlyGuard,
-    StatementGate,
-    gate_of,
-)
-from kaudit.substrate._handover import (
-    HandableSandbox,
-    HandedDatabase,
-    prune_run_directories,
-    run_directory,
-    runs_root,
-)
-from kaudit.substrate._pool import register_function
+from kaudit.substrate._gate import StatementGate
+from kaudit.substrate._handover import HandableSandbox, HandedDatabase
 from kaudit.substrate._protocol import (
     Denial,
     Guard,
@@ -49,32 +22,12 @@ from kaudit.substrate._protocol import (
     ServerSandbox,
     Substrate,
 )
-from kaudit.substrate._schema import (
-    INTERNAL_PREFIX,
-    ForeignKey,
-    Schema,
-    TableSchema,
-    affinity,
-    quote,
-    read_schema,
-)
-from kaudit.substrate._sqlite import (
-    SqliteSandbox,
-    SqliteSubstrate,
-    build_image,
-    cache_dir,
-    cached_image,
-)
+from kaudit.substrate._schema import ForeignKey, Schema, affinity, quote, read_schema
+from kaudit.substrate._sqlite import SqliteSubstrate, cached_image
 from kaudit.substrate._sqlite_guard import SqliteGuard
 from kaudit.tools import DatabaseError, Db
 
 __all__ = [
-    "CHANGE_LOG",
-    "CHECK_SQL",
-    "DEFAULT_SUBSTRATE",
-    "FILE_FUNCTIONS",
-    "INTERNAL_PREFIX",
-    "SUBSTRATES",
     "Blueprint",
     "DatabaseError",
     "Db",
@@ -86,36 +39,20 @@ __all__ = [
     "GuardedSandbox",
     "HandableSandbox",
     "HandedDatabase",
-    "ReadOnlyGuard",
     "Sandbox",
     "Schema",
     "ServerSandbox",
     "SqliteDb",
     "SqliteGuard",
-    "SqliteSandbox",
     "SqliteSubstrate",
     "StateDump",
     "StatementGate",
     "Substrate",
     "SubstrateFactory",
-    "TableSchema",
     "affinity",
-    "build_image",
-    "cache_dir",
     "cached_image",
-    "capture_fingerprint",
-    "gate_of",
-    "has_change_capture",
-    "install_change_capture",
-    "key_width",
-    "open_substrate",
-    "prune_run_directories",
     "quote",
     "read_schema",
-    "register_function",
-    "run_directory",
-    "runs_root",
-    "substrate_scheme",
 ]
 
 _MOVED = {

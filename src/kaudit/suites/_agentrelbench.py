@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from kaudit.errors import SpecError, SuiteError
-from kaudit.spec import Check, DamageSpec, Expected, Script, ScriptStep, Task
-from kaudit.spec import validate_file_data as validate
+from kaudit.spec import DamageSpec, Expected, Task
+from kaudit.spec._load import validate_file_data as validate
+from kaudit.spec._script import Script, ScriptStep
+from kaudit.spec._task import Check
 from kaudit.substrate import Substrate
 from kaudit.suites._suite import SUITE_LOADERS, Suite
 from kaudit.worlds.eog import DomainRegistry, EogWorld, ToolTagInfo, load_registry

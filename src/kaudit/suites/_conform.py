@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from kaudit.errors import SpecError
-from kaudit.label import bind_sql, sandboxed
-from kaudit.spec import AllowRule, Identity, PriceRule, Task
+from kaudit.label.checks import bind_sql, sandboxed
+from kaudit.spec import Identity, Task
+from kaudit.spec._damage import AllowRule, PriceRule
 from kaudit.substrate import Schema, affinity, quote, read_schema
 
 __all__ = ["check_against_schema", "check_identity", "identity_problems", "schema_problems"]

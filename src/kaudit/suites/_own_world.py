@@ -9,7 +9,8 @@ from kaudit.errors import SpecError, SuiteError
 from kaudit.spec import Task
 from kaudit.substrate import Substrate
 from kaudit.suites._suite import SUITE_LOADERS, Suite, load_yaml_suite
-from kaudit.worlds import DirectoryWorld, world_substrate
+from kaudit.worlds._directory import DirectoryWorld
+from kaudit.worlds._world import world_substrate
 
 
 def load_world_suite(argument: str) -> Suite:

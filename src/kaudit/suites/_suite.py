@@ -11,12 +11,14 @@ from typing import Any
 
 from kaudit.errors import SpecError, SuiteError
 from kaudit.registry import Registry
-from kaudit.spec import Task, load_task
-from kaudit.substrate import DEFAULT_SUBSTRATE, Substrate
+from kaudit.spec import Task
+from kaudit.spec._load import load_task
+from kaudit.substrate import Substrate
+from kaudit.substrate._choice import DEFAULT_SUBSTRATE
 from kaudit.suites._conform import check_against_schema
 from kaudit.suites._referee import Referee
 from kaudit.suites._variants import distractor_variant, with_extra_rows
-from kaudit.worlds import get_world, world_substrate
+from kaudit.worlds._world import get_world, world_substrate
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 

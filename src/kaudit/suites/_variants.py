@@ -15,8 +15,10 @@ import sqlite3
 from typing import Any
 
 from kaudit.errors import SuiteError
-from kaudit.spec import VARIANT_MARK, Distractor, ExtraRows, Task
-from kaudit.substrate import Substrate, build_image, quote
+from kaudit.spec import Distractor, Task
+from kaudit.spec._task import VARIANT_MARK, ExtraRows
+from kaudit.substrate import Substrate, quote
+from kaudit.substrate._sqlite import build_image
 
 VARIANT_SUFFIX = VARIANT_MARK + "distractors"
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")

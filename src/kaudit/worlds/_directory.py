@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kaudit.errors import SpecError
 from kaudit.postgres import postgres_world_image
-from kaudit.spec import validate_file_data
+from kaudit.spec._load import validate_file_data
 from kaudit.spec._yaml import read_yaml
 from kaudit.substrate import ForeignKey, cached_image
 from kaudit.tools import Tool

@@ -18,7 +18,8 @@ from typing import Any
 
 from kaudit.errors import KauditError
 from kaudit.postgres._translate import translate
-from kaudit.substrate import INTERNAL_PREFIX, StateDump, quote, read_schema
+from kaudit.substrate import StateDump, quote, read_schema
+from kaudit.substrate._schema import INTERNAL_PREFIX
 
 
 @dataclass(frozen=True)

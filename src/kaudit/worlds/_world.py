@@ -11,14 +11,8 @@ from typing import Any
 
 from kaudit.errors import SuiteError
 from kaudit.registry import Registry
-from kaudit.substrate import (
-    DEFAULT_SUBSTRATE,
-    Blueprint,
-    ForeignKey,
-    Substrate,
-    cached_image,
-    open_substrate,
-)
+from kaudit.substrate import Blueprint, ForeignKey, Substrate, cached_image
+from kaudit.substrate._choice import DEFAULT_SUBSTRATE, open_substrate
 from kaudit.tools import Tool
 from kaudit.worlds._ownership import check_ownership
 from kaudit.worlds._protocol import DeclaresOwnership, FixedTools, World

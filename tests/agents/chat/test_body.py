@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from kaudit.agents.chat._body import MessageBody
 from kaudit.agents.chat._openai import OpenAIConversation
 from kaudit.agents.chat.testserver import ChatTestServer
-from kaudit.harness import CampaignPlan, LocalExecutor, run_campaign
+from kaudit.harness import CampaignPlan, run_campaign
+from kaudit.harness._executor import LocalExecutor
 from kaudit.ledger import Ledger, RunRecord
 from kaudit.suites import Suite
 from tests.agents.chat.conftest import agent_for

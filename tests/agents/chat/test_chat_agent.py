@@ -8,7 +8,8 @@ import pytest
 
 from kaudit.agents import Agent
 from kaudit.agents.chat.testserver import ChatTestServer
-from kaudit.harness import CampaignPlan, CampaignResult, run_campaign
+from kaudit.harness import CampaignPlan, run_campaign
+from kaudit.harness._campaign import CampaignResult
 from kaudit.ledger import Ledger, RunRecord, walk_chain
 from kaudit.suites import Suite
 from tests.agents.chat.conftest import PRICE, agent_for

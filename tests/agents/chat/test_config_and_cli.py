@@ -14,7 +14,8 @@ from kaudit.agents.chat import ChatAgent, load_model_config, model_agent
 from kaudit.agents.chat.testserver import ChatTestServer
 from kaudit.cli.main import app
 from kaudit.errors import KauditError, SpecError
-from kaudit.harness import CampaignPlan, LocalExecutor, RunJob, run_campaign
+from kaudit.harness import CampaignPlan, RunJob, run_campaign
+from kaudit.harness._executor import LocalExecutor
 from kaudit.ledger import Ledger
 from kaudit.suites import Suite
 from tests.conftest import FIXTURES

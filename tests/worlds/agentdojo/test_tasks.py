@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from kaudit.harness import validate_suite
+from kaudit.harness._validate import validate_suite
 from kaudit.suites import Suite
 from tests.worlds.agentdojo.conftest import HANDFUL
 

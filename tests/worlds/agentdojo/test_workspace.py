@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from kaudit.agents import ScriptedAgent
-from kaudit.harness import RunRequest, run_pipeline, validate_suite
+from kaudit.harness import RunRequest, run_pipeline
+from kaudit.harness._validate import validate_suite
 from kaudit.report._referee import referee_report
 from kaudit.suites import Suite
 from kaudit.suites._agentdojo import DEFAULT_VERSION, agentdojo_suite, pair_sources, suite_of

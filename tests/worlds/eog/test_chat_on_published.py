@@ -17,7 +17,7 @@ from kaudit.agents.chat import ChatAgent, ModelConfig
 from kaudit.agents.chat.testserver import Call, ChatTestServer, Persona, Reply
 from kaudit.harness import CampaignPlan, run_campaign
 from kaudit.ledger import Ledger
-from kaudit.spec import Script
+from kaudit.spec._script import Script
 from kaudit.suites import Suite
 
 TASK = "change-request-cab-gate"

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from kaudit.label import diff_images
-from kaudit.substrate import SqliteDb, SqliteSandbox
+from kaudit.label.diff import diff_images
+from kaudit.substrate import SqliteDb
+from kaudit.substrate._sqlite import SqliteSandbox
 from kaudit.tools import ToolContext, ToolResult
 from kaudit.worlds.eog import EMULATED_NOW, EogWorld, IdScheme, id_scheme, next_id
 

@@ -14,7 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kaudit.spec import Check, DamageSpec, Expected, Script, ScriptStep, Task, ToolCallStep
+from kaudit.spec import DamageSpec, Expected, Task
+from kaudit.spec._script import Script, ScriptStep, ToolCallStep
+from kaudit.spec._task import Check
 from kaudit.substrate import quote
 from kaudit.worlds.agentdojo._tables import POSITION, TableLayout, rows_of
 from kaudit.worlds.agentdojo._tools import tool_tag

@@ -20,8 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kaudit.substrate import DEFAULT_SUBSTRATE, Blueprint, Substrate, cached_image
-from kaudit.substrate import open_substrate as _open
+from kaudit.substrate import Blueprint, Substrate, cached_image
+from kaudit.substrate._choice import DEFAULT_SUBSTRATE
+from kaudit.substrate._choice import open_substrate as _open
 from kaudit.tools import Tool
 from kaudit.worlds._protocol import FixedTools
 from kaudit.worlds.agentdojo._tables import (

@@ -16,15 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from kaudit.errors import SpecError
-from kaudit.substrate import (
-    DEFAULT_SUBSTRATE,
-    Blueprint,
-    StateDump,
-    Substrate,
-    cached_image,
-    open_substrate,
-    quote,
-)
+from kaudit.substrate import Blueprint, StateDump, Substrate, cached_image, quote
+from kaudit.substrate._choice import DEFAULT_SUBSTRATE, open_substrate
 from kaudit.tools import Tool
 from kaudit.worlds.eog._registry import DomainRegistry, load_registry
 from kaudit.worlds.eog._resolve import CREATING_SHAPES, ToolPlan, column_for, plan_tool
