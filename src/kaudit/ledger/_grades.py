@@ -16,7 +16,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -82,15 +82,8 @@ class GradeRecord(BaseModel):
 
     @property
     def usage(self) -> Usage:
-        """What the grade's judge calls cost, read back from its fields."""
-        return Usage(
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            cost_usd=self.cost_usd,
-            retries=self.retries,
-            api_calls=self.api_calls,
-            model_ms=self.model_ms,
-        )
+        """What the grade's judge calls cost, read back from its fields (named as Usage's)."""
+        return Usage(**{name.name: getattr(self, name.name) for name in fields(Usage)})
 
     @property
     def run_key(self) -> tuple[str, str, str, int, int]:
