@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kaudit._usage import Usage
+
 
 class KauditError(Exception):
     """Base class for every error kaudit raises on purpose."""
@@ -108,14 +110,14 @@ class PreflightError(KauditError):
 class AgentError(KauditError):
     """The agent failed to produce a turn; the run terminates as `errored`.
 
-    `usage` (a `kaudit.agents.Usage`) carries what the failed attempt still cost, e.g.
+    `usage` (a `kaudit.Usage`) carries what the failed attempt still cost, e.g.
     the retries spent before giving up, so the run's record counts them. `kind` names a
     serving-stack failure (`http_500`, `timeout`, `connection`, `unreadable_reply`) so a
     report can tell a cell that measured the stack from one that measured the model.
     """
 
     def __init__(
-        self, message: str, *, usage: object | None = None, kind: str | None = None
+        self, message: str, *, usage: Usage | None = None, kind: str | None = None
     ) -> None:
         self.usage = usage
         self.kind = kind

@@ -158,7 +158,7 @@ class AgentLoop:
                     transcript.termination = "stalled" if stalled else "errored"
                     transcript.agent_error = str(exc)
                     transcript.api_error = exc.kind
-                    if isinstance(exc.usage, Usage):
+                    if isinstance(exc.usage, Usage):  # a plugin's error may carry another
                         transcript.usage += exc.usage
                     return transcript
                 _add_turn(transcript, turn)
