@@ -339,6 +339,36 @@ def test_files_that_keep_changing_are_the_harness_failing(
         read_back(world, "r1", timeout_s=0.2)
 
 
+def test_a_journal_gone_by_a_later_pass_is_not_played_back(
+    world: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bug caught: the first pass's copy of a hot journal stays in the private directory
+    after the writer committed (its journal deleted): SQLite plays the stale journal
+    back over the committed file: the deletes undone, or the world called corrupt."""
+    holder = sqlite3.connect(world, isolation_level=None)
+    holder.execute("PRAGMA cache_size = 1")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("DELETE FROM account WHERE balance < 2000")  # spills: pages in the file
+    take = _readback._take
+    passes: list[Path | None] = []
+
+    def committing_after_the_first_pass(path: Path, copy: Path | None) -> dict[str, str]:
+        found = take(path, copy)
+        if not passes:
+            assert "-journal" in found
+            holder.execute("COMMIT")
+        passes.append(copy)
+        return found
+
+    monkeypatch.setattr(_readback, "_take", committing_after_the_first_pass)
+    try:
+        found = read_back(world, "r1")
+    finally:
+        holder.close()
+    assert len(passes) == 4  # copy, differs; copy, agrees
+    assert len(rows(found.image)) == 200
+
+
 def test_a_write_that_stops_is_read_once_settled(
     world: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

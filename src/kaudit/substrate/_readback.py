@@ -182,6 +182,8 @@ def _read(source: Path, target: Path | None, name: str) -> str | None:
     try:
         handle = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
+        if target is not None:
+            target.unlink(missing_ok=True)  # an earlier pass's copy: no longer the agent's
         return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
@@ -191,6 +193,8 @@ def _read(source: Path, target: Path | None, name: str) -> str | None:
         found = os.fstat(handle)
         if not stat.S_ISREG(found.st_mode):
             raise _Lost(f"{name} was replaced by something not a file")
+        if found.st_size > SIZE_LIMIT:  # a sparse file of a terabyte is never read through
+            raise _Lost(f"{name} holds more than {SIZE_LIMIT} bytes")
         reading = os.fdopen(handle, "rb")
     except BaseException:
         os.close(handle)
