@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -135,12 +136,13 @@ def test_a_row_breaking_a_check_constraint_is_a_row_not_corruption(world: Path) 
     assert ("ACC_0007", -5) in rows(found.image)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root opens a file whatever its mode")
 def test_rights_the_agent_took_away_are_given_back(world: Path) -> None:
     """Bug caught: a chmod 000 by the agent leaves kaudit unable to open the file: INVALID.
 
-    (Tried by hand as an unprivileged user: without the rights given back, the read
-    fails with PermissionError.)
+    Root opens a file whatever its mode, so the rights given back are read off the
+    modes too, which fails as root as well when they are not restored. (Tried by hand as
+    an unprivileged user: without the rights given back, the read fails with
+    PermissionError.)
     """
     conn = sqlite3.connect(world)
     conn.execute("DELETE FROM account WHERE id = 'ACC_0001'")
@@ -151,6 +153,8 @@ def test_rights_the_agent_took_away_are_given_back(world: Path) -> None:
     found = read_back(world, "r1")
     assert found.lost is None
     assert len(rows(found.image)) == 399
+    assert stat.S_IMODE(world.stat().st_mode) == 0o600
+    assert stat.S_IMODE(world.parent.stat().st_mode) == 0o700
 
 
 def delete_some(world: Path) -> None:
