@@ -17,6 +17,8 @@ FLAGS: dict[str, str] = {
     "agent_timeout": "--agent-timeout",
     "agents": "--agent",
     "alpha": "--alpha",
+    "anchored_prefix": "--anchored-prefix",
+    "anchored_prefix=True": "--anchored-prefix",
     "campaign": "--campaign",
     "concurrency": "--concurrency",
     "detect": "--detect",

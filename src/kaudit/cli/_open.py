@@ -12,30 +12,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kaudit.cli._flags import in_flags
 from kaudit.errors import KauditError, LedgerError
-from kaudit.ledger import Anchor, PastAnchorError, Snapshot
+from kaudit.ledger import Anchor, Snapshot
 from kaudit.ledger._anchor import parse_anchor
 from kaudit.ledger._sign import load_public_key
 
-__all__ = ["needs_head", "opened", "opened_for_gate", "past_anchor_worded"]
-
-PREFIX_FLAG = "--anchored-prefix"
-"""How a reader is told to read only what the anchor pins (`anchored_prefix=True`)."""
+__all__ = ["needs_head", "opened", "opened_for_gate"]
 
 
 def needs_head(head: object, anchored_prefix: bool) -> None:
     """Refuse `--anchored-prefix` without `--head`: there is no anchored prefix to read."""
     if anchored_prefix and head is None:
-        raise KauditError(f"{PREFIX_FLAG} needs --head: it reads what an anchor pins")
-
-
-@contextmanager
-def past_anchor_worded() -> Iterator[None]:
-    """A record or grade after the anchor, named with the flag that reads anyway."""
-    try:
-        yield
-    except PastAnchorError as exc:
-        raise LedgerError(exc.worded(PREFIX_FLAG)) from None
+        raise KauditError("--anchored-prefix needs --head: it reads what an anchor pins")
 
 
 @contextmanager
@@ -55,12 +44,9 @@ def opened(
     from kaudit import open as open_ledger
 
     needs_head(head, anchored_prefix)
-    with past_anchor_worded():
-        snapshot = open_ledger(
-            ledger, head=head, pubkey=pubkey, verify=not no_verify,
-            anchored_prefix=anchored_prefix,
-        )  # fmt: skip
-    with snapshot:
+    with open_ledger(
+        ledger, head=head, pubkey=pubkey, verify=not no_verify, anchored_prefix=anchored_prefix
+    ) as snapshot:
         yield snapshot
 
 
@@ -86,6 +72,6 @@ def opened_for_gate(
     with open_ledger(
         ledger, head=anchor, pubkey=pubkey, lenient=True, anchored_prefix=anchored_prefix
     ) as snapshot:
-        if isinstance(snapshot.verify_problem, PastAnchorError):
-            snapshot.verify_error = snapshot.verify_problem.worded(PREFIX_FLAG)
+        if snapshot.verify_error is not None:  # printed in the denial as every error is
+            snapshot.verify_error = in_flags(snapshot.verify_error)
         yield snapshot

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from kaudit.cli._anchor import AnchoredPrefixOpt, HeadOpt, PubkeyOpt, note_anchor, note_spool
 from kaudit.cli._common import err_console, guarded, head_line, print_json
-from kaudit.cli._open import needs_head, opened, past_anchor_worded
+from kaudit.cli._open import needs_head, opened
 from kaudit.cli._plural import counted
 from kaudit.ledger import Ledger, import_files, verify_ledger
 from kaudit.ledger._export_ledger import export_ledger
@@ -66,8 +66,7 @@ def verify(
     """
     needs_head(head, anchored_prefix)
     anchor = reader_anchor(head, None)
-    with past_anchor_worded():
-        report = verify_ledger(ledger, anchor, pubkey, anchored_prefix=anchored_prefix)
+    report = verify_ledger(ledger, anchor, pubkey, anchored_prefix=anchored_prefix)
     if as_json:
         print_json(report.to_json())
         return

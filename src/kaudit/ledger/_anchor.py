@@ -133,7 +133,10 @@ class PastAnchorError(LedgerError):
         self.position = position
         self.entry_hash = entry_hash
         self.anchored = anchored
-        super().__init__(self.worded("anchored_prefix=True"))
+        super().__init__(
+            f"{self.problem}; anchor the ledger again to count it, or read only what the "
+            "anchor pins (`anchored_prefix=True`)"
+        )
 
     @property
     def problem(self) -> str:
@@ -148,16 +151,6 @@ class PastAnchorError(LedgerError):
         return (
             f"{self.path}: {noun} {self.position} ({self.entry_hash[:12]}…) comes after the "
             f"anchor, which pins {pins}: nothing outside the file vouches for it"
-        )
-
-    def worded(self, how: str) -> str:
-        """The message, with `how` one reads only what the anchor pins.
-
-        An argument of the library here; the CLI names its flag instead.
-        """
-        return (
-            f"{self.problem}; anchor the ledger again to count it, or read only what the "
-            f"anchor pins ({how})"
         )
 
 
